@@ -27,6 +27,7 @@ pub mod icmp;
 pub mod icmpv6;
 pub mod ipv4;
 pub mod ipv6;
+pub mod pcap;
 pub mod tcp;
 pub mod udp;
 
@@ -38,5 +39,6 @@ pub use icmp::IcmpPacket;
 pub use icmpv6::{Icmpv6Packet, NdpOption, NdpOptions};
 pub use ipv4::{Ipv4Option, Ipv4OptionKind, Ipv4Options, Ipv4Packet};
 pub use ipv6::Ipv6Packet;
+pub use pcap::{PcapError, PcapReader, PcapRecord, PcapRecordHeader, PcapWriter};
 pub use tcp::TcpPacket;
 pub use udp::UdpPacket;
