@@ -1,1 +1,186 @@
+//! Sluice configuration language: a Click-compatible lexer, parser, compound-element
+//! expander, flattener/unparser, Graphviz output, and Click-style argument parsing (`args`).
 
+pub mod args;
+mod expand;
+mod lexer;
+mod parser;
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A source position: file name and 1-based line.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Landmark {
+    pub file: Arc<str>,
+    pub line: u32,
+}
+
+impl fmt::Display for Landmark {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// An error found in a configuration, with its position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub landmark: Landmark,
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.landmark, self.message)
+    }
+}
+
+impl std::error::Error for Diagnostic {}
+
+/// One element of a flattened configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlatElement {
+    /// Full name, compound components separated by `/`.
+    pub name: String,
+    /// Primitive class name (not checked here).
+    pub class: String,
+    /// Raw configuration string, comments removed, variables substituted, trimmed.
+    pub config: String,
+    pub landmark: Landmark,
+}
+
+/// A connection between two flat elements (indices into `FlatConfig::elements`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlatConnection {
+    pub from: usize,
+    pub from_port: usize,
+    pub to: usize,
+    pub to_port: usize,
+    pub landmark: Landmark,
+}
+
+/// A fully expanded configuration: primitive elements, connections, requirements.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct FlatConfig {
+    pub elements: Vec<FlatElement>,
+    pub connections: Vec<FlatConnection>,
+    pub requirements: Vec<String>,
+}
+
+impl FlatConfig {
+    /// Index of the element with this name.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.elements.iter().position(|e| e.name == name)
+    }
+}
+
+/// Parses a whole configuration, expands compound elements, substitutes parameters, and
+/// returns the flat graph. Every error found is returned, each with file:line.
+pub fn parse_config(
+    text: &str,
+    filename: &str,
+    defines: &[(String, String)],
+) -> Result<FlatConfig, Vec<Diagnostic>> {
+    let mut p = parser::Parser::new(text, filename);
+    p.parse_top();
+    let top = p.scopes.pop().unwrap_or_default();
+    let mut env: expand::Env = Vec::new();
+    for (n, v) in &top.defines {
+        let v = expand::substitute(v, &env);
+        env.push((n.clone(), v));
+    }
+    for (n, v) in defines {
+        let n = n.strip_prefix('$').unwrap_or(n);
+        env.push((n.to_string(), v.clone()));
+    }
+    let mut diags = std::mem::take(&mut p.diags);
+    let requirements = std::mem::take(&mut p.requirements);
+    let mut ex = expand::Expander::new(&p.classes);
+    ex.expand_scope(&top, "", &env);
+    let (cfg, d) = ex.finish(requirements);
+    diags.extend(d);
+    if diags.is_empty() {
+        Ok(cfg)
+    } else {
+        Err(diags)
+    }
+}
+
+/// Canonical flat configuration text; re-parses to an identical `FlatConfig`
+/// (landmarks aside).
+pub fn unparse(cfg: &FlatConfig) -> String {
+    let mut s = String::new();
+    if !cfg.requirements.is_empty() {
+        s.push_str("require(");
+        s.push_str(&cfg.requirements.join(", "));
+        s.push_str(");\n\n");
+    }
+    for e in &cfg.elements {
+        s.push_str(&e.name);
+        s.push_str(" :: ");
+        s.push_str(&e.class);
+        if !e.config.is_empty() {
+            s.push('(');
+            s.push_str(&e.config);
+            s.push(')');
+        }
+        s.push_str(";\n");
+    }
+    if !cfg.connections.is_empty() {
+        s.push('\n');
+    }
+    for c in &cfg.connections {
+        let (Some(a), Some(b)) = (cfg.elements.get(c.from), cfg.elements.get(c.to)) else {
+            continue;
+        };
+        s.push_str(&a.name);
+        if c.from_port != 0 {
+            s.push_str(&format!(" [{}]", c.from_port));
+        }
+        s.push_str(" -> ");
+        if c.to_port != 0 {
+            s.push_str(&format!("[{}] ", c.to_port));
+        }
+        s.push_str(&b.name);
+        s.push_str(";\n");
+    }
+    s
+}
+
+fn dot_escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' | '\\' => {
+                o.push('\\');
+                o.push(c);
+            }
+            '\n' => o.push_str("\\n"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+/// Graphviz dot text: one node per element labelled "name :: Class", edges labelled with ports.
+pub fn to_dot(cfg: &FlatConfig) -> String {
+    let mut s = String::from("digraph sluice {\n  node [shape=box];\n");
+    for (i, e) in cfg.elements.iter().enumerate() {
+        s.push_str(&format!(
+            "  n{i} [label=\"{} :: {}\"];\n",
+            dot_escape(&e.name),
+            dot_escape(&e.class)
+        ));
+    }
+    for c in &cfg.connections {
+        s.push_str(&format!(
+            "  n{} -> n{} [label=\"[{}] -> [{}]\"];\n",
+            c.from, c.to, c.from_port, c.to_port
+        ));
+    }
+    s.push_str("}\n");
+    s
+}
+
+#[cfg(test)]
+mod tests;
