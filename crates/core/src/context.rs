@@ -1,0 +1,333 @@
+//! Contexts handed to elements: [`ConfigCx`] while configuring, [`InitCx`] while initialising,
+//! [`Cx`] while processing packets, running tasks and timers, and answering handlers.
+
+use std::ops::{Deref, DerefMut};
+
+use sluice_lang::Landmark;
+
+use crate::batch::Batch;
+use crate::element::Element;
+use crate::packet::Packet;
+use crate::router::{HandlerError, Router};
+use crate::sched::DEFAULT_TICKETS;
+use crate::time::Timestamp;
+
+/// Identifies a notifier signal.
+pub type NotifierId = usize;
+
+/// Context while an element is configured.
+pub struct ConfigCx<'r> {
+    pub(crate) rt: &'r mut Router,
+    pub(crate) me: usize,
+}
+
+impl ConfigCx<'_> {
+    /// This element's name.
+    pub fn name(&self) -> &str {
+        &self.rt.info[self.me].name
+    }
+
+    /// Where the element was declared.
+    pub fn landmark(&self) -> &Landmark {
+        &self.rt.info[self.me].landmark
+    }
+
+    /// Number of inputs in use.
+    pub fn ninputs(&self) -> usize {
+        self.rt.info[self.me].ninputs
+    }
+
+    /// Number of outputs in use.
+    pub fn noutputs(&self) -> usize {
+        self.rt.info[self.me].noutputs
+    }
+
+    /// True if output `port` is a push port.
+    pub fn output_is_push(&self, port: usize) -> bool {
+        self.rt.info[self.me]
+            .out_push
+            .get(port)
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// True if input `port` is a push port.
+    pub fn input_is_push(&self, port: usize) -> bool {
+        self.rt.info[self.me]
+            .in_push
+            .get(port)
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Index of the element called `name`.
+    pub fn element_index(&self, name: &str) -> Option<usize> {
+        self.rt.names.get(name).copied()
+    }
+
+    /// Creates a notifier signal, initially `active`.
+    pub fn new_notifier(&mut self, active: bool) -> NotifierId {
+        self.rt.new_notifier(active)
+    }
+
+    /// Announces that this element's outputs are empty whenever `nid` is inactive (a queue's
+    /// empty notifier), for pullers found by router context.
+    pub fn provide_empty_notifier(&mut self, nid: NotifierId) {
+        self.rt.info[self.me].empty_notifier = Some(nid);
+    }
+
+    /// True when the router runs on simulated time.
+    pub fn is_simulated(&self) -> bool {
+        self.rt.clock.is_simulated()
+    }
+}
+
+/// Context while an element is initialised: everything [`Cx`] offers plus tasks, notifier
+/// listening and router-context searches.
+pub struct InitCx<'r> {
+    pub(crate) cx: Cx<'r>,
+}
+
+impl<'r> Deref for InitCx<'r> {
+    type Target = Cx<'r>;
+    fn deref(&self) -> &Cx<'r> {
+        &self.cx
+    }
+}
+
+impl DerefMut for InitCx<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.cx
+    }
+}
+
+impl InitCx<'_> {
+    /// Gives this element a task with `tickets` (use [`DEFAULT_TICKETS`]), scheduled if `now`.
+    pub fn add_task(&mut self, tickets: u32, now: bool) {
+        let me = self.cx.me;
+        let id = self.cx.rt.tasks.add(me, tickets);
+        self.cx.rt.info[me].task = Some(id);
+        if now {
+            self.cx.rt.tasks.schedule(id);
+        }
+    }
+
+    /// Gives this element a task with the default tickets, scheduled now.
+    pub fn add_default_task(&mut self) {
+        self.add_task(DEFAULT_TICKETS, true);
+    }
+
+    /// The empty notifiers upstream of input `port`: pulling there returns nothing while all of
+    /// them are inactive. `None` if some upstream path has no notifier (the puller must poll).
+    pub fn upstream_empty_notifiers(&self, port: usize) -> Option<Vec<NotifierId>> {
+        self.cx.rt.upstream_empty_notifiers(self.cx.me, port)
+    }
+
+    /// Wakes this element's task whenever `nid` becomes active.
+    pub fn listen(&mut self, nid: NotifierId) {
+        let me = self.cx.me;
+        if let Some(t) = self.cx.rt.info[me].task {
+            let n = &mut self.cx.rt.notifiers[nid];
+            if !n.listeners.contains(&t) {
+                n.listeners.push(t);
+            }
+        }
+    }
+
+    /// Elements reachable downstream of output `port` for which `pred` holds, stopping at the
+    /// first match on each path (Click's flow-based router context).
+    pub fn find_downstream(&self, port: usize, pred: impl Fn(&dyn Element) -> bool) -> Vec<usize> {
+        self.cx.rt.find_flow(self.cx.me, port, true, &pred)
+    }
+
+    /// Elements reachable upstream of input `port` for which `pred` holds, stopping at the first
+    /// match on each path.
+    pub fn find_upstream(&self, port: usize, pred: impl Fn(&dyn Element) -> bool) -> Vec<usize> {
+        self.cx.rt.find_flow(self.cx.me, port, false, &pred)
+    }
+}
+
+/// Context while an element processes packets or runs a task, timer or handler.
+pub struct Cx<'r> {
+    pub(crate) rt: &'r mut Router,
+    pub(crate) me: usize,
+}
+
+impl Cx<'_> {
+    /// Pushes `batch` out of output `port` to the connected element.
+    #[inline]
+    pub fn push(&mut self, port: usize, batch: Batch) {
+        self.rt.push_out(self.me, port, batch);
+    }
+
+    /// Pushes one packet out of output `port`.
+    #[inline]
+    pub fn push_one(&mut self, port: usize, p: Packet) {
+        self.rt.push_out(self.me, port, Batch::one(p));
+    }
+
+    /// Pulls up to `max` packets from input `port`.
+    #[inline]
+    pub fn pull(&mut self, port: usize, max: usize) -> Batch {
+        self.rt.pull_in(self.me, port, max)
+    }
+
+    /// Pulls one packet from input `port`.
+    #[inline]
+    pub fn pull_one(&mut self, port: usize) -> Option<Packet> {
+        self.rt.pull_in(self.me, port, 1).pop()
+    }
+
+    /// This element's index in the router.
+    pub fn index(&self) -> usize {
+        self.me
+    }
+
+    /// This element's name.
+    pub fn name(&self) -> &str {
+        &self.rt.info[self.me].name
+    }
+
+    /// Number of inputs in use.
+    pub fn ninputs(&self) -> usize {
+        self.rt.info[self.me].ninputs
+    }
+
+    /// Number of outputs in use.
+    pub fn noutputs(&self) -> usize {
+        self.rt.info[self.me].noutputs
+    }
+
+    /// True if output `port` is a push port.
+    pub fn output_is_push(&self, port: usize) -> bool {
+        self.rt.info[self.me]
+            .out_push
+            .get(port)
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// True if input `port` is a push port.
+    pub fn input_is_push(&self, port: usize) -> bool {
+        self.rt.info[self.me]
+            .in_push
+            .get(port)
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// The router's current time (simulated under `--simtime`).
+    #[inline]
+    pub fn now(&self) -> Timestamp {
+        self.rt.clock.now()
+    }
+
+    /// True when the router runs on simulated time.
+    pub fn is_simulated(&self) -> bool {
+        self.rt.clock.is_simulated()
+    }
+
+    /// Runs this element's task again soon.
+    #[inline]
+    pub fn reschedule(&mut self) {
+        if let Some(t) = self.rt.info[self.me].task {
+            self.rt.tasks.schedule(t);
+        }
+    }
+
+    /// Takes this element's task off the run list.
+    pub fn unschedule(&mut self) {
+        if let Some(t) = self.rt.info[self.me].task {
+            self.rt.tasks.unschedule(t);
+        }
+    }
+
+    /// Changes the tickets of this element's task.
+    pub fn set_tickets(&mut self, tickets: u32) {
+        if let Some(t) = self.rt.info[self.me].task {
+            self.rt.tasks.set_tickets(t, tickets);
+        }
+    }
+
+    /// Fires timer `id` of this element at `at`, replacing an earlier schedule of it.
+    pub fn schedule_timer(&mut self, id: usize, at: Timestamp) {
+        self.rt.timers.schedule(self.me, id, at);
+    }
+
+    /// Fires timer `id` of this element `after` from now.
+    pub fn schedule_after(&mut self, id: usize, after: Timestamp) {
+        let at = self.now() + after;
+        self.rt.timers.schedule(self.me, id, at);
+    }
+
+    /// Cancels timer `id` of this element.
+    pub fn cancel_timer(&mut self, id: usize) {
+        self.rt.timers.cancel(self.me, id);
+    }
+
+    /// True if timer `id` of this element is pending.
+    pub fn timer_scheduled(&self, id: usize) -> bool {
+        self.rt.timers.is_scheduled(self.me, id)
+    }
+
+    /// Sets notifier `nid`; activating it wakes its listening tasks.
+    #[inline]
+    pub fn set_notifier(&mut self, nid: NotifierId, active: bool) {
+        self.rt.set_notifier(nid, active);
+    }
+
+    /// True if any of `nids` is active.
+    pub fn any_active(&self, nids: &[NotifierId]) -> bool {
+        nids.iter().any(|&n| self.rt.notifiers[n].active)
+    }
+
+    /// Watches file descriptor `fd` for readability; `Element::selected` is then called.
+    pub fn add_select(&mut self, fd: i32) {
+        self.rt.selects.push((fd, self.me));
+    }
+
+    /// Stops watching `fd`.
+    pub fn remove_select(&mut self, fd: i32) {
+        let me = self.me;
+        self.rt.selects.retain(|&(f, e)| !(f == fd && e == me));
+    }
+
+    /// Raises a driver stop event (Click's `please_stop_driver`): stops the router, or steps
+    /// the DriverManager if there is one.
+    pub fn request_driver_stop(&mut self) {
+        self.rt.pending_stop_events += 1;
+    }
+
+    /// Stops the router now.
+    pub fn stop_router(&mut self) {
+        self.rt.stopped = true;
+    }
+
+    /// Makes this element receive driver stop events instead of the router stopping.
+    pub fn manage_driver_stops(&mut self) {
+        let me = self.me;
+        if !self.rt.driver_managers.contains(&me) {
+            self.rt.driver_managers.push(me);
+        }
+    }
+
+    /// Index of the element called `name`.
+    pub fn element_index(&self, name: &str) -> Option<usize> {
+        self.rt.names.get(name).copied()
+    }
+
+    /// Another element, if it is not running right now.
+    pub fn element(&self, idx: usize) -> Option<&dyn Element> {
+        self.rt.slots.get(idx)?.elem.as_deref()
+    }
+
+    /// Reads handler `path` (`elem.handler`, or a router handler such as `config`).
+    pub fn read_handler(&mut self, path: &str) -> Result<String, HandlerError> {
+        self.rt.read_path(path)
+    }
+
+    /// Writes handler `path` with `value`.
+    pub fn write_handler(&mut self, path: &str, value: &str) -> Result<(), HandlerError> {
+        self.rt.write_path(path, value)
+    }
+}

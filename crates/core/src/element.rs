@@ -1,0 +1,200 @@
+//! The element interface: what every packet-processing element implements.
+
+use std::any::Any;
+
+use sluice_lang::args::Args;
+
+use crate::batch::Batch;
+use crate::context::{ConfigCx, Cx, InitCx};
+use crate::packet::Packet;
+
+/// Static description of an element class: name, ports, processing, documentation, constructor.
+#[derive(Clone, Copy)]
+pub struct ElementClass {
+    /// Class name as written in configurations (`Counter`).
+    pub name: &'static str,
+    /// Port-count spec (`1/1`, `1/-`, `-/=`); see [`crate::ports::PortCount`].
+    pub ports: &'static str,
+    /// Processing spec (`a/a`, `h/l`, `l/h`); see [`crate::ports::ProcessingSpec`].
+    pub processing: &'static str,
+    /// Flow code (`x/x`, `#/#`); empty means every input reaches every output.
+    pub flow: &'static str,
+    /// Source text of the element's file; its leading `//!` lines are the documentation.
+    pub source: &'static str,
+    /// Creates an unconfigured instance.
+    pub make: fn() -> Box<dyn Element>,
+}
+
+impl ElementClass {
+    /// The documentation page: the leading `//!` comment block of the element's source file.
+    pub fn doc(&self) -> String {
+        let mut out = String::new();
+        for line in self.source.lines() {
+            let t = line.trim_start();
+            if let Some(rest) = t.strip_prefix("//!") {
+                out.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+                out.push('\n');
+            } else if !t.is_empty() {
+                break;
+            }
+        }
+        out
+    }
+}
+
+impl std::fmt::Debug for ElementClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ElementClass({})", self.name)
+    }
+}
+
+/// Declares one handler of an element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Handler {
+    /// Handler name (`count`).
+    pub name: &'static str,
+    /// Readable.
+    pub read: bool,
+    /// Writable.
+    pub write: bool,
+}
+
+impl Handler {
+    /// A read-only handler.
+    pub const fn r(name: &'static str) -> Handler {
+        Handler {
+            name,
+            read: true,
+            write: false,
+        }
+    }
+
+    /// A write-only handler.
+    pub const fn w(name: &'static str) -> Handler {
+        Handler {
+            name,
+            read: false,
+            write: true,
+        }
+    }
+
+    /// A read/write handler.
+    pub const fn rw(name: &'static str) -> Handler {
+        Handler {
+            name,
+            read: true,
+            write: true,
+        }
+    }
+}
+
+/// Gives `&dyn Any` access to elements, so router-context lookups can downcast.
+pub trait AsAny: Any {
+    /// As `&dyn Any`.
+    fn as_any(&self) -> &dyn Any;
+    /// As `&mut dyn Any`.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl<T: Any> AsAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// A packet-processing element.
+///
+/// Every method has a default, so a simple 1-input/1-output agnostic element only overrides
+/// [`Element::simple_action`]. Push elements override [`Element::push`]; pull elements
+/// [`Element::pull`]; sources and pollers [`Element::run_task`]. Emitting packets goes through
+/// the context (`cx.push(port, batch)`), which calls the downstream element directly.
+pub trait Element: AsAny + Send {
+    /// Parses the configuration arguments. `args.complete()` is called by the router afterwards.
+    fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
+        let _ = (args, cx);
+        Ok(())
+    }
+
+    /// Second initialisation stage, after every element is configured.
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        let _ = cx;
+        Ok(())
+    }
+
+    /// Processes one packet for a 1-in/1-out element; `None` means the element consumed it.
+    fn simple_action(&mut self, p: Packet, cx: &mut Cx) -> Option<Packet> {
+        let _ = cx;
+        Some(p)
+    }
+
+    /// Receives a batch pushed into input `port`. Default: `simple_action` on each packet, then
+    /// push the survivors to output 0.
+    fn push(&mut self, port: usize, mut batch: Batch, cx: &mut Cx) {
+        let _ = port;
+        batch.filter_map(|p| self.simple_action(p, cx));
+        if !batch.is_empty() {
+            cx.push(0, batch);
+        }
+    }
+
+    /// Answers a pull of up to `max` packets on output `port`. Default: pull from input 0 and
+    /// apply `simple_action`.
+    fn pull(&mut self, port: usize, max: usize, cx: &mut Cx) -> Batch {
+        let _ = port;
+        let mut batch = cx.pull(0, max);
+        batch.filter_map(|p| self.simple_action(p, cx));
+        batch
+    }
+
+    /// Runs the element's task; returns true if it did useful work. Call `cx.reschedule()` to
+    /// run again.
+    fn run_task(&mut self, cx: &mut Cx) -> bool {
+        let _ = cx;
+        false
+    }
+
+    /// Runs when the element's timer `id` fires.
+    fn run_timer(&mut self, id: usize, cx: &mut Cx) {
+        let _ = (id, cx);
+    }
+
+    /// Called when a file descriptor registered with `add_select` is readable.
+    fn selected(&mut self, fd: i32, cx: &mut Cx) {
+        let _ = (fd, cx);
+    }
+
+    /// Called on a driver stop event when this element manages driver stops (DriverManager).
+    fn driver_stop_event(&mut self, cx: &mut Cx) {
+        cx.stop_router();
+    }
+
+    /// The Storage interface (queues): current length and capacity, found by router context.
+    fn storage(&self) -> Option<(usize, usize)> {
+        None
+    }
+
+    /// The element's own handlers (the router adds `name`, `class`, `config`, `ports`, `handlers`).
+    fn handlers(&self) -> &'static [Handler] {
+        &[]
+    }
+
+    /// Reads handler `name`.
+    fn read_handler(&self, name: &str) -> Option<String> {
+        let _ = name;
+        None
+    }
+
+    /// Writes handler `name`.
+    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
+        let _ = (value, cx);
+        Err(format!("no write handler '{}'", name))
+    }
+
+    /// Called when the router stops, before it is dropped (flush files, emit last packets).
+    fn cleanup(&mut self, cx: &mut Cx) {
+        let _ = cx;
+    }
+}

@@ -1,0 +1,21 @@
+//! The Sluice engine: packets, batches, per-thread pools, the element interface, the router
+//! graph with Click's push/pull rules, stride-scheduled tasks, timers, notifiers and handlers.
+
+pub mod batch;
+pub mod context;
+pub mod element;
+pub mod library;
+pub mod packet;
+pub mod ports;
+pub mod router;
+pub mod sched;
+pub mod time;
+
+pub use batch::{Batch, BATCH_MAX};
+pub use context::{ConfigCx, Cx, InitCx, NotifierId};
+pub use element::{Element, ElementClass, Handler};
+pub use library::Library;
+pub use packet::{Anno, Packet, PacketType};
+pub use router::{HandlerError, Router, RouterOptions};
+pub use sluice_lang::args::Args;
+pub use time::Timestamp;

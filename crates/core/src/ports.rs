@@ -1,0 +1,238 @@
+//! Click port-count and processing specifications, and the resolution of agnostic ports.
+//!
+//! A port-count spec is `IN/OUT` where each side is `N`, `N-M`, `N-` or `-` (any number), and
+//! the output side may be `=` (same as the inputs). A processing spec is `IN/OUT` where each
+//! side is a string of `h` (push), `l` (pull) or `a` (agnostic) codes for ports 0, 1, …; the
+//! last code repeats for higher ports.
+
+/// The processing of one port once agnostic ports are resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Processing {
+    /// Packets are pushed through this port.
+    Push,
+    /// Packets are pulled through this port.
+    Pull,
+    /// Push or pull, decided by the neighbours.
+    Agnostic,
+}
+
+impl Processing {
+    /// Lower-case name as Click prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Processing::Push => "push",
+            Processing::Pull => "pull",
+            Processing::Agnostic => "agnostic",
+        }
+    }
+
+    fn from_code(c: u8) -> Option<Processing> {
+        match c {
+            b'h' => Some(Processing::Push),
+            b'l' => Some(Processing::Pull),
+            b'a' => Some(Processing::Agnostic),
+            _ => None,
+        }
+    }
+}
+
+/// An allowed range of port counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortRange {
+    /// Smallest allowed count.
+    pub min: usize,
+    /// Largest allowed count (`usize::MAX` for unbounded).
+    pub max: usize,
+}
+
+/// The parsed port-count spec of a class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortCount {
+    /// Allowed number of inputs.
+    pub inputs: PortRange,
+    /// Allowed number of outputs; `None` means "same as inputs" (`=`).
+    pub outputs: Option<PortRange>,
+}
+
+fn parse_range(s: &str) -> Option<PortRange> {
+    if s == "-" {
+        return Some(PortRange {
+            min: 0,
+            max: usize::MAX,
+        });
+    }
+    match s.split_once('-') {
+        None => {
+            let n = s.parse().ok()?;
+            Some(PortRange { min: n, max: n })
+        }
+        Some((a, "")) => Some(PortRange {
+            min: a.parse().ok()?,
+            max: usize::MAX,
+        }),
+        Some((a, b)) => Some(PortRange {
+            min: a.parse().ok()?,
+            max: b.parse().ok()?,
+        }),
+    }
+}
+
+impl PortCount {
+    /// Parses a spec such as `1/1`, `1/1-2`, `-/=`, `0/1`.
+    pub fn parse(spec: &str) -> Option<PortCount> {
+        let (i, o) = spec.split_once('/').unwrap_or((spec, spec));
+        let inputs = parse_range(i)?;
+        let outputs = if o == "=" {
+            None
+        } else {
+            Some(parse_range(o)?)
+        };
+        Some(PortCount { inputs, outputs })
+    }
+
+    /// Checks actual counts; returns a description of the allowed counts on failure.
+    pub fn check(&self, nin: usize, nout: usize) -> Result<(), String> {
+        let desc = |r: &PortRange, what: &str| -> String {
+            if r.min == r.max {
+                format!("{} {}{}", r.min, what, if r.min == 1 { "" } else { "s" })
+            } else if r.max == usize::MAX {
+                format!("at least {} {}s", r.min, what)
+            } else {
+                format!("{}-{} {}s", r.min, r.max, what)
+            }
+        };
+        let ok = |r: &PortRange, n: usize| n >= r.min && n <= r.max;
+        let mut msgs = Vec::new();
+        if !ok(&self.inputs, nin) {
+            msgs.push(format!(
+                "has {} input{}, expected {}",
+                nin,
+                if nin == 1 { "" } else { "s" },
+                desc(&self.inputs, "input")
+            ));
+        }
+        match &self.outputs {
+            Some(r) if !ok(r, nout) => msgs.push(format!(
+                "has {} output{}, expected {}",
+                nout,
+                if nout == 1 { "" } else { "s" },
+                desc(r, "output")
+            )),
+            None if nout != nin => msgs.push(format!(
+                "has {} outputs, expected as many as inputs ({})",
+                nout, nin
+            )),
+            _ => {}
+        }
+        if msgs.is_empty() {
+            Ok(())
+        } else {
+            Err(msgs.join("; "))
+        }
+    }
+}
+
+/// The parsed processing spec of a class.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessingSpec {
+    inputs: Vec<Processing>,
+    outputs: Vec<Processing>,
+}
+
+impl ProcessingSpec {
+    /// Parses a spec such as `a/a`, `h/lh`, `l/h`.
+    pub fn parse(spec: &str) -> Option<ProcessingSpec> {
+        let (i, o) = spec.split_once('/').unwrap_or((spec, spec));
+        let side = |s: &str| -> Option<Vec<Processing>> {
+            if s.is_empty() {
+                return None;
+            }
+            s.bytes().map(Processing::from_code).collect()
+        };
+        Some(ProcessingSpec {
+            inputs: side(i)?,
+            outputs: side(o)?,
+        })
+    }
+
+    /// Declared processing of input `port`.
+    pub fn input(&self, port: usize) -> Processing {
+        self.inputs[port.min(self.inputs.len() - 1)]
+    }
+
+    /// Declared processing of output `port`.
+    pub fn output(&self, port: usize) -> Processing {
+        self.outputs[port.min(self.outputs.len() - 1)]
+    }
+}
+
+/// A flow code (`x/x`, `#/#`, `x/y`, `xy/x`): which inputs can reach which outputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowCode {
+    inputs: Vec<u8>,
+    outputs: Vec<u8>,
+}
+
+impl FlowCode {
+    /// Parses a flow code; an empty string means every input flows to every output.
+    pub fn parse(spec: &str) -> Option<FlowCode> {
+        let spec = if spec.is_empty() { "x/x" } else { spec };
+        let (i, o) = spec.split_once('/')?;
+        if i.is_empty() || o.is_empty() {
+            return None;
+        }
+        Some(FlowCode {
+            inputs: i.bytes().collect(),
+            outputs: o.bytes().collect(),
+        })
+    }
+
+    /// True if packets arriving on input `i` may leave on output `o`.
+    pub fn flows(&self, i: usize, o: usize) -> bool {
+        let ci = self.inputs[i.min(self.inputs.len() - 1)];
+        let co = self.outputs[o.min(self.outputs.len() - 1)];
+        if ci == b'#' || co == b'#' {
+            ci == co && i == o
+        } else {
+            ci == co
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn port_counts() {
+        let p = PortCount::parse("1/1-2").unwrap();
+        assert!(p.check(1, 1).is_ok() && p.check(1, 2).is_ok());
+        assert_eq!(
+            p.check(2, 3).unwrap_err(),
+            "has 2 inputs, expected 1 input; has 3 outputs, expected 1-2 outputs"
+        );
+        let q = PortCount::parse("-/=").unwrap();
+        assert!(q.check(3, 3).is_ok() && q.check(3, 2).is_err());
+        assert!(PortCount::parse("1-/0").unwrap().check(0, 0).is_err());
+        assert!(PortCount::parse("x/1").is_none());
+    }
+
+    #[test]
+    fn processing_repeats_last_code() {
+        let s = ProcessingSpec::parse("h/lh").unwrap();
+        assert_eq!(s.input(3), Processing::Push);
+        assert_eq!(s.output(0), Processing::Pull);
+        assert_eq!(s.output(5), Processing::Push);
+        assert!(ProcessingSpec::parse("q/h").is_none());
+    }
+
+    #[test]
+    fn flow_codes() {
+        let all = FlowCode::parse("").unwrap();
+        assert!(all.flows(0, 3));
+        let same = FlowCode::parse("#/#").unwrap();
+        assert!(same.flows(2, 2) && !same.flows(1, 2));
+        let none = FlowCode::parse("x/y").unwrap();
+        assert!(!none.flows(0, 0));
+    }
+}

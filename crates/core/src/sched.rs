@@ -1,0 +1,254 @@
+//! Task list with stride scheduling, timers, and notifiers.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use crate::time::Timestamp;
+
+/// Stride scheduling constant: a task's stride is `STRIDE1 / tickets`.
+pub const STRIDE1: u64 = 1 << 16;
+/// Default tickets for a task (Click's default).
+pub const DEFAULT_TICKETS: u32 = 1024;
+/// Largest ticket count.
+pub const MAX_TICKETS: u32 = 1 << 15;
+
+/// One schedulable task, owned by an element.
+#[derive(Debug, Clone)]
+pub struct Task {
+    /// Element that runs the task.
+    pub elem: usize,
+    /// Share of the CPU (stride scheduling).
+    pub tickets: u32,
+    stride: u64,
+    pass: u64,
+    /// True while the task is on the run list.
+    pub scheduled: bool,
+    /// Times the task ran.
+    pub runs: u64,
+    /// Times it reported useful work.
+    pub work: u64,
+}
+
+/// The task list: picks the scheduled task with the smallest pass.
+#[derive(Debug, Default)]
+pub struct TaskList {
+    tasks: Vec<Task>,
+    runnable: Vec<usize>,
+    global_pass: u64,
+}
+
+impl TaskList {
+    /// Adds a task for `elem`; returns its id.
+    pub fn add(&mut self, elem: usize, tickets: u32) -> usize {
+        let tickets = tickets.clamp(1, MAX_TICKETS);
+        self.tasks.push(Task {
+            elem,
+            tickets,
+            stride: STRIDE1 / tickets as u64,
+            pass: 0,
+            scheduled: false,
+            runs: 0,
+            work: 0,
+        });
+        self.tasks.len() - 1
+    }
+
+    /// Puts task `id` on the run list (no effect if it is already there).
+    pub fn schedule(&mut self, id: usize) {
+        let t = &mut self.tasks[id];
+        if !t.scheduled {
+            t.scheduled = true;
+            t.pass = t.pass.max(self.global_pass);
+            self.runnable.push(id);
+        }
+    }
+
+    /// Takes task `id` off the run list.
+    pub fn unschedule(&mut self, id: usize) {
+        if self.tasks[id].scheduled {
+            self.tasks[id].scheduled = false;
+            self.runnable.retain(|&t| t != id);
+        }
+    }
+
+    /// Changes the tickets of task `id`.
+    pub fn set_tickets(&mut self, id: usize, tickets: u32) {
+        let t = &mut self.tasks[id];
+        t.tickets = tickets.clamp(1, MAX_TICKETS);
+        t.stride = STRIDE1 / t.tickets as u64;
+    }
+
+    /// True if some task is scheduled.
+    pub fn any_runnable(&self) -> bool {
+        !self.runnable.is_empty()
+    }
+
+    /// Removes the next task to run from the run list, advancing its pass.
+    pub fn next(&mut self) -> Option<usize> {
+        let best = match self.runnable.len() {
+            0 => return None,
+            1 => 0,
+            _ => {
+                let mut best = 0;
+                for i in 1..self.runnable.len() {
+                    if self.tasks[self.runnable[i]].pass < self.tasks[self.runnable[best]].pass {
+                        best = i;
+                    }
+                }
+                best
+            }
+        };
+        let id = self.runnable.swap_remove(best);
+        let t = &mut self.tasks[id];
+        t.scheduled = false;
+        self.global_pass = t.pass;
+        t.pass += t.stride;
+        t.runs += 1;
+        Some(id)
+    }
+
+    /// Task `id`.
+    pub fn get(&self, id: usize) -> &Task {
+        &self.tasks[id]
+    }
+
+    /// Records that task `id` did useful work.
+    pub fn note_work(&mut self, id: usize) {
+        self.tasks[id].work += 1;
+    }
+
+    /// All tasks.
+    pub fn all(&self) -> &[Task] {
+        &self.tasks
+    }
+}
+
+/// Timers keyed by (element, timer id); rescheduling replaces the previous expiry.
+#[derive(Debug, Default)]
+pub struct TimerQueue {
+    heap: BinaryHeap<Reverse<(Timestamp, u64, usize, usize)>>,
+    current: HashMap<(usize, usize), u64>,
+    seq: u64,
+}
+
+impl TimerQueue {
+    /// Schedules timer `id` of `elem` to fire at `at`, replacing any earlier schedule.
+    pub fn schedule(&mut self, elem: usize, id: usize, at: Timestamp) {
+        self.seq += 1;
+        self.current.insert((elem, id), self.seq);
+        self.heap.push(Reverse((at, self.seq, elem, id)));
+    }
+
+    /// Cancels timer `id` of `elem`.
+    pub fn cancel(&mut self, elem: usize, id: usize) {
+        self.current.remove(&(elem, id));
+    }
+
+    /// True if timer `id` of `elem` is pending.
+    pub fn is_scheduled(&self, elem: usize, id: usize) -> bool {
+        self.current.contains_key(&(elem, id))
+    }
+
+    fn drop_stale(&mut self) {
+        while let Some(Reverse((_, seq, e, id))) = self.heap.peek() {
+            if self.current.get(&(*e, *id)) == Some(seq) {
+                break;
+            }
+            self.heap.pop();
+        }
+    }
+
+    /// Expiry of the earliest pending timer.
+    pub fn next_expiry(&mut self) -> Option<Timestamp> {
+        self.drop_stale();
+        self.heap.peek().map(|Reverse((t, ..))| *t)
+    }
+
+    /// Removes and returns the earliest timer due at or before `now`.
+    pub fn pop_due(&mut self, now: Timestamp) -> Option<(usize, usize)> {
+        self.drop_stale();
+        match self.heap.peek() {
+            Some(Reverse((t, ..))) if *t <= now => {
+                let Reverse((_, _, e, id)) = self.heap.pop()?;
+                self.current.remove(&(e, id));
+                Some((e, id))
+            }
+            _ => None,
+        }
+    }
+
+    /// True if no timer is pending.
+    pub fn is_empty(&mut self) -> bool {
+        self.next_expiry().is_none()
+    }
+}
+
+/// A notifier signal: a queue's "has packets" state and the tasks waiting on it.
+#[derive(Debug, Default, Clone)]
+pub struct Notifier {
+    /// True while the signal is active (e.g. the queue is non-empty).
+    pub active: bool,
+    /// Tasks woken when the signal becomes active.
+    pub listeners: Vec<usize>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stride_shares_follow_tickets() {
+        let mut tl = TaskList::default();
+        let a = tl.add(0, 100);
+        let b = tl.add(1, 300);
+        tl.schedule(a);
+        tl.schedule(b);
+        let mut runs = [0u32; 2];
+        for _ in 0..4000 {
+            let id = tl.next().unwrap();
+            runs[id] += 1;
+            tl.schedule(id);
+        }
+        assert_eq!(runs[a] + runs[b], 4000);
+        assert!(
+            (runs[b] as i32 - 3 * runs[a] as i32).abs() <= 4,
+            "{:?}",
+            runs
+        );
+    }
+
+    #[test]
+    fn sleeping_task_does_not_hog_on_wakeup() {
+        let mut tl = TaskList::default();
+        let a = tl.add(0, 1024);
+        let b = tl.add(1, 1024);
+        tl.schedule(a);
+        for _ in 0..1000 {
+            let id = tl.next().unwrap();
+            tl.schedule(id);
+        }
+        tl.schedule(b);
+        let mut runs = [0u32; 2];
+        for _ in 0..100 {
+            let id = tl.next().unwrap();
+            runs[id] += 1;
+            tl.schedule(id);
+        }
+        assert!(runs[0] >= 49 && runs[1] >= 49, "{:?}", runs);
+    }
+
+    #[test]
+    fn timers_fire_in_order_and_reschedule_replaces() {
+        let mut tq = TimerQueue::default();
+        tq.schedule(0, 0, Timestamp(30));
+        tq.schedule(1, 0, Timestamp(10));
+        tq.schedule(2, 0, Timestamp(20));
+        tq.schedule(1, 0, Timestamp(40));
+        tq.cancel(2, 0);
+        assert_eq!(tq.next_expiry(), Some(Timestamp(30)));
+        assert_eq!(tq.pop_due(Timestamp(35)), Some((0, 0)));
+        assert_eq!(tq.pop_due(Timestamp(35)), None);
+        assert_eq!(tq.pop_due(Timestamp(40)), Some((1, 0)));
+        assert!(tq.is_empty());
+    }
+}

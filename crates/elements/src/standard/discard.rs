@@ -1,0 +1,126 @@
+//! Discard — drops every packet
+//!
+//! Synopsis: `Discard([ACTIVE], [BURST])`
+//!
+//! Ports: 1 input, no outputs, agnostic. Pushed packets are dropped at once; when the input is
+//! pull, a task pulls up to BURST packets at a time and drops them, sleeping while the upstream
+//! queue is empty.
+//!
+//! Arguments:
+//! - `ACTIVE` (boolean, default true): when pulling, whether the task runs.
+//! - `BURST` (integer, default 32): packets pulled per task run.
+//!
+//! Handlers: `count` (r, packets discarded), `reset_counts` (w), `active` (rw).
+
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId};
+use sluice_lang::args::Args;
+
+/// The Discard element.
+pub struct Discard {
+    count: u64,
+    active: bool,
+    burst: usize,
+    notifiers: Option<Vec<NotifierId>>,
+}
+
+impl Default for Discard {
+    fn default() -> Discard {
+        Discard {
+            count: 0,
+            active: true,
+            burst: 32,
+            notifiers: None,
+        }
+    }
+}
+
+impl Element for Discard {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        self.active = args.read_p("ACTIVE")?.unwrap_or(true);
+        self.burst = args
+            .read_p::<usize>("BURST")?
+            .unwrap_or(32)
+            .clamp(1, sluice_core::BATCH_MAX);
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        if !cx.input_is_push(0) {
+            cx.add_task(sluice_core::sched::DEFAULT_TICKETS, self.active);
+            self.notifiers = cx.upstream_empty_notifiers(0);
+            for n in self.notifiers.clone().unwrap_or_default() {
+                cx.listen(n);
+            }
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, _cx: &mut Cx) {
+        self.count += batch.len() as u64;
+    }
+
+    fn run_task(&mut self, cx: &mut Cx) -> bool {
+        if !self.active {
+            return false;
+        }
+        let b = cx.pull(0, self.burst);
+        let got = !b.is_empty();
+        self.count += b.len() as u64;
+        drop(b);
+        let more = match &self.notifiers {
+            Some(n) => got || cx.any_active(n),
+            None => true,
+        };
+        if more {
+            cx.reschedule();
+        }
+        got
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const {
+            &[
+                Handler::r("count"),
+                Handler::w("reset_counts"),
+                Handler::rw("active"),
+            ]
+        }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        match name {
+            "count" => Some(self.count.to_string()),
+            "active" => Some(self.active.to_string()),
+            _ => None,
+        }
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
+        match name {
+            "reset_counts" => self.count = 0,
+            "active" => {
+                self.active = parse_bool(value)?;
+                if self.active && !cx.input_is_push(0) {
+                    cx.reschedule();
+                }
+            }
+            _ => return Err(format!("no handler {}", name)),
+        }
+        Ok(())
+    }
+}
+
+/// Parses a handler value as a Click boolean.
+pub(crate) fn parse_bool(v: &str) -> Result<bool, String> {
+    <bool as sluice_lang::args::FromArg>::from_arg(v.trim()).map_err(|e| e.to_string())
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "Discard",
+    ports: "1/0",
+    processing: "a/a",
+    flow: "",
+    source: include_str!("discard.rs"),
+    make: || Box::new(Discard::default()),
+};

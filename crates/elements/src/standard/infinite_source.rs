@@ -1,0 +1,227 @@
+//! InfiniteSource — generates packets as fast as it is scheduled
+//!
+//! Synopsis: `InfiniteSource([DATA, LIMIT, BURST, ACTIVE, *keywords*])`
+//!
+//! Ports: no inputs, 1 output. Push: a task pushes BURST copies of the packet per run. Pull:
+//! each pull returns copies while the limit allows.
+//!
+//! Arguments:
+//! - `DATA` (string): packet contents (`\<hex>` escapes allowed). Default: 64 bytes of text.
+//! - `LIMIT` (integer, default -1): total packets to send; -1 means no limit.
+//! - `BURST` (integer, default 32): packets per task run (Click's default is 1; Sluice moves
+//!   packets in batches, so a larger burst is the natural unit).
+//! - `ACTIVE` (boolean, default true): whether the source starts running.
+//! - `LENGTH` (integer): packet length; DATA is repeated or truncated to fit.
+//! - `STOP` (boolean, default false): raise a driver stop event when LIMIT is reached.
+//! - `END_CALL` (handler): write handler called when LIMIT is reached.
+//! - `TIMESTAMP` (boolean, default true): set each packet's timestamp annotation.
+//!
+//! Handlers: `count` (r), `reset` (w), `data` (rw), `limit` (rw), `burst` (rw), `active` (rw),
+//! `length` (rw).
+//!
+//! Example: `InfiniteSource(LIMIT 1000, STOP true) -> Counter -> Discard`
+
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, BATCH_MAX};
+use sluice_lang::args::{Args, Data};
+
+use super::discard::parse_bool;
+
+const DEFAULT_DATA: &[u8] = b"Sluice InfiniteSource default packet: 64 bytes of payload text..";
+
+/// The InfiniteSource element.
+pub struct InfiniteSource {
+    data: Vec<u8>,
+    limit: i64,
+    burst: usize,
+    active: bool,
+    stop: bool,
+    end_call: Option<String>,
+    timestamp: bool,
+    count: u64,
+    ended: bool,
+}
+
+impl Default for InfiniteSource {
+    fn default() -> InfiniteSource {
+        InfiniteSource {
+            data: DEFAULT_DATA.to_vec(),
+            limit: -1,
+            burst: BATCH_MAX,
+            active: true,
+            stop: false,
+            end_call: None,
+            timestamp: true,
+            count: 0,
+            ended: false,
+        }
+    }
+}
+
+impl InfiniteSource {
+    fn remaining(&self) -> usize {
+        if self.limit < 0 {
+            usize::MAX
+        } else {
+            (self.limit as u64).saturating_sub(self.count) as usize
+        }
+    }
+
+    fn make_batch(&mut self, max: usize, cx: &Cx) -> Batch {
+        let n = max.min(self.burst).min(self.remaining());
+        let mut b = Batch::new();
+        let ts = if self.timestamp { Some(cx.now()) } else { None };
+        for _ in 0..n {
+            let mut p = Packet::from_bytes(&self.data);
+            if let Some(t) = ts {
+                p.set_timestamp(t);
+            }
+            let _ = b.push(p);
+        }
+        self.count += n as u64;
+        b
+    }
+
+    fn check_end(&mut self, cx: &mut Cx) {
+        if self.remaining() == 0 && !self.ended {
+            self.ended = true;
+            if let Some(h) = self.end_call.clone() {
+                if let Err(e) = cx.write_handler(&h, "") {
+                    eprintln!("{}: END_CALL {}: {}", cx.name(), h, e);
+                }
+            }
+            if self.stop {
+                cx.request_driver_stop();
+            }
+        }
+    }
+}
+
+impl Element for InfiniteSource {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        if let Some(d) = args.read_p::<Data>("DATA")? {
+            self.data = d.0;
+        }
+        self.limit = args.read_p("LIMIT")?.unwrap_or(-1);
+        self.burst = args
+            .read_p::<usize>("BURST")?
+            .unwrap_or(BATCH_MAX)
+            .clamp(1, BATCH_MAX);
+        self.active = args.read_p("ACTIVE")?.unwrap_or(true);
+        if let Some(len) = args.read::<usize>("LENGTH")? {
+            let src = if self.data.is_empty() {
+                vec![0u8]
+            } else {
+                self.data.clone()
+            };
+            self.data = src.iter().copied().cycle().take(len).collect();
+        }
+        self.stop = args.read("STOP")?.unwrap_or(false);
+        self.end_call = args.read("END_CALL")?;
+        self.timestamp = args.read("TIMESTAMP")?.unwrap_or(true);
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        if cx.output_is_push(0) {
+            cx.add_task(sluice_core::sched::DEFAULT_TICKETS, self.active);
+        }
+        if self.limit == 0 {
+            self.check_end(cx);
+        }
+        Ok(())
+    }
+
+    fn run_task(&mut self, cx: &mut Cx) -> bool {
+        if !self.active || self.remaining() == 0 {
+            return false;
+        }
+        let b = self.make_batch(BATCH_MAX, cx);
+        cx.push(0, b);
+        if self.remaining() > 0 {
+            cx.reschedule();
+        } else {
+            self.check_end(cx);
+        }
+        true
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
+        if !self.active {
+            return Batch::new();
+        }
+        let b = self.make_batch(max, cx);
+        self.check_end(cx);
+        b
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const {
+            &[
+                Handler::r("count"),
+                Handler::w("reset"),
+                Handler::rw("data"),
+                Handler::rw("limit"),
+                Handler::rw("burst"),
+                Handler::rw("active"),
+                Handler::rw("length"),
+            ]
+        }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "count" => self.count.to_string(),
+            "data" => String::from_utf8_lossy(&self.data).into_owned(),
+            "limit" => self.limit.to_string(),
+            "burst" => self.burst.to_string(),
+            "active" => self.active.to_string(),
+            "length" => self.data.len().to_string(),
+            _ => return None,
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
+        let v = value.trim();
+        let int = |v: &str| {
+            v.parse::<i64>()
+                .map_err(|_| format!("{}: expected integer", name))
+        };
+        match name {
+            "reset" => {
+                self.count = 0;
+                self.ended = false;
+            }
+            "data" => self.data = sluice_lang::args::unquote_bytes(v),
+            "limit" => {
+                self.limit = int(v)?;
+                self.ended = false;
+            }
+            "burst" => self.burst = (int(v)?.max(1) as usize).min(BATCH_MAX),
+            "active" => self.active = parse_bool(v)?,
+            "length" => {
+                let len = int(v)?.max(0) as usize;
+                let src = if self.data.is_empty() {
+                    vec![0u8]
+                } else {
+                    self.data.clone()
+                };
+                self.data = src.iter().copied().cycle().take(len).collect();
+            }
+            _ => return Err(format!("no handler {}", name)),
+        }
+        if self.active && cx.output_is_push(0) {
+            cx.reschedule();
+        }
+        Ok(())
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "InfiniteSource",
+    ports: "0/1",
+    processing: "a/a",
+    flow: "",
+    source: include_str!("infinite_source.rs"),
+    make: || Box::new(InfiniteSource::default()),
+};

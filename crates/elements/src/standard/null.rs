@@ -1,0 +1,36 @@
+//! Null — passes packets unchanged
+//!
+//! Synopsis: `Null`
+//!
+//! Ports: 1 input, 1 output, agnostic.
+//!
+//! Processing: every packet arriving on the input leaves on the output, untouched. Useful as a
+//! placeholder and for measuring the cost of one element hop.
+//!
+//! Example: `InfiniteSource -> Null -> Null -> Discard`
+
+use sluice_core::{Batch, Cx, Element, ElementClass};
+
+/// The Null element.
+#[derive(Default)]
+pub struct Null;
+
+impl Element for Null {
+    fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
+        cx.push(0, batch);
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
+        cx.pull(0, max)
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "Null",
+    ports: "1/1",
+    processing: "a/a",
+    flow: "x/x",
+    source: include_str!("null.rs"),
+    make: || Box::new(Null),
+};

@@ -1,0 +1,84 @@
+//! Engine behaviour through real configurations of the standard elements.
+
+use sluice_core::{Router, RouterOptions};
+
+fn router(conf: &str) -> Router {
+    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
+    Router::new(
+        flat,
+        &sluice_elements::library(),
+        RouterOptions {
+            simtime: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{}", e.join("\n")))
+}
+
+fn errors(conf: &str) -> String {
+    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
+    match Router::new(flat, &sluice_elements::library(), RouterOptions::default()) {
+        Ok(_) => panic!("configuration should fail"),
+        Err(e) => e.join("\n"),
+    }
+}
+
+#[test]
+fn source_counter_discard_stops_at_limit() {
+    let mut r = router("InfiniteSource(LIMIT 1000, STOP true) -> c :: Counter -> d :: Discard");
+    r.run();
+    assert_eq!(r.read_path("c.count").unwrap(), "1000\n");
+    assert_eq!(r.read_path("d.count").unwrap(), "1000\n");
+    assert_eq!(r.read_path("c.byte_count").unwrap(), "64000\n");
+}
+
+#[test]
+fn queue_unqueue_pipeline_moves_every_packet() {
+    let mut r = router(
+        "s :: InfiniteSource(LIMIT 5000, BURST 7) -> q :: Queue(100) -> u :: Unqueue(BURST 5) -> c :: Counter -> Discard;",
+    );
+    r.run();
+    let c: u64 = r.read_path("c.count").unwrap().trim().parse().unwrap();
+    let drops: u64 = r.read_path("q.drops").unwrap().trim().parse().unwrap();
+    assert_eq!(c + drops, 5000);
+    assert_eq!(r.read_path("q.length").unwrap(), "0\n");
+}
+
+#[test]
+fn pull_discard_drains_queue() {
+    let mut r = router("InfiniteSource(LIMIT 300) -> q :: Queue(1000) -> d :: Discard");
+    r.run();
+    assert_eq!(r.read_path("d.count").unwrap(), "300\n");
+}
+
+#[test]
+fn push_to_pull_mismatch_is_reported() {
+    let e = errors("InfiniteSource -> q :: Queue -> Counter -> q2 :: Queue -> Discard;");
+    assert!(e.contains("test.click:1"), "{}", e);
+    assert!(e.contains("push"), "{}", e);
+    let e = errors("InfiniteSource -> Queue -> Unqueue -> Foo;");
+    assert!(e.contains("unknown element class 'Foo'"), "{}", e);
+    let e = errors(
+        "InfiniteSource(LIMIT x) -> Discard; InfiniteSource -> Counter(BOGUS 1) -> Discard;",
+    );
+    assert!(e.contains("LIMIT"), "{}", e);
+    assert!(e.contains("BOGUS"), "{}", e);
+    let e = errors("InfiniteSource -> Counter;");
+    assert!(e.contains("has 0 outputs, expected 1 output"), "{}", e);
+}
+
+#[test]
+fn handlers_and_router_handlers() {
+    let mut r = router("s :: InfiniteSource(LIMIT 10, STOP true) -> c :: Counter -> Discard");
+    assert_eq!(r.read_path("c.class").unwrap(), "Counter\n");
+    assert!(r.read_path("list").unwrap().starts_with("3\n"));
+    assert!(r.read_path("c.handlers").unwrap().contains("count\tr"));
+    assert!(r.write_path("c.count", "1").is_err());
+    r.run();
+    r.write_path("c.reset", "").unwrap();
+    assert_eq!(r.read_path("c.count").unwrap(), "0\n");
+    assert_eq!(
+        r.expand_handler_glob("*.count"),
+        vec!["s.count", "c.count", "Discard@3.count"]
+    );
+}
