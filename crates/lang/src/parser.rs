@@ -384,7 +384,7 @@ impl Parser {
                 self.finish_scope();
                 self.ctx.pop();
                 let scope = self.scopes.pop().unwrap();
-                let body = self.make_body(formals, scope, &lm);
+                let body = self.make_body(formals, scope);
                 self.classes[id].alts.push(Alt::Body(Box::new(body)));
             }
             match self.peek() {
@@ -417,29 +417,16 @@ impl Parser {
         ok.then_some(id)
     }
 
-    fn make_body(&mut self, formals: Vec<Formal>, scope: Scope, lm: &Landmark) -> Body {
+    /// Builds a compound body; unused pseudo-ports are allowed (Click only warns).
+    fn make_body(&mut self, formals: Vec<Formal>, scope: Scope) -> Body {
         let mut nin = 0;
         let mut nout = 0;
-        let mut used_in = Vec::new();
-        let mut used_out = Vec::new();
         for c in &scope.conns {
             if c.from == 0 {
                 nin = nin.max(c.from_port + 1);
-                used_in.push(c.from_port);
             }
             if c.to == 1 {
                 nout = nout.max(c.to_port + 1);
-                used_out.push(c.to_port);
-            }
-        }
-        for p in 0..nin {
-            if !used_in.contains(&p) {
-                self.error(lm.clone(), format!("compound element input {p} unused"));
-            }
-        }
-        for p in 0..nout {
-            if !used_out.contains(&p) {
-                self.error(lm.clone(), format!("compound element output {p} unused"));
             }
         }
         Body {

@@ -1,1 +1,431 @@
 use super::*;
+
+fn parse(s: &str) -> FlatConfig {
+    match parse_config(s, "t.click", &[]) {
+        Ok(c) => c,
+        Err(d) => panic!(
+            "unexpected errors: {:?}",
+            d.iter().map(|d| d.to_string()).collect::<Vec<_>>()
+        ),
+    }
+}
+
+fn errs(s: &str) -> Vec<String> {
+    match parse_config(s, "t.click", &[]) {
+        Ok(c) => panic!("expected errors, got {c:?}"),
+        Err(d) => d.iter().map(|d| d.to_string()).collect(),
+    }
+}
+
+/// Connections as "a[p]->[q]b" strings, sorted.
+fn conns(c: &FlatConfig) -> Vec<String> {
+    let mut v: Vec<String> = c
+        .connections
+        .iter()
+        .map(|k| {
+            format!(
+                "{}[{}]->[{}]{}",
+                c.elements[k.from].name, k.from_port, k.to_port, c.elements[k.to].name
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn elem<'a>(c: &'a FlatConfig, name: &str) -> &'a FlatElement {
+    &c.elements[c.find(name).unwrap_or_else(|| panic!("no element {name} in {c:?}"))]
+}
+
+/// Equality ignoring landmarks.
+fn same(a: &FlatConfig, b: &FlatConfig) -> bool {
+    let ea: Vec<_> = a.elements.iter().map(|e| (&e.name, &e.class, &e.config)).collect();
+    let eb: Vec<_> = b.elements.iter().map(|e| (&e.name, &e.class, &e.config)).collect();
+    let ca: Vec<_> = a.connections.iter().map(|c| (c.from, c.from_port, c.to, c.to_port)).collect();
+    let cb: Vec<_> = b.connections.iter().map(|c| (c.from, c.from_port, c.to, c.to_port)).collect();
+    ea == eb && ca == cb && a.requirements == b.requirements
+}
+
+#[test]
+fn declarations_and_connections() {
+    let c = parse(
+        "// trivial router\nsrc :: FromDevice(eth0);\nctr :: Counter;\nsink :: Discard;\nsrc -> ctr;\nctr -> sink;\n",
+    );
+    assert_eq!(c.elements.len(), 3);
+    assert_eq!(elem(&c, "src").class, "FromDevice");
+    assert_eq!(elem(&c, "src").config, "eth0");
+    assert_eq!(elem(&c, "sink").landmark.to_string(), "t.click:4");
+    assert_eq!(conns(&c), vec!["ctr[0]->[0]sink", "src[0]->[0]ctr"]);
+}
+
+#[test]
+fn anonymous_elements_and_chains() {
+    let c = parse("FromDevice(eth0) -> Counter -> Discard");
+    let names: Vec<_> = c.elements.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, vec!["FromDevice@1", "Counter@2", "Discard@3"]);
+    assert_eq!(conns(&c).len(), 2);
+    let c = parse("src :: Idle; src -> Counter -> Discard");
+    assert!(c.find("Counter@2").is_some());
+}
+
+#[test]
+fn ports_and_multi_declarations() {
+    let c = parse("a, b :: Tee(2); c :: Discard\n a [1] -> [0] b; b[1]->[2]c a -> c");
+    assert_eq!(elem(&c, "a").config, "2");
+    assert_eq!(elem(&c, "b").class, "Tee");
+    assert_eq!(
+        conns(&c),
+        vec!["a[0]->[0]c", "a[1]->[0]b", "b[1]->[2]c"]
+    );
+}
+
+#[test]
+fn declaration_inside_chain() {
+    let c = parse("x :: Idle; d :: Discard; x -> c :: Counter(1) -> d; c [1] -> d;");
+    assert_eq!(elem(&c, "c").class, "Counter");
+    assert_eq!(conns(&c), vec!["c[0]->[0]d", "c[1]->[0]d", "x[0]->[0]c"]);
+}
+
+#[test]
+fn forward_reference_is_allowed() {
+    let c = parse("a :: Idle; a -> b; b :: Discard;");
+    assert_eq!(conns(&c), vec!["a[0]->[0]b"]);
+}
+
+#[test]
+fn config_strings_raw() {
+    let c = parse(
+        "p :: Print(\"a, (b)\" // comment\n , 'x)y', /* c */ [1, 2], {3}) ; q :: Strip(14 /* bytes */);",
+    );
+    assert_eq!(elem(&c, "p").config, "\"a, (b)\" \n , 'x)y',  [1, 2], {3}");
+    assert_eq!(elem(&c, "q").config, "14");
+    assert_eq!(args::split_args(&elem(&c, "p").config).len(), 4);
+}
+
+#[test]
+fn comments_and_line_directives() {
+    let c = parse("/* multi\nline */ a :: Idle; # 10 \"other.click\"\nb :: Discard; a -> b");
+    assert_eq!(elem(&c, "a").landmark.line, 2);
+    assert_eq!(elem(&c, "b").landmark.to_string(), "other.click:10");
+}
+
+#[test]
+fn require_and_define() {
+    let c = parse(
+        "require(package foo, sluice); define($DEV eth0, $N 5);\nFromDevice($DEV) -> Queue(${N}0) -> ToDevice('$DEV')",
+    );
+    assert_eq!(c.requirements, vec!["package foo", "sluice"]);
+    assert_eq!(elem(&c, "FromDevice@1").config, "eth0");
+    assert_eq!(elem(&c, "Queue@2").config, "50");
+    assert_eq!(elem(&c, "ToDevice@3").config, "'$DEV'");
+}
+
+#[test]
+fn command_line_defines_override() {
+    let text = "define($DEV eth0); FromDevice($DEV) -> Discard";
+    let c = parse_config(text, "x", &[("DEV".into(), "eth1".into())]).unwrap();
+    assert_eq!(c.elements[0].config, "eth1");
+    let c = parse_config("FromDevice($IF, $UNK) -> Discard", "x", &[("$IF".into(), "eth2".into())]).unwrap();
+    assert_eq!(c.elements[0].config, "eth2, $UNK");
+}
+
+#[test]
+fn compound_basic() {
+    let c = parse(
+        "elementclass Foo { input -> q :: Queue(10) -> Unqueue -> output }\n\
+         src :: Idle; f :: Foo; src -> f -> Discard;",
+    );
+    assert!(c.find("f/q").is_some());
+    assert!(c.find("f/Unqueue@4").is_some());
+    assert_eq!(
+        conns(&c),
+        vec!["f/Unqueue@4[0]->[0]Discard@3", "f/q[0]->[0]f/Unqueue@4", "src[0]->[0]f/q"]
+    );
+}
+
+#[test]
+fn compound_parameters_and_keywords() {
+    let c = parse(
+        "elementclass Shaped { $rate, BURST $b | input -> Queue($b) -> BandwidthShaper($rate) -> output }\n\
+         Idle -> s :: Shaped(10Mbps, BURST 20) -> Discard; Idle -> t :: Shaped(1kbps) -> Discard;",
+    );
+    assert_eq!(elem(&c, "s/Queue@3").config, "20");
+    assert_eq!(elem(&c, "s/BandwidthShaper@4").config, "10Mbps");
+    assert_eq!(elem(&c, "t/Queue@3").config, "");
+}
+
+#[test]
+fn nested_compounds() {
+    let c = parse(
+        "elementclass In { $x | input -> Paint($x) -> output }\n\
+         elementclass Out { $y | input -> i :: In($y) -> [0]output; input[1] -> [1]output }\n\
+         a :: Idle; b :: Idle; o :: Out(7); a -> o; b -> [1]o; o -> Discard; o[1] -> Discard;",
+    );
+    assert_eq!(elem(&c, "o/i/Paint@3").config, "7");
+    let cs = conns(&c);
+    assert!(cs.contains(&"a[0]->[0]o/i/Paint@3".to_string()), "{cs:?}");
+    assert!(cs.iter().any(|s| s.starts_with("b[0]->[0]Discard")), "{cs:?}");
+    assert!(cs.iter().any(|s| s.starts_with("o/i/Paint@3[0]->[0]Discard")), "{cs:?}");
+}
+
+#[test]
+fn compound_inner_classes_and_scoping() {
+    let c = parse(
+        "elementclass A { elementclass B { input -> Counter -> output } input -> B -> output }\n\
+         Idle -> A -> Discard;",
+    );
+    assert!(c.find("A@2/B@3/Counter@3").is_some(), "{:?}", c.elements);
+}
+
+#[test]
+fn compound_passthrough() {
+    let c = parse("elementclass P { input -> output } a :: Idle; b :: Discard; a -> P -> b;");
+    assert_eq!(conns(&c), vec!["a[0]->[0]b"]);
+}
+
+#[test]
+fn anonymous_compound_inline() {
+    let c = parse("Idle -> { input -> Counter -> output } -> Discard");
+    assert_eq!(c.elements.len(), 3);
+    assert_eq!(conns(&c).len(), 2);
+    let c = parse("x :: { input -> Counter -> output }; Idle -> x -> Discard");
+    assert!(c.elements.iter().any(|e| e.name == "x/Counter@3"));
+}
+
+#[test]
+fn overloading_by_args_and_ports() {
+    let c = parse(
+        "elementclass Foo { input -> A -> output || $a | input -> B($a) -> output || $a | input -> C($a) -> output; input[1] -> output }\n\
+         Idle -> f0 :: Foo -> Discard; Idle -> f1 :: Foo(1) -> Discard; Idle -> [1] f2 :: Foo(2) -> Discard; Idle -> f2;",
+    );
+    assert!(c.find("f0/A@3").is_some());
+    assert!(c.find("f1/B@3").is_some());
+    assert!(c.find("f2/C@3").is_some());
+}
+
+#[test]
+fn ellipsis_extension_and_synonyms() {
+    let c = parse(
+        "elementclass Foo { input -> A -> output }\n\
+         elementclass Foo { $x | input -> B($x) -> output || ... }\n\
+         elementclass Bar Foo; elementclass Prim Counter;\n\
+         Idle -> a :: Foo -> b :: Bar(3) -> p :: Prim(1) -> Discard;\n\
+         elementclass ARPQuerier { $a, $b, $c | input -> ARPQuerier($a, $b) -> output || ... }\n\
+         Idle -> q :: ARPQuerier(1.0.0.1, 00:01:02:03:04:05) -> Discard; Idle -> r :: ARPQuerier(1, 2, 3) -> Discard",
+    );
+    assert!(c.find("a/A@3").is_some());
+    assert_eq!(elem(&c, "b/B@3").config, "3");
+    assert_eq!(elem(&c, "p").class, "Counter");
+    assert_eq!(elem(&c, "q").class, "ARPQuerier");
+    assert_eq!(elem(&c, "r/ARPQuerier@3").config, "1, 2");
+}
+
+#[test]
+fn rest_parameter() {
+    let c = parse("elementclass V { $a, __REST__ $r | input -> X($a; $r) -> output } Idle -> V(1, 2, 3) -> Discard");
+    assert_eq!(c.elements[1].config, "1; 2, 3");
+}
+
+#[test]
+fn element_groups() {
+    let c = parse("a :: Idle; d :: Discard; a -> ( [0] -> b :: Counter; c :: Counter -> [0] ) -> d; b -> c;");
+    assert_eq!(
+        conns(&c),
+        vec!["a[0]->[0]b", "b[0]->[0]c", "c[0]->[0]d"]
+    );
+}
+
+#[test]
+fn double_arrow_is_connection() {
+    let c = parse("a :: Idle; b :: Discard; a => b");
+    assert_eq!(conns(&c), vec!["a[0]->[0]b"]);
+}
+
+#[test]
+fn error_collection_with_lines() {
+    let e = errs("a :: Idle;\nb :: Discard\nc :: Counter;\nc :: Counter;\na -> -> b;\nx :: Foo(;\n");
+    assert!(e.iter().any(|m| m == "t.click:4: redeclaration of element 'c'"), "{e:?}");
+    assert!(e.iter().any(|m| m == "t.click:5: syntax error near '->'"), "{e:?}");
+    assert!(e.len() >= 3, "{e:?}");
+}
+
+#[test]
+fn error_undeclared_and_syntax() {
+    let e = errs("a :: Idle;\na -> nosuch;\nb :: Discard :: x;\n");
+    assert!(e.iter().any(|m| m == "t.click:2: undeclared element 'nosuch'"), "{e:?}");
+    assert!(e.iter().any(|m| m.starts_with("t.click:3: syntax error near '::'")), "{e:?}");
+    let e = errs("a [1];\nb :: X(\n");
+    assert!(e.len() >= 2, "{e:?}");
+    let e = errs("a :: X; a -> [ b");
+    assert!(e.iter().any(|m| m.contains("expected port number")), "{e:?}");
+}
+
+#[test]
+fn error_compound_misuse() {
+    let e = errs("elementclass F { $a | input -> X($a) -> output }\nIdle -> F -> Discard;");
+    assert!(e.iter().any(|m| m.contains("t.click:2: wrong number of arguments")), "{e:?}");
+    let e = errs("elementclass R { input -> R -> output }\nIdle -> R -> Discard;");
+    assert!(e.iter().any(|m| m.contains("recursive element class 'R'")), "{e:?}");
+    let e = errs("elementclass G { x :: Counter; x -> input; output -> x }");
+    assert!(e.iter().any(|m| m.contains("'input' pseudoelement used as output")), "{e:?}");
+    assert!(e.iter().any(|m| m.contains("'output' pseudoelement used as input")), "{e:?}");
+    let e = errs("elementclass H { input -> output }\nIdle -> [2] H;");
+    assert!(e.iter().any(|m| m.contains("input 2 out of range")), "{e:?}");
+    let e = errs("elementclass K { $a, $a | input -> output }");
+    assert!(e.iter().any(|m| m.contains("repeated formal")), "{e:?}");
+}
+
+const EXAMPLES: &[&str] = &[
+    "FromDump(f.pcap, STOP true) -> ToDump(out.pcap)",
+    "src :: FromDevice(eth0); ctr :: Counter; sink :: Discard; src -> ctr; ctr -> sink;",
+    // IP router fragment in the style of the Click paper (Figure 8), with compounds.
+    r#"
+    elementclass ErrorHandling { $ip |
+        input -> ICMPError($ip, parameterproblem) -> output;
+    }
+    elementclass Output { $ip, $eth, $dev |
+        input[0] -> DropBroadcasts
+          -> cp :: CheckPaint(1)
+          -> gio :: IPGWOptions($ip)
+          -> FixIPSrc($ip)
+          -> dt :: DecIPTTL
+          -> fr :: IPFragmenter(1500)
+          -> [0]arpq :: ARPQuerier($ip, $eth)
+          -> Queue(200) -> ToDevice($dev);
+        input[1] -> [1]arpq;
+        cp[1] -> ICMPError($ip, redirect, host) -> [1]output;
+        gio[1] -> ErrorHandling($ip) -> [1]output;
+        dt[1] -> ICMPError($ip, timeexceeded) -> [1]output;
+        fr[1] -> ICMPError($ip, unreachable, needfrag) -> [1]output;
+    }
+    require(package "sluice");
+    define($IP0 18.26.4.24, $IP1 18.26.7.1);
+    c0 :: Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800, -);
+    c1 :: Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800, -);
+    FromDevice(eth0) -> c0; FromDevice(eth1) -> c1;
+    out0 :: Output($IP0, 00:00:c0:ae:67:ef, eth0);
+    out1 :: Output($IP1, 00:00:c0:4f:71:ef, eth1);
+    c0[0] -> ARPResponder($IP0 00:00:c0:ae:67:ef) -> Queue -> ToDevice(eth0);
+    c1[0] -> ARPResponder($IP1 00:00:c0:4f:71:ef) -> Queue -> ToDevice(eth1);
+    c0[1] -> [1]out0; c1[1] -> [1]out1;
+    c0[3] -> Discard; c1[3] -> Discard;
+    toh :: ToHost;
+    rt :: StaticIPLookup(18.26.4.24/32 0, 18.26.7.1/32 0, 18.26.4.0/24 1, 18.26.7.0/24 2);
+    ip :: Strip(14) -> CheckIPHeader -> GetIPAddress(16) -> rt;
+    c0[2] -> Paint(1) -> ip; c1[2] -> Paint(2) -> ip;
+    rt[0] -> toh; rt[1] -> out0; rt[2] -> out1;
+    out0[1] -> rt; out1[1] -> rt;
+    "#,
+    "elementclass Foo { $a | input -> Queue($a) -> output || input -> output } Idle -> Foo(5) -> Foo -> Discard",
+    "a :: InfiniteSource(DATA \"\\<00 11 22>\", LIMIT 10) -> t :: Tee(3); t[1] -> Discard; t[2] -> [0]Print(\"hi, there\", 40) -> Discard; t -> Discard",
+    "x :: Script(wait 1s, write a.reset, \"// not a comment\")",
+];
+
+#[test]
+fn unparse_round_trip() {
+    for ex in EXAMPLES {
+        let a = parse(ex);
+        let text = unparse(&a);
+        let b = match parse_config(&text, "u", &[]) {
+            Ok(b) => b,
+            Err(d) => panic!("reparse of {text}\nfailed: {d:?}"),
+        };
+        assert!(same(&a, &b), "round trip differs:\n{text}\n{a:?}\n{b:?}");
+        assert_eq!(unparse(&b), text);
+    }
+}
+
+#[test]
+fn ip_router_example_structure() {
+    let c = parse(EXAMPLES[2]);
+    assert_eq!(c.requirements, vec!["package \"sluice\""]);
+    assert_eq!(elem(&c, "out0/gio").config, "18.26.4.24");
+    assert_eq!(elem(&c, "out1/arpq").config, "18.26.7.1, 00:00:c0:4f:71:ef");
+    let cs = conns(&c);
+    assert!(cs.contains(&"rt[1]->[0]out0/DropBroadcasts@3".to_string()), "{cs:?}");
+    assert!(cs.iter().any(|s| s.starts_with("out0/ErrorHandling@") && s.ends_with("->[0]rt")), "{cs:?}");
+}
+
+#[test]
+fn dot_output() {
+    let c = parse("a :: Idle; a [1] -> Discard");
+    let d = to_dot(&c);
+    assert!(d.starts_with("digraph"));
+    assert!(d.contains("label=\"a :: Idle\""));
+    assert!(d.contains("n0 -> n1 [label=\"[1] -> [0]\"]"));
+}
+
+struct XorShift(u64);
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[test]
+fn malformed_inputs_never_panic() {
+    let pieces = [
+        "a", "::", "->", "=>", "[", "]", "0", "1", "(", ")", "{", "}", ";", ",", "|", "||", "...",
+        "$x", "elementclass", "input", "output", "Foo", "Counter", "define(", "require(", "\"",
+        "'", "//", "/*", "*/", "\n", " ", "# 3 \"f\"\n", "@", "/", "\\", "${x}", "é",
+    ];
+    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..3000 {
+        let n = rng.below(30);
+        let mut s = String::new();
+        for _ in 0..n {
+            s.push_str(pieces[rng.below(pieces.len())]);
+            if rng.below(3) == 0 {
+                s.push(' ');
+            }
+        }
+        if let Ok(c) = parse_config(&s, "f", &[]) {
+            let _ = unparse(&c);
+            let _ = to_dot(&c);
+        }
+    }
+    // Mutations of valid examples.
+    for _ in 0..2000 {
+        let ex: Vec<char> = EXAMPLES[rng.below(EXAMPLES.len())].chars().collect();
+        let mut v = ex.clone();
+        for _ in 0..1 + rng.below(4) {
+            if v.is_empty() {
+                break;
+            }
+            let i = rng.below(v.len());
+            match rng.below(3) {
+                0 => {
+                    v.remove(i);
+                }
+                1 => v.insert(i, pieces[rng.below(pieces.len())].chars().next().unwrap_or(' ')),
+                _ => v.truncate(i),
+            }
+        }
+        let s: String = v.into_iter().collect();
+        if let Ok(c) = parse_config(&s, "f", &[]) {
+            let t = unparse(&c);
+            let c2 = parse_config(&t, "g", &[]).expect("unparse output reparses");
+            assert!(same(&c, &c2), "{s}\n{t}");
+        }
+    }
+}
+
+#[test]
+fn exponential_compounds_are_bounded() {
+    let mut s = String::from("elementclass C0 { input -> Counter -> output }\n");
+    for i in 1..30 {
+        s.push_str(&format!(
+            "elementclass C{i} {{ input -> C{p} -> C{p} -> C{p} -> output }}\n",
+            p = i - 1
+        ));
+    }
+    s.push_str("Idle -> C29 -> Discard;");
+    let e = errs(&s);
+    assert!(e.iter().any(|m| m.contains("too large")), "{e:?}");
+}
