@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs everything Sluice's build and tests need: Debian packages (packet tools, tshark,
+# network namespaces) and a project-local Python venv with scapy and pytest. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(tshark tcpdump iproute2 iputils-ping traceroute iperf3 ethtool netcat-openbsd
+              python3-venv tcpreplay socat)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import scapy, pytest' 2>/dev/null; then
+  python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check 'scapy==2.6.1' 'pytest>=8,<9' matplotlib
+fi
+echo "setup: ok"
