@@ -23,6 +23,8 @@ pub mod arp;
 pub mod checksum;
 mod error;
 pub mod ethernet;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod icmp;
 pub mod icmpv6;
 pub mod ipv4;

@@ -1,0 +1,5 @@
+a :: Idle;
+a :: Idle;
+a -> -> b;
+elementclass R { input -> R -> output } Idle -> R -> Discard;
+x :: Foo(

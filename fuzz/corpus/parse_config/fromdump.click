@@ -1,0 +1,1 @@
+FromDump(f.pcap, STOP true) -> ToDump(out.pcap)

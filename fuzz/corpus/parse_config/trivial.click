@@ -1,0 +1,1 @@
+FromDevice(eth0) -> Counter -> Discard;
