@@ -1,7 +1,14 @@
 //! Sluice's element library. One folder per family, one element per file; each file's leading
 //! `//!` comment is the element's documentation (`sluice doc CLASS`).
 
+pub mod classify;
+pub mod device;
+pub mod ethernet;
+pub mod icmp;
+pub mod io;
 pub mod ip;
+pub mod lookup;
+pub mod script;
 pub mod standard;
 
 use sluice_core::Library;
@@ -9,7 +16,18 @@ use sluice_core::Library;
 /// Every element class Sluice ships.
 pub fn library() -> Library {
     let mut lib = Library::new();
-    lib.add(standard::CLASSES);
-    lib.add(ip::CLASSES);
+    for family in [
+        standard::CLASSES,
+        io::CLASSES,
+        script::CLASSES,
+        device::CLASSES,
+        classify::CLASSES,
+        lookup::CLASSES,
+        ip::CLASSES,
+        ethernet::CLASSES,
+        icmp::CLASSES,
+    ] {
+        lib.add(family);
+    }
     lib
 }

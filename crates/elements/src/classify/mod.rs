@@ -1,0 +1,6 @@
+//! Classifiers: Classifier, IPClassifier, IPFilter.
+
+use sluice_core::ElementClass;
+
+/// Classes of this family.
+pub const CLASSES: &[ElementClass] = &[];

@@ -1,0 +1,6 @@
+//! ICMP elements.
+
+use sluice_core::ElementClass;
+
+/// Classes of this family.
+pub const CLASSES: &[ElementClass] = &[];

@@ -1,0 +1,6 @@
+//! Scripting and control: Script, DriverManager, ControlSocket.
+
+use sluice_core::ElementClass;
+
+/// Classes of this family.
+pub const CLASSES: &[ElementClass] = &[];
