@@ -137,7 +137,7 @@ enum Node {
 
 enum Resolved<'a> {
     Primitive(String),
-    Body(&'a crate::parser::Body, Env),
+    Body(&'a crate::parser::Body, ClassId, Env),
 }
 
 pub(crate) struct Expander<'a> {
@@ -145,7 +145,8 @@ pub(crate) struct Expander<'a> {
     pub diags: Vec<Diagnostic>,
     nodes: Vec<Node>,
     edges: Vec<(usize, usize, usize, usize, Landmark)>,
-    stack: Vec<ClassId>,
+    /// Bodies being expanded (by address), for recursion detection.
+    stack: Vec<*const crate::parser::Body>,
     too_large: bool,
 }
 
@@ -201,7 +202,7 @@ impl<'a> Expander<'a> {
             .position(|(b, _)| b.ninputs >= nin && b.noutputs >= nout);
         if let Some(i) = exact.or(fits) {
             let (b, env) = matching.swap_remove(i);
-            return Ok(Resolved::Body(b, env));
+            return Ok(Resolved::Body(b, id, env));
         }
         if let Some(p) = prev {
             return match p {
@@ -210,7 +211,7 @@ impl<'a> Expander<'a> {
             };
         }
         if let Some((b, env)) = matching.into_iter().next() {
-            return Ok(Resolved::Body(b, env));
+            return Ok(Resolved::Body(b, id, env));
         }
         Err(format!(
             "wrong number of arguments to element class '{}' (got {})",
@@ -261,12 +262,9 @@ impl<'a> Expander<'a> {
                             let n = self.nodes.len() - 1;
                             ends.push((n, n));
                         }
-                        Ok(Resolved::Body(body, bound)) => {
-                            let id = match r {
-                                ClassRef::Compound(id) => *id,
-                                _ => unreachable!(),
-                            };
-                            if self.stack.contains(&id) || self.stack.len() > MAX_NESTING {
+                        Ok(Resolved::Body(body, id, bound)) => {
+                            let key = body as *const crate::parser::Body;
+                            if self.stack.contains(&key) || self.stack.len() > MAX_NESTING {
                                 let cname = self.classes[id].name.clone();
                                 self.error(&d.lm, format!("recursive element class '{cname}'"));
                                 self.nodes.push(Node::Virtual);
@@ -294,7 +292,7 @@ impl<'a> Expander<'a> {
                                 let v = substitute(v, &inner);
                                 inner.push((n.clone(), v));
                             }
-                            self.stack.push(id);
+                            self.stack.push(key);
                             let sub = self.expand_scope(&body.scope, &format!("{name}/"), &inner);
                             self.stack.pop();
                             // decls 0 and 1 are input and output.
