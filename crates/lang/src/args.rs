@@ -506,6 +506,8 @@ pub struct Args {
     errors: Vec<String>,
 }
 
+// The unit error is deliberate: messages are kept in `Args` and returned by `complete`.
+#[allow(clippy::result_unit_err)]
 impl Args {
     /// Splits `config` into arguments ([`split_args`]).
     pub fn new(config: &str) -> Args {
@@ -555,7 +557,12 @@ impl Args {
         T::from_arg(v).map_err(|e| self.errors.push(format!("{key}: {e}")))
     }
 
-    fn read_any<T: FromArg>(&mut self, key: &str, mandatory: bool, positional: bool) -> Result<Option<T>, ()> {
+    fn read_any<T: FromArg>(
+        &mut self,
+        key: &str,
+        mandatory: bool,
+        positional: bool,
+    ) -> Result<Option<T>, ()> {
         let v = match self.find_keyword(key) {
             Some(v) => Some(v),
             None if positional => self.find_positional(mandatory),
@@ -564,7 +571,8 @@ impl Args {
         match v {
             Some(v) => self.parse(key, &v).map(Some),
             None if mandatory => {
-                self.errors.push(format!("missing mandatory {key} argument"));
+                self.errors
+                    .push(format!("missing mandatory {key} argument"));
                 Err(())
             }
             None => Ok(None),
@@ -597,7 +605,7 @@ impl Args {
         let mut ok = true;
         for i in 0..self.slots.len() {
             let s = &mut self.slots[i];
-            if s.used || !s.kw.as_ref().is_some_and(|(k, _)| k == key) {
+            if s.used || s.kw.as_ref().is_none_or(|(k, _)| k != key) {
                 continue;
             }
             s.used = true;

@@ -11,7 +11,10 @@ const MAX_NESTING: usize = 100;
 pub(crate) type Env = Vec<(String, String)>;
 
 fn env_get<'a>(env: &'a Env, name: &str) -> Option<&'a str> {
-    env.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    env.iter()
+        .rev()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
 }
 
 /// Replaces `$name` and `${name}` with their values (not inside single quotes). Unknown
@@ -221,7 +224,12 @@ impl<'a> Expander<'a> {
     }
 
     /// Expands one scope; returns each declaration's (input node, output node).
-    pub fn expand_scope(&mut self, scope: &'a Scope, prefix: &str, env: &Env) -> Vec<(usize, usize)> {
+    pub fn expand_scope(
+        &mut self,
+        scope: &'a Scope,
+        prefix: &str,
+        env: &Env,
+    ) -> Vec<(usize, usize)> {
         let mut ends = Vec::with_capacity(scope.decls.len());
         let mut nin = vec![0usize; scope.decls.len()];
         let mut nout = vec![0usize; scope.decls.len()];
@@ -313,7 +321,8 @@ impl<'a> Expander<'a> {
             if f == usize::MAX || t == usize::MAX {
                 continue;
             }
-            self.edges.push((f, c.from_port, t, c.to_port, c.lm.clone()));
+            self.edges
+                .push((f, c.from_port, t, c.to_port, c.lm.clone()));
         }
         ends
     }

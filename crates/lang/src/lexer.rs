@@ -177,7 +177,10 @@ impl Lexer {
             Some('|') => (Tok::Bar, 1),
             Some('$') => {
                 let mut e = self.pos + 1;
-                while self.at(e).is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                while self
+                    .at(e)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                {
                     e += 1;
                 }
                 if e == self.pos + 1 {

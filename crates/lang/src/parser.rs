@@ -302,12 +302,18 @@ impl Parser {
                 None => (a, ""),
             };
             match name.strip_prefix('$') {
-                Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                Some(n)
+                    if !n.is_empty()
+                        && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+                {
                     let n = n.to_string();
                     let v = value.to_string();
                     self.scope().defines.push((n, v));
                 }
-                _ => self.error(lm.clone(), format!("bad define '{a}', expected '$NAME value'")),
+                _ => self.error(
+                    lm.clone(),
+                    format!("bad define '{a}', expected '$NAME value'"),
+                ),
             }
         }
     }
@@ -346,7 +352,12 @@ impl Parser {
 
     /// Parses a compound class body after `{`; registers `name` in the current scope first so
     /// self-references resolve (and are reported as recursion on expansion).
-    fn compound_class(&mut self, name: String, prev: Option<ClassRef>, lm: Landmark) -> Option<ClassId> {
+    fn compound_class(
+        &mut self,
+        name: String,
+        prev: Option<ClassRef>,
+        lm: Landmark,
+    ) -> Option<ClassId> {
         let id = self.classes.len();
         self.classes.push(ClassDef {
             name: name.clone(),
@@ -483,7 +494,13 @@ impl Parser {
         }
     }
 
-    fn add_formal(&mut self, out: &mut Vec<Formal>, var: String, kw: Option<String>, lm: &Landmark) {
+    fn add_formal(
+        &mut self,
+        out: &mut Vec<Formal>,
+        var: String,
+        kw: Option<String>,
+        lm: &Landmark,
+    ) {
         if out.iter().any(|f| f.var == var) {
             self.error(lm.clone(), format!("repeated formal parameter '${var}'"));
         }
@@ -555,10 +572,19 @@ impl Parser {
             };
             count += 1;
             if (prev.list || next.list) && count > 1 {
-                self.error(arrow.lm.clone(), "element declaration list used in a connection");
+                self.error(
+                    arrow.lm.clone(),
+                    "element declaration list used in a connection",
+                );
                 return;
             }
-            self.connect(prev.out_idx, prev.out_port, next.in_idx, next.in_port, arrow.lm);
+            self.connect(
+                prev.out_idx,
+                prev.out_port,
+                next.in_idx,
+                next.in_port,
+                arrow.lm,
+            );
             prev = next;
         }
         if count == 1 && (prev.in_port != 0 || prev.out_port != 0) {
@@ -781,7 +807,13 @@ impl Parser {
         ))
     }
 
-    fn check_name_and_declare(&mut self, name: String, kind: DeclKind, config: String, lm: Landmark) -> usize {
+    fn check_name_and_declare(
+        &mut self,
+        name: String,
+        kind: DeclKind,
+        config: String,
+        lm: Landmark,
+    ) -> usize {
         if name.chars().all(|c| c.is_ascii_digit()) {
             self.error(lm.clone(), format!("bad element name '{name}'"));
         }
@@ -799,8 +831,18 @@ impl Parser {
         }
         self.group_count += 1;
         let g = self.group_count;
-        let gin = self.declare(format!("@group{g} in"), DeclKind::Virtual, String::new(), lm.clone());
-        let gout = self.declare(format!("@group{g} out"), DeclKind::Virtual, String::new(), lm.clone());
+        let gin = self.declare(
+            format!("@group{g} in"),
+            DeclKind::Virtual,
+            String::new(),
+            lm.clone(),
+        );
+        let gout = self.declare(
+            format!("@group{g} out"),
+            DeclKind::Virtual,
+            String::new(),
+            lm.clone(),
+        );
         self.ctx.push(Ctx::Group(gin, gout));
         self.depth += 1;
         self.statements();

@@ -34,15 +34,33 @@ fn conns(c: &FlatConfig) -> Vec<String> {
 }
 
 fn elem<'a>(c: &'a FlatConfig, name: &str) -> &'a FlatElement {
-    &c.elements[c.find(name).unwrap_or_else(|| panic!("no element {name} in {c:?}"))]
+    &c.elements[c
+        .find(name)
+        .unwrap_or_else(|| panic!("no element {name} in {c:?}"))]
 }
 
 /// Equality ignoring landmarks.
 fn same(a: &FlatConfig, b: &FlatConfig) -> bool {
-    let ea: Vec<_> = a.elements.iter().map(|e| (&e.name, &e.class, &e.config)).collect();
-    let eb: Vec<_> = b.elements.iter().map(|e| (&e.name, &e.class, &e.config)).collect();
-    let ca: Vec<_> = a.connections.iter().map(|c| (c.from, c.from_port, c.to, c.to_port)).collect();
-    let cb: Vec<_> = b.connections.iter().map(|c| (c.from, c.from_port, c.to, c.to_port)).collect();
+    let ea: Vec<_> = a
+        .elements
+        .iter()
+        .map(|e| (&e.name, &e.class, &e.config))
+        .collect();
+    let eb: Vec<_> = b
+        .elements
+        .iter()
+        .map(|e| (&e.name, &e.class, &e.config))
+        .collect();
+    let ca: Vec<_> = a
+        .connections
+        .iter()
+        .map(|c| (c.from, c.from_port, c.to, c.to_port))
+        .collect();
+    let cb: Vec<_> = b
+        .connections
+        .iter()
+        .map(|c| (c.from, c.from_port, c.to, c.to_port))
+        .collect();
     ea == eb && ca == cb && a.requirements == b.requirements
 }
 
@@ -73,10 +91,7 @@ fn ports_and_multi_declarations() {
     let c = parse("a, b :: Tee(2); c :: Discard\n a [1] -> [0] b; b[1]->[2]c a -> c");
     assert_eq!(elem(&c, "a").config, "2");
     assert_eq!(elem(&c, "b").class, "Tee");
-    assert_eq!(
-        conns(&c),
-        vec!["a[0]->[0]c", "a[1]->[0]b", "b[1]->[2]c"]
-    );
+    assert_eq!(conns(&c), vec!["a[0]->[0]c", "a[1]->[0]b", "b[1]->[2]c"]);
 }
 
 #[test]
@@ -125,7 +140,12 @@ fn command_line_defines_override() {
     let text = "define($DEV eth0); FromDevice($DEV) -> Discard";
     let c = parse_config(text, "x", &[("DEV".into(), "eth1".into())]).unwrap();
     assert_eq!(c.elements[0].config, "eth1");
-    let c = parse_config("FromDevice($IF, $UNK) -> Discard", "x", &[("$IF".into(), "eth2".into())]).unwrap();
+    let c = parse_config(
+        "FromDevice($IF, $UNK) -> Discard",
+        "x",
+        &[("$IF".into(), "eth2".into())],
+    )
+    .unwrap();
     assert_eq!(c.elements[0].config, "eth2, $UNK");
 }
 
@@ -139,7 +159,11 @@ fn compound_basic() {
     assert!(c.find("f/Unqueue@4").is_some());
     assert_eq!(
         conns(&c),
-        vec!["f/Unqueue@4[0]->[0]Discard@3", "f/q[0]->[0]f/Unqueue@4", "src[0]->[0]f/q"]
+        vec![
+            "f/Unqueue@4[0]->[0]Discard@3",
+            "f/q[0]->[0]f/Unqueue@4",
+            "src[0]->[0]f/q"
+        ]
     );
 }
 
@@ -164,8 +188,15 @@ fn nested_compounds() {
     assert_eq!(elem(&c, "o/i/Paint@3").config, "7");
     let cs = conns(&c);
     assert!(cs.contains(&"a[0]->[0]o/i/Paint@3".to_string()), "{cs:?}");
-    assert!(cs.iter().any(|s| s.starts_with("b[0]->[0]Discard")), "{cs:?}");
-    assert!(cs.iter().any(|s| s.starts_with("o/i/Paint@3[0]->[0]Discard")), "{cs:?}");
+    assert!(
+        cs.iter().any(|s| s.starts_with("b[0]->[0]Discard")),
+        "{cs:?}"
+    );
+    assert!(
+        cs.iter()
+            .any(|s| s.starts_with("o/i/Paint@3[0]->[0]Discard")),
+        "{cs:?}"
+    );
 }
 
 #[test]
@@ -228,11 +259,10 @@ fn rest_parameter() {
 
 #[test]
 fn element_groups() {
-    let c = parse("a :: Idle; d :: Discard; a -> ( [0] -> b :: Counter; c :: Counter -> [0] ) -> d; b -> c;");
-    assert_eq!(
-        conns(&c),
-        vec!["a[0]->[0]b", "b[0]->[0]c", "c[0]->[0]d"]
+    let c = parse(
+        "a :: Idle; d :: Discard; a -> ( [0] -> b :: Counter; c :: Counter -> [0] ) -> d; b -> c;",
     );
+    assert_eq!(conns(&c), vec!["a[0]->[0]b", "b[0]->[0]c", "c[0]->[0]d"]);
 }
 
 #[test]
@@ -243,34 +273,71 @@ fn double_arrow_is_connection() {
 
 #[test]
 fn error_collection_with_lines() {
-    let e = errs("a :: Idle;\nb :: Discard\nc :: Counter;\nc :: Counter;\na -> -> b;\nx :: Foo(;\n");
-    assert!(e.iter().any(|m| m == "t.click:4: redeclaration of element 'c'"), "{e:?}");
-    assert!(e.iter().any(|m| m == "t.click:5: syntax error near '->'"), "{e:?}");
+    let e =
+        errs("a :: Idle;\nb :: Discard\nc :: Counter;\nc :: Counter;\na -> -> b;\nx :: Foo(;\n");
+    assert!(
+        e.iter()
+            .any(|m| m == "t.click:4: redeclaration of element 'c'"),
+        "{e:?}"
+    );
+    assert!(
+        e.iter().any(|m| m == "t.click:5: syntax error near '->'"),
+        "{e:?}"
+    );
     assert!(e.len() >= 3, "{e:?}");
 }
 
 #[test]
 fn error_undeclared_and_syntax() {
     let e = errs("a :: Idle;\na -> nosuch;\nb :: Discard :: x;\n");
-    assert!(e.iter().any(|m| m == "t.click:2: undeclared element 'nosuch'"), "{e:?}");
-    assert!(e.iter().any(|m| m.starts_with("t.click:3: syntax error near '::'")), "{e:?}");
+    assert!(
+        e.iter()
+            .any(|m| m == "t.click:2: undeclared element 'nosuch'"),
+        "{e:?}"
+    );
+    assert!(
+        e.iter()
+            .any(|m| m.starts_with("t.click:3: syntax error near '::'")),
+        "{e:?}"
+    );
     let e = errs("a [1];\nb :: X(\n");
     assert!(e.len() >= 2, "{e:?}");
     let e = errs("a :: X; a -> [ b");
-    assert!(e.iter().any(|m| m.contains("expected port number")), "{e:?}");
+    assert!(
+        e.iter().any(|m| m.contains("expected port number")),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn error_compound_misuse() {
     let e = errs("elementclass F { $a | input -> X($a) -> output }\nIdle -> F -> Discard;");
-    assert!(e.iter().any(|m| m.contains("t.click:2: wrong number of arguments")), "{e:?}");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("t.click:2: wrong number of arguments")),
+        "{e:?}"
+    );
     let e = errs("elementclass R { input -> R -> output }\nIdle -> R -> Discard;");
-    assert!(e.iter().any(|m| m.contains("recursive element class 'R'")), "{e:?}");
+    assert!(
+        e.iter().any(|m| m.contains("recursive element class 'R'")),
+        "{e:?}"
+    );
     let e = errs("elementclass G { x :: Counter; x -> input; output -> x }");
-    assert!(e.iter().any(|m| m.contains("'input' pseudoelement used as output")), "{e:?}");
-    assert!(e.iter().any(|m| m.contains("'output' pseudoelement used as input")), "{e:?}");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("'input' pseudoelement used as output")),
+        "{e:?}"
+    );
+    assert!(
+        e.iter()
+            .any(|m| m.contains("'output' pseudoelement used as input")),
+        "{e:?}"
+    );
     let e = errs("elementclass H { input -> output }\nIdle -> [2] H;");
-    assert!(e.iter().any(|m| m.contains("input 2 out of range")), "{e:?}");
+    assert!(
+        e.iter().any(|m| m.contains("input 2 out of range")),
+        "{e:?}"
+    );
     let e = errs("elementclass K { $a, $a | input -> output }");
     assert!(e.iter().any(|m| m.contains("repeated formal")), "{e:?}");
 }
@@ -342,8 +409,15 @@ fn ip_router_example_structure() {
     assert_eq!(elem(&c, "out0/gio").config, "18.26.4.24");
     assert_eq!(elem(&c, "out1/arpq").config, "18.26.7.1, 00:00:c0:4f:71:ef");
     let cs = conns(&c);
-    assert!(cs.contains(&"rt[1]->[0]out0/DropBroadcasts@3".to_string()), "{cs:?}");
-    assert!(cs.iter().any(|s| s.starts_with("out0/ErrorHandling@") && s.ends_with("->[0]rt")), "{cs:?}");
+    assert!(
+        cs.contains(&"rt[1]->[0]out0/DropBroadcasts@3".to_string()),
+        "{cs:?}"
+    );
+    assert!(
+        cs.iter()
+            .any(|s| s.starts_with("out0/ErrorHandling@") && s.ends_with("->[0]rt")),
+        "{cs:?}"
+    );
 }
 
 #[test]
@@ -371,9 +445,44 @@ impl XorShift {
 #[test]
 fn malformed_inputs_never_panic() {
     let pieces = [
-        "a", "::", "->", "=>", "[", "]", "0", "1", "(", ")", "{", "}", ";", ",", "|", "||", "...",
-        "$x", "elementclass", "input", "output", "Foo", "Counter", "define(", "require(", "\"",
-        "'", "//", "/*", "*/", "\n", " ", "# 3 \"f\"\n", "@", "/", "\\", "${x}", "é",
+        "a",
+        "::",
+        "->",
+        "=>",
+        "[",
+        "]",
+        "0",
+        "1",
+        "(",
+        ")",
+        "{",
+        "}",
+        ";",
+        ",",
+        "|",
+        "||",
+        "...",
+        "$x",
+        "elementclass",
+        "input",
+        "output",
+        "Foo",
+        "Counter",
+        "define(",
+        "require(",
+        "\"",
+        "'",
+        "//",
+        "/*",
+        "*/",
+        "\n",
+        " ",
+        "# 3 \"f\"\n",
+        "@",
+        "/",
+        "\\",
+        "${x}",
+        "é",
     ];
     let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
     for _ in 0..3000 {
@@ -403,7 +512,13 @@ fn malformed_inputs_never_panic() {
                 0 => {
                     v.remove(i);
                 }
-                1 => v.insert(i, pieces[rng.below(pieces.len())].chars().next().unwrap_or(' ')),
+                1 => v.insert(
+                    i,
+                    pieces[rng.below(pieces.len())]
+                        .chars()
+                        .next()
+                        .unwrap_or(' '),
+                ),
                 _ => v.truncate(i),
             }
         }
