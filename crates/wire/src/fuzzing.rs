@@ -69,7 +69,11 @@ fn ipv4_packet(data: &[u8]) {
         p.is_fragment(),
     ));
     black_box((p.ttl(), p.protocol(), p.checksum(), p.src(), p.dst()));
-    black_box(p.verify_checksum());
+    if let Ok(r) = crate::Ipv4Repr::parse(&p) {
+        let mut out = vec![0u8; r.header_len()];
+        r.emit(&mut Ipv4Packet::new_unchecked(&mut out[..]));
+        assert!(Ipv4Packet::new_unchecked(&out[..]).verify_checksum());
+    }
     assert!(p.header_len() >= ipv4::HEADER_LEN && p.header_len() <= data.len());
     assert_eq!(p.options().len(), p.header_len() - ipv4::HEADER_LEN);
     assert!(p.payload().len() <= data.len() - p.header_len());
@@ -241,6 +245,9 @@ fn tcp_packet(data: &[u8], s4: Ipv4Addr, d4: Ipv4Addr, s6: &Ipv6Addr, d6: &Ipv6A
         p.window(),
     ));
     black_box((p.checksum(), p.urgent(), p.options(), p.payload()));
+    for o in p.option_iter() {
+        let _ = black_box(o);
+    }
     black_box((p.verify_checksum_v4(s4, d4), p.verify_checksum_v6(s6, d6)));
     assert_eq!(p.options().len() + p.payload().len() + 20, data.len());
     let mut copy = data.to_vec();

@@ -418,6 +418,72 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
     }
 }
 
+/// A validated, option-less summary of an IPv4 header, for building packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ipv4Repr {
+    /// Source address.
+    pub src: Ipv4Addr,
+    /// Destination address.
+    pub dst: Ipv4Addr,
+    /// Payload protocol.
+    pub protocol: u8,
+    /// Time to live.
+    pub ttl: u8,
+    /// TOS byte.
+    pub tos: u8,
+    /// Identification.
+    pub ident: u16,
+    /// Don't-fragment flag.
+    pub dont_frag: bool,
+    /// Payload length in bytes.
+    pub payload_len: usize,
+}
+
+impl Ipv4Repr {
+    /// Summarises a checked packet, rejecting a bad checksum. Options are ignored.
+    pub fn parse<T: AsRef<[u8]>>(p: &Ipv4Packet<T>) -> Result<Ipv4Repr> {
+        if !p.verify_checksum() {
+            return Err(WireError::BadChecksum);
+        }
+        Ok(Ipv4Repr {
+            src: p.src(),
+            dst: p.dst(),
+            protocol: p.protocol(),
+            ttl: p.ttl(),
+            tos: p.tos(),
+            ident: p.ident(),
+            dont_frag: p.dont_frag(),
+            payload_len: p.total_len() as usize - p.header_len(),
+        })
+    }
+
+    /// Length of the header this emits (20).
+    pub fn header_len(&self) -> usize {
+        HEADER_LEN
+    }
+
+    /// Total length of the packet this describes.
+    pub fn buffer_len(&self) -> usize {
+        HEADER_LEN + self.payload_len
+    }
+
+    /// Writes a 20-byte header (with checksum) into the start of `p`'s buffer, which must
+    /// hold at least 20 bytes. The payload is left untouched.
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Ipv4Packet<T>) {
+        p.set_version(4);
+        p.set_header_len(HEADER_LEN);
+        p.set_tos(self.tos);
+        p.set_total_len(self.buffer_len().min(u16::MAX as usize) as u16);
+        p.set_ident(self.ident);
+        p.set_flags_frag(if self.dont_frag { FLAG_DF } else { 0 });
+        p.set_ttl(self.ttl);
+        p.set_protocol(self.protocol);
+        p.set_src(self.src);
+        p.set_dst(self.dst);
+        p.fill_checksum();
+    }
+}
+
 /// A source-route or record-route option's body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RouteOption<'a> {
@@ -618,6 +684,22 @@ mod tests {
         let mut v = HDR.to_vec();
         v.resize(0x73, 0xab);
         v
+    }
+
+    #[test]
+    fn repr_round_trip() {
+        let b = packet();
+        let p = Ipv4Packet::new_checked(&b[..]).unwrap();
+        let r = Ipv4Repr::parse(&p).unwrap();
+        assert_eq!(r.payload_len, 0x73 - 20);
+        assert_eq!(r.protocol, PROTO_UDP);
+        let mut out = vec![0u8; r.buffer_len()];
+        r.emit(&mut Ipv4Packet::new_unchecked(&mut out[..]));
+        assert_eq!(&out[..20], &HDR[..]);
+        let mut bad = b.clone();
+        bad[11] ^= 1;
+        let p = Ipv4Packet::new_checked(&bad[..]).unwrap();
+        assert_eq!(Ipv4Repr::parse(&p), Err(WireError::BadChecksum));
     }
 
     #[test]

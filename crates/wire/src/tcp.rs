@@ -27,6 +27,114 @@ pub const FLAG_CWR: u16 = 0x080;
 /// NS flag (historic, RFC 3540).
 pub const FLAG_NS: u16 = 0x100;
 
+/// Option kind: end of option list.
+pub const OPT_EOL: u8 = 0;
+/// Option kind: no operation.
+pub const OPT_NOP: u8 = 1;
+/// Option kind: maximum segment size.
+pub const OPT_MSS: u8 = 2;
+/// Option kind: window scale.
+pub const OPT_WSCALE: u8 = 3;
+/// Option kind: SACK permitted.
+pub const OPT_SACK_PERMITTED: u8 = 4;
+/// Option kind: SACK blocks.
+pub const OPT_SACK: u8 = 5;
+/// Option kind: timestamps.
+pub const OPT_TIMESTAMP: u8 = 8;
+
+/// One parsed TCP option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpOption<'a> {
+    /// End of option list; iteration stops after it.
+    EndOfList,
+    /// No operation.
+    Nop,
+    /// Maximum segment size.
+    Mss(u16),
+    /// Window scale shift count.
+    WindowScale(u8),
+    /// SACK permitted.
+    SackPermitted,
+    /// SACK blocks (pairs of 32-bit sequence numbers, raw).
+    Sack(&'a [u8]),
+    /// Timestamps: value and echo reply.
+    Timestamp {
+        /// TSval.
+        value: u32,
+        /// TSecr.
+        echo: u32,
+    },
+    /// Any other option: its kind and the bytes after the length byte.
+    Unknown {
+        /// Option kind byte.
+        kind: u8,
+        /// Option data.
+        data: &'a [u8],
+    },
+}
+
+/// Iterator over TCP options; yields `Err(WireError::BadOption)` once for a malformed
+/// option (length < 2, wrong length for its kind, or overrunning the header), then stops.
+#[derive(Clone, Debug)]
+pub struct TcpOptions<'a> {
+    data: &'a [u8],
+    done: bool,
+}
+
+impl<'a> TcpOptions<'a> {
+    /// Iterates over raw option bytes.
+    pub fn new(data: &'a [u8]) -> Self {
+        TcpOptions { data, done: false }
+    }
+}
+
+impl<'a> Iterator for TcpOptions<'a> {
+    type Item = Result<TcpOption<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done || self.data.is_empty() {
+            return None;
+        }
+        let d = self.data;
+        match d[0] {
+            OPT_EOL => {
+                self.done = true;
+                return Some(Ok(TcpOption::EndOfList));
+            }
+            OPT_NOP => {
+                self.data = &d[1..];
+                return Some(Ok(TcpOption::Nop));
+            }
+            _ => {}
+        }
+        let len = d.get(1).map_or(0, |l| *l as usize);
+        let expect = match d[0] {
+            OPT_MSS => Some(4),
+            OPT_WSCALE => Some(3),
+            OPT_SACK_PERMITTED => Some(2),
+            OPT_TIMESTAMP => Some(10),
+            _ => None,
+        };
+        if len < 2 || len > d.len() || expect.is_some_and(|e| e != len) {
+            self.done = true;
+            return Some(Err(WireError::BadOption));
+        }
+        let body = &d[2..len];
+        self.data = &d[len..];
+        Some(Ok(match d[0] {
+            OPT_MSS => TcpOption::Mss(be16(body, 0)),
+            OPT_WSCALE => TcpOption::WindowScale(body[0]),
+            OPT_SACK_PERMITTED => TcpOption::SackPermitted,
+            OPT_SACK => TcpOption::Sack(body),
+            OPT_TIMESTAMP => TcpOption::Timestamp {
+                value: be32(body, 0),
+                echo: be32(body, 4),
+            },
+            kind => TcpOption::Unknown { kind, data: body },
+        }))
+    }
+}
+
 mod field {
     pub const SRC_PORT: usize = 0;
     pub const DST_PORT: usize = 2;
@@ -166,6 +274,11 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         &self.buffer.as_ref()[field::OPTIONS.min(e)..e]
     }
 
+    /// Iterates over the parsed options.
+    pub fn option_iter(&self) -> TcpOptions<'_> {
+        TcpOptions::new(self.options())
+    }
+
     /// Segment data after the header.
     pub fn payload(&self) -> &[u8] {
         &self.buffer.as_ref()[self.header_end()..]
@@ -294,6 +407,8 @@ mod tests {
         assert_eq!(t.flags(), FLAG_SYN);
         assert_eq!(t.window(), 0xfaf0);
         assert_eq!(t.options(), &[2, 4, 5, 0xb4]);
+        let o: Vec<_> = t.option_iter().collect();
+        assert_eq!(o, [Ok(TcpOption::Mss(1460))]);
         assert!(t.payload().is_empty());
         t.fill_checksum_v4(src, dst);
         assert!(t.verify_checksum_v4(src, dst));
@@ -312,6 +427,29 @@ mod tests {
         t.fill_checksum_v6(&a, &a);
         assert!(t.verify_checksum_v6(&a, &a));
         assert!(!t.verify_checksum_v4(src, dst));
+    }
+
+    #[test]
+    fn options() {
+        let raw = [
+            1, 3, 3, 7, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2, 5, 10, 1, 2, 3, 4, 5, 6, 7, 8, 0,
+        ];
+        let o: Vec<_> = TcpOptions::new(&raw).collect::<Result<_>>().unwrap();
+        assert_eq!(
+            o,
+            [
+                TcpOption::Nop,
+                TcpOption::WindowScale(7),
+                TcpOption::SackPermitted,
+                TcpOption::Timestamp { value: 1, echo: 2 },
+                TcpOption::Sack(&[1, 2, 3, 4, 5, 6, 7, 8]),
+                TcpOption::EndOfList,
+            ]
+        );
+        for bad in [&[2, 0][..], &[2, 3, 0][..], &[5, 20, 0, 0][..], &[9][..]] {
+            let v: Vec<_> = TcpOptions::new(bad).collect();
+            assert_eq!(v, [Err(WireError::BadOption)], "{bad:?}");
+        }
     }
 
     #[test]
