@@ -12,7 +12,9 @@ use std::sync::Arc;
 /// A source position: file name and 1-based line.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Landmark {
+    /// File name as given to [`parse_config`] (or set by a `# LINE "file"` directive).
     pub file: Arc<str>,
+    /// 1-based line number.
     pub line: u32,
 }
 
@@ -25,7 +27,9 @@ impl fmt::Display for Landmark {
 /// An error found in a configuration, with its position.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diagnostic {
+    /// Where the problem is.
     pub landmark: Landmark,
+    /// Click-style message, e.g. `redeclaration of element 'c'`.
     pub message: String,
 }
 
@@ -46,24 +50,33 @@ pub struct FlatElement {
     pub class: String,
     /// Raw configuration string, comments removed, variables substituted, trimmed.
     pub config: String,
+    /// Where the element was declared (or, for compound contents, the inner declaration).
     pub landmark: Landmark,
 }
 
 /// A connection between two flat elements (indices into `FlatConfig::elements`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlatConnection {
+    /// Source element index.
     pub from: usize,
+    /// Source output port.
     pub from_port: usize,
+    /// Destination element index.
     pub to: usize,
+    /// Destination input port.
     pub to_port: usize,
+    /// Where the (outermost) connection was written.
     pub landmark: Landmark,
 }
 
 /// A fully expanded configuration: primitive elements, connections, requirements.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct FlatConfig {
+    /// Elements in declaration order (compound contents in place of the compound).
     pub elements: Vec<FlatElement>,
+    /// Connections, compound pseudo-ports spliced away, duplicates removed.
     pub connections: Vec<FlatConnection>,
+    /// `require(...)` arguments, one string per comma-separated item.
     pub requirements: Vec<String>,
 }
 

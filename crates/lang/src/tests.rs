@@ -544,3 +544,26 @@ fn exponential_compounds_are_bounded() {
     let e = errs(&s);
     assert!(e.iter().any(|m| m.contains("too large")), "{e:?}");
 }
+
+#[test]
+fn deep_nesting_is_rejected_not_overflowing() {
+    for open in [
+        "(",
+        "{",
+        "Idle -> (",
+        "Idle -> {",
+        "elementclass A { elementclass B {",
+    ] {
+        let s = open.repeat(5000);
+        assert!(parse_config(&s, "f", &[]).is_err());
+    }
+    let mut s = String::new();
+    for _ in 0..150 {
+        s.push_str("Idle -> { input -> ");
+    }
+    s.push_str("Counter");
+    for _ in 0..150 {
+        s.push_str(" -> output } -> Discard");
+    }
+    let _ = parse_config(&s, "f", &[]);
+}
