@@ -41,8 +41,8 @@ impl fmt::Display for Diagnostic {
 
 impl std::error::Error for Diagnostic {}
 
-/// One element of a flattened configuration.
-#[derive(Clone, Debug, PartialEq)]
+/// One element of a flattened configuration. Equality ignores the landmark.
+#[derive(Clone, Debug)]
 pub struct FlatElement {
     /// Full name, compound components separated by `/`.
     pub name: String,
@@ -55,7 +55,8 @@ pub struct FlatElement {
 }
 
 /// A connection between two flat elements (indices into `FlatConfig::elements`).
-#[derive(Clone, Debug, PartialEq)]
+/// Equality ignores the landmark.
+#[derive(Clone, Debug)]
 pub struct FlatConnection {
     /// Source element index.
     pub from: usize,
@@ -67,6 +68,18 @@ pub struct FlatConnection {
     pub to_port: usize,
     /// Where the (outermost) connection was written.
     pub landmark: Landmark,
+}
+
+impl PartialEq for FlatElement {
+    fn eq(&self, o: &Self) -> bool {
+        self.name == o.name && self.class == o.class && self.config == o.config
+    }
+}
+
+impl PartialEq for FlatConnection {
+    fn eq(&self, o: &Self) -> bool {
+        (self.from, self.from_port, self.to, self.to_port) == (o.from, o.from_port, o.to, o.to_port)
+    }
 }
 
 /// A fully expanded configuration: primitive elements, connections, requirements.

@@ -398,6 +398,7 @@ fn unparse_round_trip() {
             Err(d) => panic!("reparse of {text}\nfailed: {d:?}"),
         };
         assert!(same(&a, &b), "round trip differs:\n{text}\n{a:?}\n{b:?}");
+        assert_eq!(a, b);
         assert_eq!(unparse(&b), text);
     }
 }
