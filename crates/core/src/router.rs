@@ -55,6 +55,9 @@ pub struct RouterOptions {
     pub simtime: bool,
     /// The original configuration text, for the `config` handler.
     pub source: String,
+    /// Stop after configuring: check the configuration without initialising elements (no
+    /// files or devices are opened).
+    pub check_only: bool,
 }
 
 /// Why a handler call failed; maps onto ControlSocket reply codes.
@@ -245,6 +248,9 @@ impl Router {
         rt.configure_all(&mut errors);
         if !errors.is_empty() {
             return Err(errors);
+        }
+        if opts.check_only {
+            return Ok(rt);
         }
         rt.initialize_all(&mut errors);
         if !errors.is_empty() {

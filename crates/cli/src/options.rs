@@ -1,0 +1,223 @@
+//! Command-line parsing: Click's options plus Sluice's subcommands.
+
+/// What to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Run the router (default).
+    Run,
+    /// Parse and configure only.
+    Check,
+    /// Print the flat configuration.
+    Flatten,
+    /// Print a Graphviz graph.
+    Dot,
+    /// Print an element class's documentation.
+    Doc(String),
+    /// List element classes.
+    Classes,
+    /// Run the benchmark workloads with these arguments.
+    Bench(Vec<String>),
+    /// Print usage.
+    Help,
+    /// Print the version.
+    Version,
+}
+
+/// Parsed command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub command: Command,
+    pub file: Option<String>,
+    pub expr: Option<String>,
+    pub handlers: Vec<String>,
+    pub quit: bool,
+    pub output: Option<String>,
+    pub control_sockets: Vec<String>,
+    pub threads: usize,
+    pub simtime: bool,
+    pub defines: Vec<(String, String)>,
+}
+
+pub const USAGE: &str = "\
+Usage: sluice [COMMAND] [OPTION]... [ROUTERFILE] [PARAM=VALUE]...
+
+Commands:
+  run                      Run the router (the default).
+  check                    Parse and configure the router, report every error, exit.
+  flatten                  Print the flattened configuration.
+  dot                      Print the configuration graph in Graphviz dot format.
+  doc CLASS                Print the documentation of element class CLASS.
+  classes                  List the element classes.
+  bench [WORKLOAD...]      Run the built-in benchmark workloads (see `sluice bench --help`).
+
+Options (as in Click):
+  -f, --file FILE          Read the router configuration from FILE ('-' for stdin).
+  -e, --expression EXPR    Use EXPR as the router configuration.
+  -h, --handler ELEM.H     Call read handler ELEM.H after running (globs allowed: '*.count');
+                           repeatable.
+  -q, --quit               Initialize the router, print handlers, and quit without running.
+  -o, --output FILE        Write the flattened configuration to FILE.
+  -p, --port PORT          Listen for ControlSocket connections on TCP port PORT (loopback).
+  -u, --unix-socket PATH   Listen for ControlSocket connections on Unix socket PATH.
+  -j, --threads N          Number of worker threads.
+      --simtime            Run on a simulated clock: jump to the next timer when idle.
+      --help               Print this message.  --version  Print the version.
+  PARAM=VALUE              Define configuration parameter $PARAM.
+";
+
+fn take_value(args: &[String], i: &mut usize, flag: &str) -> Result<String, String> {
+    *i += 1;
+    args.get(*i)
+        .cloned()
+        .ok_or_else(|| format!("option '{}' requires an argument", flag))
+}
+
+impl Options {
+    /// Parses the command line (without the program name).
+    pub fn parse(args: &[String]) -> Result<Options, String> {
+        let mut o = Options {
+            command: Command::Run,
+            file: None,
+            expr: None,
+            handlers: Vec::new(),
+            quit: false,
+            output: None,
+            control_sockets: Vec::new(),
+            threads: 1,
+            simtime: false,
+            defines: Vec::new(),
+        };
+        let mut i = 0;
+        if let Some(first) = args.first() {
+            let cmd = match first.as_str() {
+                "run" => Some(Command::Run),
+                "check" => Some(Command::Check),
+                "flatten" => Some(Command::Flatten),
+                "dot" => Some(Command::Dot),
+                "classes" => Some(Command::Classes),
+                "doc" => Some(Command::Doc(
+                    args.get(1).cloned().ok_or("doc: which element class?")?,
+                )),
+                "bench" => {
+                    return Ok(Options {
+                        command: Command::Bench(args[1..].to_vec()),
+                        ..o
+                    })
+                }
+                _ => None,
+            };
+            if let Some(c) = cmd {
+                i = if matches!(c, Command::Doc(_)) { 2 } else { 1 };
+                o.command = c;
+            }
+        }
+        while i < args.len() {
+            let a = args[i].as_str();
+            let (flag, inline) = match a.split_once('=') {
+                Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+                _ => (a, None),
+            };
+            let value = |i: &mut usize| -> Result<String, String> {
+                match &inline {
+                    Some(v) => Ok(v.clone()),
+                    None => take_value(args, i, flag),
+                }
+            };
+            match flag {
+                "-f" | "--file" => o.file = Some(value(&mut i)?),
+                "-e" | "--expression" => o.expr = Some(value(&mut i)?),
+                "-h" | "--handler" => o.handlers.push(value(&mut i)?),
+                "-q" | "--quit" => o.quit = true,
+                "-o" | "--output" => o.output = Some(value(&mut i)?),
+                "-p" | "--port" => {
+                    let p = value(&mut i)?;
+                    p.parse::<u16>()
+                        .map_err(|_| format!("-p: bad port '{}'", p))?;
+                    o.control_sockets.push(format!("TCP, {}", p));
+                }
+                "-u" | "--unix-socket" => o
+                    .control_sockets
+                    .push(format!("UNIX, \"{}\"", value(&mut i)?)),
+                "-j" | "--threads" => {
+                    let n = value(&mut i)?;
+                    o.threads = n
+                        .parse()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or(format!("-j: bad thread count '{}'", n))?;
+                }
+                "--simtime" => o.simtime = true,
+                "--help" => o.command = Command::Help,
+                "--version" | "-v" => o.command = Command::Version,
+                _ if a.starts_with('-') && a != "-" => {
+                    return Err(format!("unrecognized option '{}'", a))
+                }
+                _ => {
+                    if let Some((k, v)) = a.split_once('=').filter(|(k, _)| is_param_name(k)) {
+                        o.defines
+                            .push((k.trim_start_matches('$').to_string(), v.to_string()));
+                    } else if o.file.is_none() && o.expr.is_none() {
+                        o.file = Some(a.to_string());
+                    } else {
+                        return Err(format!("unexpected argument '{}'", a));
+                    }
+                }
+            }
+            i += 1;
+        }
+        Ok(o)
+    }
+}
+
+fn is_param_name(s: &str) -> bool {
+    let s = s.strip_prefix('$').unwrap_or(s);
+    !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &[&str]) -> Options {
+        Options::parse(&s.iter().map(|x| x.to_string()).collect::<Vec<_>>()).unwrap()
+    }
+
+    #[test]
+    fn click_style_options() {
+        let o = parse(&[
+            "-e",
+            "Idle -> Discard",
+            "-h",
+            "c.count",
+            "-h",
+            "*.drops",
+            "-q",
+            "X=5",
+            "--simtime",
+        ]);
+        assert_eq!(o.command, Command::Run);
+        assert_eq!(o.expr.as_deref(), Some("Idle -> Discard"));
+        assert_eq!(o.handlers, vec!["c.count", "*.drops"]);
+        assert!(o.quit && o.simtime);
+        assert_eq!(o.defines, vec![("X".to_string(), "5".to_string())]);
+        let o = parse(&["conf.click", "-p", "7777", "-j", "2"]);
+        assert_eq!(o.file.as_deref(), Some("conf.click"));
+        assert_eq!(o.control_sockets, vec!["TCP, 7777"]);
+        assert_eq!(o.threads, 2);
+    }
+
+    #[test]
+    fn subcommands() {
+        assert_eq!(
+            parse(&["doc", "Counter"]).command,
+            Command::Doc("Counter".into())
+        );
+        let o = parse(&["check", "-f", "x.click"]);
+        assert_eq!(o.command, Command::Check);
+        assert_eq!(o.file.as_deref(), Some("x.click"));
+        assert!(Options::parse(&["--bogus".to_string()]).is_err());
+        assert!(Options::parse(&["-j".to_string(), "0".to_string()]).is_err());
+    }
+}
