@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs every Sluice test: formatting and lints, Rust unit/behaviour/corpus tests, end-to-end
+# pcap tests checked with scapy, and (as root) network-namespace tests with real Linux hosts.
+# Exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+failed=()
+step() {
+  local name=$1; shift
+  echo "=== $name"
+  if "$@"; then echo "=== $name: ok"; else echo "=== $name: FAILED"; failed+=("$name"); fi
+}
+
+bash scripts/setup.sh || { echo "setup failed"; exit 1; }
+
+step "cargo fmt" cargo fmt --all -- --check
+step "cargo clippy" cargo clippy --release --workspace --all-targets -q -- -D warnings
+step "cargo test" cargo test --release --workspace -q
+step "cargo build" cargo build --release -q -p sluice-cli
+step "e2e (scapy)" env SLUICE_SKIP_BUILD=1 .venv/bin/python -m pytest -q tests/e2e
+if [ -x tests/netns/run.sh ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    step "netns" tests/netns/run.sh
+  elif [ -n "${CI:-}" ]; then
+    echo "netns tests need root"; failed+=("netns (not root)")
+  else
+    echo "=== netns: not root, run 'sudo scripts/test.sh' to include the network-namespace tests"
+  fi
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "all test suites passed"
