@@ -18,6 +18,8 @@
 //! }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod addr;
 pub mod arp;
 pub mod checksum;
