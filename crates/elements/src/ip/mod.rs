@@ -2,5 +2,33 @@
 
 use sluice_core::ElementClass;
 
+pub mod address_info;
+pub mod check_ip_header;
+pub mod common;
+mod dec_ip_ttl;
+mod drop_broadcasts;
+mod fix_ip_src;
+mod get_ip_address;
+mod ip_encap;
+mod mark_ip_header;
+mod set_ip_address;
+mod set_ip_dscp;
+mod store_ip_address;
+mod strip_ip_header;
+
 /// Classes of this family.
-pub const CLASSES: &[ElementClass] = &[];
+pub const CLASSES: &[ElementClass] = &[
+    address_info::CLASS,
+    check_ip_header::CLASS,
+    check_ip_header::CLASS2,
+    dec_ip_ttl::CLASS,
+    drop_broadcasts::CLASS,
+    fix_ip_src::CLASS,
+    get_ip_address::CLASS,
+    ip_encap::CLASS,
+    mark_ip_header::CLASS,
+    set_ip_address::CLASS,
+    set_ip_dscp::CLASS,
+    store_ip_address::CLASS,
+    strip_ip_header::CLASS,
+];

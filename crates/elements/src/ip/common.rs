@@ -1,0 +1,229 @@
+//! Helpers shared by the IPv4 router elements: address arguments that understand AddressInfo
+//! names, output batching for elements with a second (error) output, and drop counters.
+
+use std::net::Ipv4Addr;
+
+use sluice_core::{Batch, Cx, Packet};
+use sluice_lang::args::{split_words, FromArg};
+use sluice_wire::{EtherAddr, Ipv4Prefix};
+
+use super::address_info;
+
+/// An IPv4 address argument: dotted quad, or an AddressInfo name (`eth0`, `eth0:ip`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpArg(pub Ipv4Addr);
+
+impl FromArg for IpArg {
+    fn from_arg(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        if let Ok(a) = t.parse() {
+            return Ok(IpArg(a));
+        }
+        address_info::lookup_ip(t)
+            .map(IpArg)
+            .ok_or_else(|| "expected IP address".into())
+    }
+}
+
+/// An Ethernet address argument: `00:11:22:33:44:55`, or an AddressInfo name (`eth0`,
+/// `eth0:eth`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EthArg(pub EtherAddr);
+
+impl FromArg for EthArg {
+    fn from_arg(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        if let Ok(a) = t.parse() {
+            return Ok(EthArg(a));
+        }
+        address_info::lookup_eth(t)
+            .map(EthArg)
+            .ok_or_else(|| "expected Ethernet address".into())
+    }
+}
+
+/// An IPv4 prefix argument: `A.B.C.D/LEN`, `A.B.C.D/MASK`, `A.B.C.D MASK`, or an
+/// AddressInfo name (`eth0` or `eth0:net` give the interface's network prefix).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrefixArg(pub Ipv4Prefix);
+
+impl FromArg for PrefixArg {
+    fn from_arg(s: &str) -> Result<Self, String> {
+        if let Ok(p) = Ipv4Prefix::from_arg(s) {
+            return Ok(PrefixArg(p));
+        }
+        address_info::lookup_prefix(s.trim())
+            .map(PrefixArg)
+            .ok_or_else(|| "expected IP prefix".into())
+    }
+}
+
+/// A space-separated list of IPv4 addresses (names allowed).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IpList(pub Vec<Ipv4Addr>);
+
+impl FromArg for IpList {
+    fn from_arg(s: &str) -> Result<Self, String> {
+        let mut v = Vec::new();
+        for w in split_words(s) {
+            v.push(IpArg::from_arg(&w)?.0);
+        }
+        Ok(IpList(v))
+    }
+}
+
+/// Collects packets for one output port and pushes them in batches.
+pub struct OutBatch {
+    port: usize,
+    batch: Batch,
+}
+
+impl OutBatch {
+    /// A collector for output `port`.
+    pub fn new(port: usize) -> OutBatch {
+        OutBatch {
+            port,
+            batch: Batch::new(),
+        }
+    }
+
+    /// Adds a packet, pushing a full batch first.
+    #[inline]
+    pub fn add(&mut self, p: Packet, cx: &mut Cx) {
+        if let Err(p) = self.batch.push(p) {
+            let full = std::mem::take(&mut self.batch);
+            cx.push(self.port, full);
+            let _ = self.batch.push(p);
+        }
+    }
+
+    /// Pushes what is left.
+    #[inline]
+    pub fn flush(self, cx: &mut Cx) {
+        if !self.batch.is_empty() {
+            cx.push(self.port, self.batch);
+        }
+    }
+}
+
+/// True for the limited broadcast address, class D multicast or class E addresses, which
+/// are never valid sources.
+pub fn is_martian_src(a: Ipv4Addr) -> bool {
+    a.is_broadcast() || a.is_multicast() || a.octets()[0] >= 240
+}
+
+/// Formats per-reason counters as `reason count` lines (Click's `drop_details` layout).
+pub fn details(names: &[&str], counts: &[u64]) -> String {
+    let mut s = String::new();
+    for (n, c) in names.iter().zip(counts) {
+        s.push_str(&format!("{:>12} {}\n", c, n));
+    }
+    s
+}
+
+/// Parses a boolean handler value.
+pub fn parse_bool(v: &str) -> Result<bool, String> {
+    bool::from_arg(v).map_err(|e| e.to_string())
+}
+
+/// Where a packet goes after an element looked at it.
+pub enum Verdict {
+    /// Emit on this output port (dropped if the port is not connected).
+    Out(usize, Packet),
+    /// The packet was consumed (dropped and counted by the element).
+    Gone,
+}
+
+/// Push path for elements that sort packets between outputs: applies `f` to each packet of
+/// `batch` and pushes the results, one batch per output port, order kept within a port.
+/// Returns the number of packets sent to an unconnected port (and therefore dropped).
+pub fn push_sorted(
+    batch: Batch,
+    cx: &mut Cx,
+    mut f: impl FnMut(Packet, &mut Cx) -> Verdict,
+) -> u64 {
+    let n = cx.noutputs();
+    let mut o0 = OutBatch::new(0);
+    let mut o1 = OutBatch::new(1);
+    let mut lost = 0;
+    for p in batch {
+        match f(p, cx) {
+            Verdict::Out(k, p) if k >= n => {
+                drop(p);
+                lost += 1;
+            }
+            Verdict::Out(0, p) => o0.add(p, cx),
+            Verdict::Out(1, p) => o1.add(p, cx),
+            Verdict::Out(k, p) => cx.push_one(k, p),
+            Verdict::Gone => {}
+        }
+    }
+    o0.flush(cx);
+    o1.flush(cx);
+    lost
+}
+
+/// Pull path for the same elements: pulls up to `max` packets from input 0, returns those for
+/// output 0 and pushes the others out of their (push) ports.
+pub fn pull_sorted(
+    max: usize,
+    cx: &mut Cx,
+    mut f: impl FnMut(Packet, &mut Cx) -> Verdict,
+) -> (Batch, u64) {
+    let n = cx.noutputs();
+    let input = cx.pull(0, max);
+    let mut out = Batch::new();
+    let mut lost = 0;
+    for p in input {
+        match f(p, cx) {
+            Verdict::Out(0, p) => {
+                let _ = out.push(p);
+            }
+            Verdict::Out(k, p) if k < n && cx.output_is_push(k) => cx.push_one(k, p),
+            Verdict::Out(_, p) => {
+                drop(p);
+                lost += 1;
+            }
+            Verdict::Gone => {}
+        }
+    }
+    (out, lost)
+}
+
+/// Offset of the IP header in the packet data: the network header annotation, or 0.
+#[inline]
+pub fn ip_offset(p: &Packet) -> usize {
+    match p.network_offset() {
+        Some(o) if o >= 0 && (o as usize) <= p.len() => o as usize,
+        _ => 0,
+    }
+}
+
+/// A protocol number or name (`tcp`, `udp`, `icmp`, `ipip`, `gre`, `esp`, `ah`, …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProtoArg(pub u8);
+
+impl FromArg for ProtoArg {
+    fn from_arg(s: &str) -> Result<Self, String> {
+        use sluice_wire::ipv4::*;
+        let t = s.trim().to_ascii_lowercase();
+        Ok(ProtoArg(match t.as_str() {
+            "icmp" => PROTO_ICMP,
+            "igmp" => PROTO_IGMP,
+            "ipip" => PROTO_IPIP,
+            "tcp" => PROTO_TCP,
+            "udp" => PROTO_UDP,
+            "ipv6" => PROTO_IPV6,
+            "gre" => PROTO_GRE,
+            "esp" => PROTO_ESP,
+            "ah" => PROTO_AH,
+            "icmp6" | "ipv6-icmp" => PROTO_ICMPV6,
+            "sctp" => PROTO_SCTP,
+            _ => {
+                return u8::from_arg(s)
+                    .map(ProtoArg)
+                    .map_err(|_| "expected IP protocol".into())
+            }
+        }))
+    }
+}

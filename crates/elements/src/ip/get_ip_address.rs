@@ -1,0 +1,80 @@
+//! GetIPAddress — sets the destination IP address annotation from packet data
+//!
+//! Synopsis: `GetIPAddress(OFFSET)` or `GetIPAddress(src)` / `GetIPAddress(dst)`
+//!
+//! Ports: 1 input, 1 output, agnostic. Copies the four bytes at OFFSET from the start of the
+//! packet into the destination IP address annotation (16 is the IP destination address when
+//! the packet starts with its IP header). With `src` or `dst`, reads that field of the IP
+//! header marked by the network header annotation. Packets too short to hold the address are
+//! dropped and counted.
+//!
+//! Handlers: `drops` (r): packets too short.
+//!
+//! Example: `CheckIPHeader -> GetIPAddress(16) -> StaticIPLookup(...)`
+
+use std::net::Ipv4Addr;
+
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_lang::args::{Args, Word};
+
+use super::common::ip_offset;
+
+/// The GetIPAddress element.
+#[derive(Default)]
+pub struct GetIPAddress {
+    offset: usize,
+    relative_ip: bool,
+    drops: u64,
+}
+
+impl Element for GetIPAddress {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        let Word(w) = args.read_mp("OFFSET")?;
+        match w.to_ascii_lowercase().as_str() {
+            "src" | "ip src" => (self.offset, self.relative_ip) = (12, true),
+            "dst" | "ip dst" => (self.offset, self.relative_ip) = (16, true),
+            _ => match w.parse::<usize>() {
+                Ok(o) => self.offset = o,
+                Err(_) => {
+                    args.error("OFFSET: expected unsigned integer, 'src' or 'dst'");
+                    return Err(());
+                }
+            },
+        }
+        Ok(())
+    }
+
+    fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
+        let base = if self.relative_ip { ip_offset(&p) } else { 0 };
+        let o = base + self.offset;
+        match p.data().get(o..o + 4) {
+            Some(b) => {
+                let a = Ipv4Addr::new(b[0], b[1], b[2], b[3]);
+                p.set_dst_ip_anno(a);
+                Some(p)
+            }
+            None => {
+                self.drops += 1;
+                None
+            }
+        }
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const { &[Handler::r("drops")] }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        (name == "drops").then(|| self.drops.to_string())
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "GetIPAddress",
+    ports: "1/1",
+    processing: "a/a",
+    flow: "x/x",
+    source: include_str!("get_ip_address.rs"),
+    make: || Box::new(GetIPAddress::default()),
+};

@@ -1,0 +1,66 @@
+//! SetIPAddress — sets the destination IP address annotation
+//!
+//! Synopsis: `SetIPAddress(ADDR)`
+//!
+//! Ports: 1 input, 1 output, agnostic. Sets each packet's destination IP address annotation
+//! to ADDR (an IP address or an AddressInfo name). Nothing is dropped.
+//!
+//! Handlers: `addr` (rw): the address.
+//!
+//! Example: `SetIPAddress(198.18.0.254) -> ARPQuerier(...)`
+
+use std::net::Ipv4Addr;
+
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_lang::args::{Args, FromArg};
+
+use super::common::IpArg;
+
+/// The SetIPAddress element.
+pub struct SetIPAddress {
+    addr: Ipv4Addr,
+}
+
+impl Element for SetIPAddress {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        self.addr = args.read_mp::<IpArg>("ADDR")?.0;
+        Ok(())
+    }
+
+    fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
+        p.set_dst_ip_anno(self.addr);
+        Some(p)
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const { &[Handler::rw("addr")] }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        (name == "addr").then(|| self.addr.to_string())
+    }
+
+    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
+        match name {
+            "addr" => {
+                self.addr = IpArg::from_arg(v)?.0;
+                Ok(())
+            }
+            _ => Err(format!("no handler {}", name)),
+        }
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "SetIPAddress",
+    ports: "1/1",
+    processing: "a/a",
+    flow: "x/x",
+    source: include_str!("set_ip_address.rs"),
+    make: || {
+        Box::new(SetIPAddress {
+            addr: Ipv4Addr::UNSPECIFIED,
+        })
+    },
+};
