@@ -1,0 +1,267 @@
+//! RatedSource — generates packets at a configurable rate
+//!
+//! Synopsis: `RatedSource([DATA, RATE, LIMIT, ACTIVE, *keywords* LENGTH, STOP, END_CALL])`
+//!
+//! Ports: no inputs, 1 output, agnostic. Push: a task emits packet *k* at time
+//! `start + k / RATE` (catching up in bursts of at most 32 if it falls behind) and sleeps on a
+//! timer until the next packet is due, so under `--simtime` the simulated clock jumps from
+//! packet to packet and a timed run finishes at once. Pull: a pull returns at most the packets
+//! due by now.
+//!
+//! Arguments:
+//! - `DATA` (string): packet contents. Default: 64 bytes of text.
+//! - `RATE` (rate, default 10): packets per second.
+//! - `LIMIT` (integer, default -1): total packets; -1 means no limit.
+//! - `ACTIVE` (boolean, default true): whether the source runs.
+//! - `LENGTH` (integer): packet length; DATA is repeated or truncated to fit.
+//! - `STOP` (boolean, default false): raise a driver stop event when LIMIT is reached.
+//! - `END_CALL` (handler): write handler called when LIMIT is reached.
+//!
+//! Each packet's timestamp annotation is set to the time it was emitted.
+//!
+//! Handlers: `count` (r), `reset` (w, zero the count and restart), `data` (rw), `rate` (rw),
+//! `limit` (rw), `active` (rw), `length` (rw).
+//!
+//! Example: `RatedSource(RATE 100, LIMIT 500, STOP true) -> c :: Counter -> Discard` sends 500
+//! packets over about 5 seconds (instantly under `--simtime`).
+
+use sluice_core::{
+    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, Timestamp, BATCH_MAX,
+};
+use sluice_lang::args::{Args, Data, Rate};
+
+use super::discard::parse_bool;
+use super::util::{fmt_f64, parse_num};
+
+const DEFAULT_DATA: &[u8] = b"Sluice RatedSource default packet: 64 bytes of payload text.....";
+
+/// The RatedSource element.
+pub struct RatedSource {
+    data: Vec<u8>,
+    rate: f64,
+    limit: i64,
+    active: bool,
+    stop: bool,
+    end_call: Option<String>,
+    count: u64,
+    /// Time of the packet numbered `base`.
+    start: Option<Timestamp>,
+    base: u64,
+    ended: bool,
+}
+
+impl Default for RatedSource {
+    fn default() -> RatedSource {
+        RatedSource {
+            data: DEFAULT_DATA.to_vec(),
+            rate: 10.0,
+            limit: -1,
+            active: true,
+            stop: false,
+            end_call: None,
+            count: 0,
+            start: None,
+            base: 0,
+            ended: false,
+        }
+    }
+}
+
+/// Repeats or truncates `data` to `len` bytes.
+pub(crate) fn fit_length(data: &[u8], len: usize) -> Vec<u8> {
+    let src: &[u8] = if data.is_empty() { &[0] } else { data };
+    src.iter().copied().cycle().take(len).collect()
+}
+
+impl RatedSource {
+    fn remaining(&self) -> u64 {
+        if self.limit < 0 {
+            u64::MAX
+        } else {
+            (self.limit as u64).saturating_sub(self.count)
+        }
+    }
+
+    /// Time packet number `k` is due.
+    fn due_time(&self, start: Timestamp, k: u64) -> Timestamp {
+        let n = k - self.base;
+        start + Timestamp((n as f64 * 1e9 / self.rate).ceil() as i64)
+    }
+
+    /// Packets due by `now` and not yet sent.
+    fn due(&mut self, now: Timestamp) -> u64 {
+        if self.rate <= 0.0 {
+            return 0;
+        }
+        let start = *self.start.get_or_insert(now);
+        let elapsed = (now - start).0.max(0) as f64 * 1e-9;
+        let total = self.base + (elapsed * self.rate + 1e-9).floor() as u64 + 1;
+        total.saturating_sub(self.count).min(self.remaining())
+    }
+
+    fn restart(&mut self, now: Option<Timestamp>) {
+        self.start = now;
+        self.base = self.count;
+    }
+
+    fn make_batch(&mut self, n: usize, now: Timestamp) -> Batch {
+        let mut b = Batch::new();
+        for _ in 0..n.min(BATCH_MAX) {
+            let mut p = Packet::from_bytes(&self.data);
+            p.set_timestamp(now);
+            let _ = b.push(p);
+        }
+        self.count += b.len() as u64;
+        b
+    }
+
+    fn check_end(&mut self, cx: &mut Cx) {
+        if self.remaining() == 0 && !self.ended {
+            self.ended = true;
+            if let Some(h) = self.end_call.clone() {
+                if let Err(e) = cx.write_handler(&h, "") {
+                    eprintln!("{}: END_CALL {}: {}", cx.name(), h, e);
+                }
+            }
+            if self.stop {
+                cx.request_driver_stop();
+            }
+        }
+    }
+}
+
+impl Element for RatedSource {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        if let Some(d) = args.read_p::<Data>("DATA")? {
+            self.data = d.0;
+        }
+        if let Some(Rate(r)) = args.read_p::<Rate>("RATE")? {
+            self.rate = r;
+        }
+        self.limit = args.read_p("LIMIT")?.unwrap_or(-1);
+        self.active = args.read_p("ACTIVE")?.unwrap_or(true);
+        if let Some(len) = args.read::<usize>("LENGTH")? {
+            self.data = fit_length(&self.data, len);
+        }
+        self.stop = args.read("STOP")?.unwrap_or(false);
+        self.end_call = args.read("END_CALL")?;
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        if cx.output_is_push(0) {
+            cx.add_task(sluice_core::sched::DEFAULT_TICKETS, self.active);
+        }
+        if self.limit == 0 {
+            self.check_end(cx);
+        }
+        Ok(())
+    }
+
+    fn run_task(&mut self, cx: &mut Cx) -> bool {
+        if !self.active || self.remaining() == 0 {
+            return false;
+        }
+        let now = cx.now();
+        let n = self.due(now);
+        if n > 0 {
+            let b = self.make_batch(n as usize, now);
+            cx.push(0, b);
+        }
+        if self.remaining() == 0 {
+            self.check_end(cx);
+        } else if self.due(now) > 0 {
+            cx.reschedule();
+        } else if self.rate > 0.0 {
+            let start = self.start.unwrap_or(now);
+            let at = self.due_time(start, self.count);
+            cx.schedule_timer(0, at);
+        }
+        n > 0
+    }
+
+    fn run_timer(&mut self, _id: usize, cx: &mut Cx) {
+        if self.active {
+            cx.reschedule();
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
+        if !self.active {
+            return Batch::new();
+        }
+        let now = cx.now();
+        let n = self.due(now).min(max as u64);
+        let b = self.make_batch(n as usize, now);
+        self.check_end(cx);
+        b
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const {
+            &[
+                Handler::r("count"),
+                Handler::w("reset"),
+                Handler::rw("data"),
+                Handler::rw("rate"),
+                Handler::rw("limit"),
+                Handler::rw("active"),
+                Handler::rw("length"),
+            ]
+        }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "count" => self.count.to_string(),
+            "data" => String::from_utf8_lossy(&self.data).into_owned(),
+            "rate" => fmt_f64(self.rate),
+            "limit" => self.limit.to_string(),
+            "active" => self.active.to_string(),
+            "length" => self.data.len().to_string(),
+            _ => return None,
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
+        let v = value.trim();
+        match name {
+            "reset" => {
+                self.count = 0;
+                self.ended = false;
+                self.restart(None);
+            }
+            "data" => self.data = sluice_lang::args::unquote_bytes(v),
+            "rate" => {
+                let Rate(r) = <Rate as sluice_lang::args::FromArg>::from_arg(v)
+                    .map_err(|e| format!("rate: {}", e))?;
+                self.rate = r;
+                self.restart(None);
+            }
+            "limit" => {
+                self.limit = parse_num(name, v)?;
+                self.ended = false;
+            }
+            "active" => {
+                self.active = parse_bool(v)?;
+                self.restart(None);
+            }
+            "length" => self.data = fit_length(&self.data, parse_num(name, v)?),
+            _ => return Err(format!("no handler {}", name)),
+        }
+        if self.active && cx.output_is_push(0) {
+            cx.reschedule();
+        }
+        Ok(())
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "RatedSource",
+    ports: "0/1",
+    processing: "a/a",
+    flow: "",
+    source: include_str!("rated_source.rs"),
+    make: || Box::new(RatedSource::default()),
+};
