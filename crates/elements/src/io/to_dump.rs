@@ -1,0 +1,323 @@
+//! ToDump — writes packets to a pcap (tcpdump) file
+//!
+//! Synopsis: `ToDump(FILENAME [, SNAPLEN, ENCAP, USE_ENCAP_FROM, EXTRA_LENGTH, NANO,
+//! UNBUFFERED])`
+//!
+//! Ports: 1 input, 0 or 1 output, agnostic. Every packet that arrives is written to FILENAME
+//! in libpcap format (readable by `tcpdump -r`, Wireshark, scapy, FromDump). With an output,
+//! packets then leave on it unchanged; with a pull input and no output, ToDump pulls with its
+//! own task, sleeping while the upstream queue is empty. `FILENAME` `-` writes to standard
+//! output.
+//!
+//! Each record carries the packet's timestamp annotation (the current time if it is zero),
+//! at most SNAPLEN bytes of the packet (from its network header for `ENCAP IP` when one is
+//! set, else from its first byte) and, as original length, the packet length plus its
+//! extra-length annotation when EXTRA_LENGTH is true. The file is flushed at router cleanup.
+//! A write error is reported once on standard error; later packets are counted in `drops`.
+//!
+//! Arguments:
+//! - `FILENAME` (string, mandatory): output file, or `-` for standard output.
+//! - `SNAPLEN` (integer, default 2000): bytes written per packet; 0 means the whole packet.
+//!   Stored in the file header.
+//! - `ENCAP` (word, default `ETHER`): link type stored in the header: `ETHER`, `IP`, `IP4`,
+//!   `IP6`, `SLL`, `NULL`, `PPP`, `PPP_HDLC`, `HDLC`, `FDDI`, `802_11`, `PRISM`,
+//!   `AIRONET`, `SUNATM`, or `LINKTYPE n` / a number.
+//! - `USE_ENCAP_FROM` (space-separated element names): at initialisation, take the
+//!   encapsulation from those elements' `encap` handlers (a FromDump's); they must agree.
+//! - `EXTRA_LENGTH` (boolean, default true): add the extra-length annotation to the original
+//!   length.
+//! - `NANO` (boolean, default false): write a nanosecond-resolution file.
+//! - `UNBUFFERED` (boolean, default false): flush after every packet.
+//!
+//! Handlers: `count` (r, packets written), `filename` (r), `encap` (r), `drops` (r, packets
+//! not written because of a write error), `errors` (r), `flush` (w).
+//!
+//! Example: `FromDump(in.pcap, STOP true) -> ToDump(out.pcap, SNAPLEN 65535,
+//! USE_ENCAP_FROM FromDump@1)`
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+
+use sluice_core::sched::DEFAULT_TICKETS;
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId};
+use sluice_core::{Packet, Timestamp, BATCH_MAX};
+use sluice_lang::args::Args;
+use sluice_wire::pcap::PcapWriter;
+
+use super::extra_length;
+
+const ENCAPS: &[(&str, u32)] = &[
+    ("ETHER", 1),
+    ("IP", 101),
+    ("IP4", 228),
+    ("IP6", 229),
+    ("SLL", 113),
+    ("NULL", 0),
+    ("PPP", 9),
+    ("PPP_HDLC", 50),
+    ("HDLC", 104),
+    ("FDDI", 10),
+    ("802_11", 105),
+    ("PRISM", 119),
+    ("AIRONET", 120),
+    ("SUNATM", 123),
+];
+
+/// Parses an encapsulation name into a pcap link type.
+fn parse_encap(s: &str) -> Option<u32> {
+    let s = s.trim();
+    let up = s.to_ascii_uppercase();
+    if let Some((_, lt)) = ENCAPS.iter().find(|(n, _)| *n == up) {
+        return Some(*lt);
+    }
+    up.strip_prefix("LINKTYPE")
+        .unwrap_or(&up)
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn encap_name(lt: u32) -> String {
+    match ENCAPS.iter().find(|(_, l)| *l == lt) {
+        Some((n, _)) => n.to_string(),
+        None => format!("LINKTYPE {lt}"),
+    }
+}
+
+/// The ToDump element.
+pub struct ToDump {
+    filename: String,
+    snaplen: u32,
+    link_type: u32,
+    use_encap_from: Vec<String>,
+    extra_length: bool,
+    nano: bool,
+    unbuffered: bool,
+    writer: Option<PcapWriter<Box<dyn Write + Send>>>,
+    count: u64,
+    drops: u64,
+    errors: u64,
+    task: bool,
+    notifiers: Option<Vec<NotifierId>>,
+}
+
+impl Default for ToDump {
+    fn default() -> ToDump {
+        ToDump {
+            filename: String::new(),
+            snaplen: 2000,
+            link_type: 1,
+            use_encap_from: Vec::new(),
+            extra_length: true,
+            nano: false,
+            unbuffered: false,
+            writer: None,
+            count: 0,
+            drops: 0,
+            errors: 0,
+            task: false,
+            notifiers: None,
+        }
+    }
+}
+
+impl ToDump {
+    fn write_packet(&mut self, p: &Packet, cx: &Cx) {
+        let Some(w) = self.writer.as_mut() else {
+            self.drops += 1;
+            return;
+        };
+        let data = if self.link_type != 1 {
+            p.network_header().unwrap_or(p.data())
+        } else {
+            p.data()
+        };
+        let mut ts = p.timestamp();
+        if ts == Timestamp::ZERO {
+            ts = cx.now();
+        }
+        let mut orig = data.len() as u32;
+        if self.extra_length {
+            orig = orig.saturating_add(extra_length(p));
+        }
+        let r = w
+            .write_record(ts.sec() as u32, ts.subsec_nanos() as u32, orig, data)
+            .and_then(|_| if self.unbuffered { w.flush() } else { Ok(()) });
+        match r {
+            Ok(()) => self.count += 1,
+            Err(e) => {
+                self.errors += 1;
+                self.drops += 1;
+                eprintln!("{}: {}: {}", cx.name(), self.filename, e);
+                self.writer = None;
+            }
+        }
+    }
+
+    fn write_batch(&mut self, b: &Batch, cx: &Cx) {
+        for p in b.iter() {
+            self.write_packet(p, cx);
+        }
+    }
+}
+
+impl Element for ToDump {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        self.filename = args.read_mp("FILENAME")?;
+        self.snaplen = args.read_p("SNAPLEN")?.unwrap_or(2000);
+        if let Some(e) = args.read_p::<String>("ENCAP")? {
+            match parse_encap(&e) {
+                Some(lt) => self.link_type = lt,
+                None => {
+                    args.error(format!("ENCAP: bad encapsulation type '{e}'"));
+                    return Err(());
+                }
+            }
+        }
+        if let Some(u) = args.read::<String>("USE_ENCAP_FROM")? {
+            self.use_encap_from = u.split_whitespace().map(String::from).collect();
+        }
+        self.extra_length = args.read("EXTRA_LENGTH")?.unwrap_or(true);
+        self.nano = args.read("NANO")?.unwrap_or(false);
+        self.unbuffered = args.read("UNBUFFERED")?.unwrap_or(false);
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        let mut from: Option<u32> = None;
+        for e in self.use_encap_from.clone() {
+            let v = cx
+                .read_handler(&format!("{e}.encap"))
+                .map_err(|err| format!("USE_ENCAP_FROM: {err}"))?;
+            let lt = parse_encap(&v).ok_or_else(|| {
+                format!("USE_ENCAP_FROM: '{e}' has bad encapsulation '{}'", v.trim())
+            })?;
+            if from.is_some_and(|f| f != lt) {
+                return Err("USE_ENCAP_FROM: elements disagree on encapsulation".into());
+            }
+            from = Some(lt);
+        }
+        if let Some(lt) = from {
+            self.link_type = lt;
+        }
+        let out: Box<dyn Write + Send> = if self.filename == "-" {
+            Box::new(BufWriter::new(std::io::stdout()))
+        } else {
+            let f =
+                File::create(&self.filename).map_err(|e| format!("{}: {}", self.filename, e))?;
+            Box::new(BufWriter::with_capacity(64 * 1024, f))
+        };
+        let w = PcapWriter::new(out, self.link_type, self.snaplen, self.nano)
+            .map_err(|e| format!("{}: {}", self.filename, e))?;
+        self.writer = Some(w);
+        if !cx.input_is_push(0) && cx.noutputs() == 0 {
+            self.task = true;
+            cx.add_task(DEFAULT_TICKETS, true);
+            self.notifiers = cx.upstream_empty_notifiers(0);
+            for n in self.notifiers.clone().unwrap_or_default() {
+                cx.listen(n);
+            }
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
+        self.write_batch(&batch, cx);
+        if cx.noutputs() > 0 {
+            cx.push(0, batch);
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
+        let b = cx.pull(0, max);
+        self.write_batch(&b, cx);
+        b
+    }
+
+    fn run_task(&mut self, cx: &mut Cx) -> bool {
+        if !self.task {
+            return false;
+        }
+        let b = cx.pull(0, BATCH_MAX);
+        let got = !b.is_empty();
+        self.write_batch(&b, cx);
+        drop(b);
+        let more = match &self.notifiers {
+            Some(n) => got || cx.any_active(n),
+            None => true,
+        };
+        if more {
+            cx.reschedule();
+        }
+        got
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const {
+            &[
+                Handler::r("count"),
+                Handler::r("filename"),
+                Handler::r("encap"),
+                Handler::r("drops"),
+                Handler::r("errors"),
+                Handler::w("flush"),
+            ]
+        }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "count" => self.count.to_string(),
+            "filename" => self.filename.clone(),
+            "encap" => encap_name(self.link_type),
+            "drops" => self.drops.to_string(),
+            "errors" => self.errors.to_string(),
+            _ => return None,
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
+        match name {
+            "flush" => match self.writer.as_mut() {
+                Some(w) => w.flush().map_err(|e| e.to_string()),
+                None => Ok(()),
+            },
+            _ => Err(format!("no handler {name}")),
+        }
+    }
+
+    fn cleanup(&mut self, cx: &mut Cx) {
+        if let Some(w) = self.writer.as_mut() {
+            if let Err(e) = w.flush() {
+                self.errors += 1;
+                eprintln!("{}: {}: {}", cx.name(), self.filename, e);
+            }
+        }
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "ToDump",
+    ports: "1/0-1",
+    processing: "a/a",
+    flow: "",
+    source: include_str!("to_dump.rs"),
+    make: || Box::new(ToDump::default()),
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encap_names() {
+        assert_eq!(parse_encap("ETHER"), Some(1));
+        assert_eq!(parse_encap("ip"), Some(101));
+        assert_eq!(parse_encap("LINKTYPE 228"), Some(228));
+        assert_eq!(parse_encap("147"), Some(147));
+        assert_eq!(parse_encap("bogus"), None);
+        assert_eq!(encap_name(101), "IP");
+        assert_eq!(encap_name(147), "LINKTYPE 147");
+    }
+}
