@@ -7,6 +7,7 @@ pub mod element;
 pub mod library;
 pub mod packet;
 pub mod ports;
+pub mod ring;
 pub mod router;
 pub mod sched;
 pub mod time;
