@@ -1,6 +1,10 @@
-//! Real interfaces: AF_PACKET, AF_XDP, TUN/TAP.
+//! Real interfaces: AF_PACKET (FromDevice, ToDevice), TUN/TAP (KernelTun, KernelTap).
 
 use sluice_core::ElementClass;
 
+mod from_device;
+pub mod sys;
+mod to_device;
+
 /// Classes of this family.
-pub const CLASSES: &[ElementClass] = &[];
+pub const CLASSES: &[ElementClass] = &[from_device::CLASS, to_device::CLASS];
