@@ -18,7 +18,8 @@
 //! - `DEVNAME` (string, mandatory): interface name.
 //! - `BURST` (integer, default 32): packets per task run, at most 32.
 //! - `QDISC_BYPASS` (boolean, default true): hand frames straight to the driver
-//!   (`PACKET_QDISC_BYPASS`), skipping the interface's queueing discipline.
+//!   (`PACKET_QDISC_BYPASS`), skipping the interface's queueing discipline. Such frames are
+//!   not seen by packet taps on this host (tcpdump, `FromDevice(.., OUTBOUND true)`).
 //! - `METHOD` (`LINUX`, default): only AF_PACKET is built in.
 //! - `POLL` (`adaptive` or `busy`, default `adaptive`): `busy` keeps the task always scheduled.
 //!

@@ -1,0 +1,248 @@
+//! Device elements (FromDevice, ToDevice, KernelTap, KernelTun) on real interfaces.
+//!
+//! Tests that need interfaces run as root only: each moves its own thread into a fresh,
+//! private network namespace (`unshare(CLONE_NEWNET)`), creates veth pairs or TUN/TAP devices
+//! there with `ip`, and everything disappears with the thread. Not root: they say so and
+//! return.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use sluice_core::{
+    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Router, RouterOptions, Timestamp,
+};
+use sluice_lang::args::Args;
+
+/// Test helper element: counts pushed frames whose EtherType is 0x88b5 and stops the router
+/// after `N` of them, or after `SECS` seconds of real time.
+#[derive(Default)]
+struct StopAfter {
+    n: u64,
+    secs: f64,
+    seen: u64,
+    other: u64,
+}
+
+impl Element for StopAfter {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        self.n = args.read_mp("N")?;
+        self.secs = args.read("SECS")?.unwrap_or(5.0);
+        Ok(())
+    }
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        cx.schedule_after(0, Timestamp::from_secs_f64(self.secs));
+        Ok(())
+    }
+    fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
+        for p in batch {
+            if p.data().get(12..14) == Some(&[0x88, 0xb5]) {
+                self.seen += 1;
+            } else {
+                self.other += 1;
+            }
+        }
+        if self.seen >= self.n {
+            cx.stop_router();
+        }
+    }
+    fn run_timer(&mut self, _id: usize, cx: &mut Cx) {
+        cx.stop_router();
+    }
+    fn handlers(&self) -> &'static [Handler] {
+        const { &[Handler::r("seen")] }
+    }
+    fn read_handler(&self, name: &str) -> Option<String> {
+        (name == "seen").then(|| self.seen.to_string())
+    }
+}
+
+const TEST_CLASSES: &[ElementClass] = &[ElementClass {
+    name: "StopAfter",
+    ports: "1/0",
+    processing: "h/h",
+    flow: "",
+    source: "",
+    make: || Box::new(StopAfter::default()),
+}];
+
+fn build(conf: &str) -> Result<Router, String> {
+    let flat = sluice_lang::parse_config(conf, "dev.click", &[]).expect("parses");
+    let mut lib = sluice_elements::library();
+    lib.add(TEST_CLASSES);
+    Router::new(flat, &lib, RouterOptions::default()).map_err(|e| e.join("\n"))
+}
+
+fn router(conf: &str) -> Router {
+    build(conf).unwrap_or_else(|e| panic!("{}", e))
+}
+
+fn read(r: &mut Router, h: &str) -> u64 {
+    r.read_path(h)
+        .unwrap_or_else(|e| panic!("{}: {:?}", h, e))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Moves this thread into a fresh network namespace; false (with a message) if impossible.
+fn private_netns(test: &str) -> bool {
+    if !is_root() {
+        eprintln!("{}: not root, skipped (needs CAP_NET_ADMIN)", test);
+        return false;
+    }
+    // SAFETY: unshare affects only the calling thread's namespace membership.
+    let r = unsafe { libc::unshare(libc::CLONE_NEWNET) };
+    assert_eq!(r, 0, "unshare(CLONE_NEWNET) failed as root");
+    sh("ip link set lo up");
+    true
+}
+
+fn sh(cmd: &str) {
+    let st = Command::new("sh").arg("-c").arg(cmd).status().expect("sh");
+    assert!(st.success(), "command failed: {}", cmd);
+}
+
+/// A veth pair `a`/`b`, up, without IPv6 chatter.
+fn veth(a: &str, b: &str) {
+    sh(&format!(
+        "ip link add {a} type veth peer name {b} && \
+         sysctl -qw net.ipv6.conf.{a}.disable_ipv6=1 net.ipv6.conf.{b}.disable_ipv6=1 && \
+         ip link set {a} up && ip link set {b} up"
+    ));
+}
+
+const FRAME: &str = "\"\\<02 00 00 00 00 02 02 00 00 00 00 01 88 b5 00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f 10 11 12 13 14 15 16 17 18 19 1a 1b 1c 1d 1e 1f 20 21 22 23 24 25 26 27 28 29 2a 2b 2c 2d 2e 2f 30 31>\"";
+
+#[test]
+fn configuration_errors_name_element_and_device() {
+    let e = build("FromDevice(nosuchdev0) -> Discard").err().unwrap();
+    assert!(e.contains("FromDevice(nosuchdev0)"), "{}", e);
+    assert!(
+        e.contains("no such interface 'nosuchdev0'") || e.contains("root"),
+        "{}",
+        e
+    );
+    let e = build("InfiniteSource(ACTIVE false) -> Queue -> ToDevice(nosuchdev1)")
+        .err()
+        .unwrap();
+    assert!(e.contains("ToDevice(nosuchdev1)"), "{}", e);
+    let e = build("FromDevice(lo, METHOD PCAP) -> Discard")
+        .err()
+        .unwrap();
+    assert!(e.contains("METHOD"), "{}", e);
+    let e = build("FromDevice(lo, POLL sometimes) -> Discard")
+        .err()
+        .unwrap();
+    assert!(e.contains("POLL"), "{}", e);
+    let e = build("FromDevice(lo, FANOUT 3, FANOUT_MODE weird) -> Discard")
+        .err()
+        .unwrap();
+    assert!(e.contains("FANOUT_MODE"), "{}", e);
+    let e = build("FromDevice -> Discard").err().unwrap();
+    assert!(e.contains("DEVNAME"), "{}", e);
+    // ToDevice is pull-only, as in Click.
+    let e = build("FromDevice(lo) -> ToDevice(lo)").err().unwrap();
+    assert!(e.contains("pull") || e.contains("push"), "{}", e);
+}
+
+#[test]
+fn veth_roundtrip_counts_every_frame() {
+    std::thread::spawn(|| {
+        if !private_netns("veth_roundtrip_counts_every_frame") {
+            return;
+        }
+        veth("sla", "slb");
+        let conf = format!(
+            "InfiniteSource(DATA {FRAME}, LIMIT 500, BURST 16) -> q :: Queue(1000) -> td :: ToDevice(sla);
+             fd :: FromDevice(slb) -> c :: Counter -> s :: StopAfter(500, SECS 10);"
+        );
+        let mut r = router(&conf);
+        let t0 = Instant::now();
+        r.run();
+        let info = ["s.seen", "td.count", "td.errors", "fd.count", "fd.kernel_packets", "q.length"]
+            .map(|h| format!("{} {}", h, read(&mut r, h)));
+        assert!(t0.elapsed() < Duration::from_secs(9), "timed out: {:?}", info);
+        assert_eq!(read(&mut r, "s.seen"), 500);
+        assert_eq!(read(&mut r, "td.count"), 500);
+        assert_eq!(read(&mut r, "td.drops"), 0);
+        assert_eq!(read(&mut r, "fd.drops"), 0);
+        assert!(read(&mut r, "fd.count") >= 500);
+        // The sender does not see its own frames on the rx side.
+        r.write_path("fd.reset_counts", "").unwrap();
+        assert_eq!(read(&mut r, "fd.count"), 0);
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn outgoing_frames_are_ignored_unless_outbound() {
+    std::thread::spawn(|| {
+        if !private_netns("outgoing_frames_are_ignored_unless_outbound") {
+            return;
+        }
+        veth("sla", "slb");
+        // Transmit on sla and listen on sla itself: only OUTBOUND sees the frames (frames that
+        // bypass the qdisc are invisible to every packet tap, hence QDISC_BYPASS false).
+        let conf = format!(
+            "InfiniteSource(DATA {FRAME}, LIMIT 100, BURST 10) -> Queue(1000) -> ToDevice(sla, QDISC_BYPASS false);
+             a :: FromDevice(sla) -> ca :: Counter -> Discard;
+             o :: FromDevice(sla, OUTBOUND true) -> s :: StopAfter(100, SECS 10);"
+        );
+        let mut r = router(&conf);
+        r.run();
+        assert_eq!(read(&mut r, "s.seen"), 100);
+        assert_eq!(read(&mut r, "ca.count"), 0);
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn fanout_group_splits_flows_between_members() {
+    std::thread::spawn(|| {
+        if !private_netns("fanout_group_splits_flows_between_members") {
+            return;
+        }
+        veth("sla", "slb");
+        // Two members in one hash group: every frame reaches exactly one of them.
+        let conf = format!(
+            "InfiniteSource(DATA {FRAME}, LIMIT 300, BURST 10) -> Queue(1000) -> ToDevice(sla);
+             f1 :: FromDevice(slb, FANOUT 77) -> c1 :: Counter -> s :: StopAfter(100000, SECS 1.5);
+             f2 :: FromDevice(slb, FANOUT 77) -> c2 :: Counter -> s2 :: StopAfter(100000, SECS 10);"
+        );
+        let mut r = router(&conf);
+        r.run();
+        let (a, b) = (read(&mut r, "c1.count"), read(&mut r, "c2.count"));
+        assert_eq!(a + b, 300, "{} + {}", a, b);
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn interface_down_or_gone_is_counted_not_fatal() {
+    std::thread::spawn(|| {
+        if !private_netns("interface_down_or_gone_is_counted_not_fatal") {
+            return;
+        }
+        veth("sla", "slb");
+        let conf = format!(
+            "InfiniteSource(DATA {FRAME}, LIMIT 50, BURST 10) -> Queue(1000) -> td :: ToDevice(sla);
+             FromDevice(slb) -> s :: StopAfter(1000, SECS 1);"
+        );
+        let mut r = router(&conf);
+        sh("ip link del sla");
+        r.run();
+        assert_eq!(read(&mut r, "td.count"), 0);
+        assert_eq!(read(&mut r, "td.errors"), 50);
+        assert_eq!(read(&mut r, "td.drops"), 50);
+    })
+    .join()
+    .unwrap();
+}
