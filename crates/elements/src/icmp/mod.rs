@@ -2,5 +2,10 @@
 
 use sluice_core::ElementClass;
 
+mod icmp_error;
+mod icmp_ping_responder;
+
+pub use icmp_error::{parse_code, parse_type};
+
 /// Classes of this family.
-pub const CLASSES: &[ElementClass] = &[];
+pub const CLASSES: &[ElementClass] = &[icmp_error::CLASS, icmp_ping_responder::CLASS];

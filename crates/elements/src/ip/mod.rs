@@ -10,11 +10,16 @@ mod drop_broadcasts;
 mod fix_ip_src;
 mod get_ip_address;
 mod ip_encap;
+mod ip_fragmenter;
+mod ip_gw_options;
 mod mark_ip_header;
 mod set_ip_address;
 mod set_ip_dscp;
 mod store_ip_address;
 mod strip_ip_header;
+
+pub use ip_fragmenter::{mtu_anno as ip_fragmenter_mtu_anno, set_mtu_anno};
+pub use ip_gw_options::process_options;
 
 /// Classes of this family.
 pub const CLASSES: &[ElementClass] = &[
@@ -26,6 +31,8 @@ pub const CLASSES: &[ElementClass] = &[
     fix_ip_src::CLASS,
     get_ip_address::CLASS,
     ip_encap::CLASS,
+    ip_fragmenter::CLASS,
+    ip_gw_options::CLASS,
     mark_ip_header::CLASS,
     set_ip_address::CLASS,
     set_ip_dscp::CLASS,
