@@ -14,11 +14,12 @@ use sluice_core::{
 use sluice_lang::args::Args;
 
 /// Test helper element: counts pushed frames whose EtherType is 0x88b5 and stops the router
-/// after `N` of them, or after `SECS` seconds of real time.
+/// after `N` of them (any packet with `ANY true`), or after `SECS` seconds of real time.
 #[derive(Default)]
 struct StopAfter {
     n: u64,
     secs: f64,
+    any: bool,
     seen: u64,
     other: u64,
 }
@@ -27,6 +28,7 @@ impl Element for StopAfter {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.n = args.read_mp("N")?;
         self.secs = args.read("SECS")?.unwrap_or(5.0);
+        self.any = args.read("ANY")?.unwrap_or(false);
         Ok(())
     }
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
@@ -35,7 +37,7 @@ impl Element for StopAfter {
     }
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
         for p in batch {
-            if p.data().get(12..14) == Some(&[0x88, 0xb5]) {
+            if self.any || p.data().get(12..14) == Some(&[0x88, 0xb5]) {
                 self.seen += 1;
             } else {
                 self.other += 1;
@@ -242,6 +244,116 @@ fn interface_down_or_gone_is_counted_not_fatal() {
         assert_eq!(read(&mut r, "td.count"), 0);
         assert_eq!(read(&mut r, "td.errors"), 50);
         assert_eq!(read(&mut r, "td.drops"), 50);
+    })
+    .join()
+    .unwrap();
+}
+
+/// IPv4/UDP 198.18.5.2:1000 -> 198.18.5.1:4444 carrying "hello sluice", as Click hex data.
+fn udp_to_host() -> Vec<u8> {
+    let payload = b"hello sluice";
+    let total = 20 + 8 + payload.len();
+    let mut p = vec![
+        0x45,
+        0,
+        0,
+        total as u8,
+        0,
+        1,
+        0,
+        0,
+        64,
+        17,
+        0,
+        0,
+        198,
+        18,
+        5,
+        2,
+        198,
+        18,
+        5,
+        1,
+    ];
+    let mut sum: u32 = p
+        .chunks(2)
+        .map(|c| u16::from_be_bytes([c[0], c[1]]) as u32)
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    let ck = !(sum as u16);
+    p[10..12].copy_from_slice(&ck.to_be_bytes());
+    p.extend_from_slice(&1000u16.to_be_bytes());
+    p.extend_from_slice(&4444u16.to_be_bytes());
+    p.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
+    p.extend_from_slice(&[0, 0]);
+    p.extend_from_slice(payload);
+    p
+}
+
+fn hex(b: &[u8]) -> String {
+    let h: Vec<String> = b.iter().map(|x| format!("{:02x}", x)).collect();
+    format!("\"\\<{}>\"", h.join(" "))
+}
+
+fn tun_tap_roundtrip(tap: bool) {
+    veth("dummya", "dummyb"); // keeps the namespace from being empty; unused
+    let (class, data) = if tap {
+        let mut f = vec![2, 0, 0, 0, 0, 0x51, 2, 0, 0, 0, 0, 0x52, 8, 0];
+        f.extend(udp_to_host());
+        (
+            "KernelTap(198.18.5.1/24, ETHER 02:00:00:00:00:51, DEVNAME sltap0)",
+            f,
+        )
+    } else {
+        ("KernelTun(198.18.5.1/24, DEVNAME sltun0)", udp_to_host())
+    };
+    let conf = format!(
+        "t :: {class}; InfiniteSource(DATA {}, LIMIT 3, BURST 1) -> t -> c :: Counter -> s :: StopAfter(2, ANY true, SECS 10);",
+        hex(&data)
+    );
+    let udp = std::net::UdpSocket::bind("0.0.0.0:4444").expect("bind");
+    udp.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut r = router(&conf);
+    // The host sends into the device: ICMP echo requests (TUN) or ARP requests (TAP).
+    let mut ping = Command::new("ping")
+        .args(["-c", "4", "-i", "0.2", "-W", "1", "198.18.5.2"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("ping");
+    r.run();
+    let _ = ping.kill();
+    let _ = ping.wait();
+    assert!(read(&mut r, "s.seen") >= 2);
+    assert_eq!(read(&mut r, "t.write_count"), 3);
+    assert_eq!(read(&mut r, "t.write_errors"), 0);
+    let mut buf = [0u8; 100];
+    let (n, from) = udp.recv_from(&mut buf).expect("host stack got the packet");
+    assert_eq!(&buf[..n], b"hello sluice");
+    assert_eq!(from.to_string(), "198.18.5.2:1000");
+    let name = r.read_path("t.dev_name").unwrap();
+    assert_eq!(name.trim(), if tap { "sltap0" } else { "sltun0" });
+}
+
+#[test]
+fn kernel_tun_exchanges_ip_packets_with_host() {
+    std::thread::spawn(|| {
+        if private_netns("kernel_tun_exchanges_ip_packets_with_host") {
+            tun_tap_roundtrip(false);
+        }
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn kernel_tap_exchanges_frames_with_host() {
+    std::thread::spawn(|| {
+        if private_netns("kernel_tap_exchanges_frames_with_host") {
+            tun_tap_roundtrip(true);
+        }
     })
     .join()
     .unwrap();

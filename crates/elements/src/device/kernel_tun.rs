@@ -1,0 +1,402 @@
+//! KernelTun — exchanges IP packets with the host's network stack through a TUN device
+//!
+//! Synopsis: `KernelTun(ADDR/MASK [, GATEWAY, DEVNAME, MTU, BURST, HEADROOM])`,
+//! `KernelTap(ADDR/MASK [, GATEWAY, DEVNAME, ETHER, MTU, BURST, HEADROOM])`
+//!
+//! Ports: at most 1 input (agnostic), 1 or 2 outputs (push). The element creates a TUN
+//! (KernelTun, IP packets) or TAP (KernelTap, Ethernet frames) device through `/dev/net/tun`,
+//! gives the host side the address ADDR with netmask MASK (so the kernel routes that subnet to
+//! the device), brings it up, and, if GATEWAY is given, installs a default route through it.
+//! The device disappears when the router stops.
+//!
+//! Packets arriving on the input are written to the device, so the host stack receives them
+//! (e.g. packets addressed to the router itself). A push input writes at once; a pull input
+//! has a task that pulls whenever an upstream queue has packets. Packets the host sends into
+//! the device are pushed out of output 0: for KernelTun, IPv4 packets with the network header
+//! at offset 0; for KernelTap, Ethernet frames with the MAC header at 0 and the network header
+//! at 14 for IP. KernelTun sends anything that is not a plausible IPv4 packet (IPv6, too
+//! short) to output 1, or drops and counts it if there is no output 1. KernelTap does the
+//! same with frames shorter than an Ethernet header. The device descriptor is watched for
+//! readability: an idle element uses no CPU.
+//!
+//! On Linux a TAP device only accepts frames addressed to its own Ethernet address: give it
+//! one with ETHER and use that address as the destination of frames sent to it.
+//!
+//! Arguments:
+//! - `ADDR/MASK` (IP prefix, mandatory): the host side's address and netmask.
+//! - `GATEWAY` (IP address): install a default route through this next hop.
+//! - `DEVNAME` (string, default `tun%d` / `tap%d`): device name.
+//! - `ETHER` (Ethernet address, KernelTap): the device's Ethernet address.
+//! - `MTU` (integer): the device's MTU.
+//! - `BURST` (integer, default 32): packets read or pulled per run.
+//! - `HEADROOM` (integer): accepted for Click compatibility (packets always have headroom).
+//!
+//! Handlers: `count` (r, packets from the host), `write_count` (r, packets to the host),
+//! `drops` (r), `write_errors` (r), `bad` (r, packets sent to output 1 or dropped as bad),
+//! `dev_name` (r), `reset_counts` (w).
+//!
+//! Example (host stack reaches the router's interfaces through a tap):
+//! ```text
+//! tap :: KernelTap(198.18.0.1/24, ETHER 02:00:00:00:00:01);
+//! FromDevice(veth0) -> Queue -> tap -> Queue -> ToDevice(veth0);
+//! ```
+
+use std::process::Command;
+
+use sluice_core::{
+    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, BATCH_MAX,
+};
+use sluice_lang::args::{Args, Word};
+use std::net::Ipv4Addr;
+
+use sluice_wire::EtherAddr;
+
+use super::from_device::set_offsets;
+use super::sys::{self, Fd};
+
+/// Largest packet read from the device.
+const READ_MAX: usize = 65536;
+
+/// The KernelTun and KernelTap elements.
+pub struct KernelTun {
+    tap: bool,
+    prefix: Option<(Ipv4Addr, u8)>,
+    gateway: Option<std::net::Ipv4Addr>,
+    devname: String,
+    ether: Option<EtherAddr>,
+    mtu: Option<u32>,
+    burst: usize,
+    fd: Option<Fd>,
+    name: String,
+    buf: Vec<u8>,
+    notifiers: Option<Vec<NotifierId>>,
+    pull_input: bool,
+    count: u64,
+    write_count: u64,
+    drops: u64,
+    write_errors: u64,
+    bad: u64,
+}
+
+impl KernelTun {
+    fn new(tap: bool) -> KernelTun {
+        KernelTun {
+            tap,
+            prefix: None,
+            gateway: None,
+            devname: String::new(),
+            ether: None,
+            mtu: None,
+            burst: BATCH_MAX,
+            fd: None,
+            name: String::new(),
+            buf: Vec::new(),
+            notifiers: None,
+            pull_input: false,
+            count: 0,
+            write_count: 0,
+            drops: 0,
+            write_errors: 0,
+            bad: 0,
+        }
+    }
+
+    fn class(&self) -> &'static str {
+        if self.tap {
+            "KernelTap"
+        } else {
+            "KernelTun"
+        }
+    }
+
+    fn write_batch(&mut self, batch: Batch) {
+        let Some(fd) = &self.fd else {
+            self.drops += batch.len() as u64;
+            return;
+        };
+        for p in batch {
+            match sys::write_fd(fd, p.data()) {
+                Ok(_) => self.write_count += 1,
+                Err(_) => {
+                    self.write_errors += 1;
+                    self.drops += 1;
+                }
+            }
+        }
+    }
+
+    /// True if the packet read from the device is fit for output 0.
+    fn good(&self, data: &[u8]) -> bool {
+        if self.tap {
+            data.len() >= 14
+        } else {
+            data.len() >= 20 && data[0] >> 4 == 4
+        }
+    }
+}
+
+/// Parses `ADDR/LEN`, `ADDR/MASK` or `ADDR MASK`, keeping the host bits of ADDR.
+fn parse_addr_mask(s: &str) -> Result<(Ipv4Addr, u8), String> {
+    let s = s.trim();
+    let (a, m) = match s.split_once('/') {
+        Some(x) => x,
+        None => s
+            .split_once(char::is_whitespace)
+            .ok_or_else(|| "expected ADDR/MASK".to_string())?,
+    };
+    let addr: Ipv4Addr = a.trim().parse().map_err(|_| "expected IP address/mask")?;
+    let m = m.trim();
+    let len = if let Ok(l) = m.parse::<u8>() {
+        l
+    } else {
+        let mask: Ipv4Addr = m.parse().map_err(|_| "expected prefix length or netmask")?;
+        let v = u32::from(mask);
+        if v.leading_ones() + v.trailing_zeros() != 32 {
+            return Err("netmask is not contiguous".into());
+        }
+        v.leading_ones() as u8
+    };
+    if len > 32 {
+        return Err("prefix length above 32".into());
+    }
+    Ok((addr, len))
+}
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run 'ip': {}", e))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "'ip {}' failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+impl Element for KernelTun {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        let a: String = args.read_mp("ADDR")?;
+        match parse_addr_mask(&a) {
+            Ok(p) => self.prefix = Some(p),
+            Err(e) => {
+                args.error(format!("ADDR: {}", e));
+                return Err(());
+            }
+        }
+        self.gateway = args.read_p("GATEWAY")?;
+        self.devname = args
+            .read::<Word>("DEVNAME")?
+            .map(|w| w.0)
+            .unwrap_or_default();
+        self.ether = args.read("ETHER")?;
+        self.mtu = args.read("MTU")?;
+        self.burst = args
+            .read::<usize>("BURST")?
+            .unwrap_or(BATCH_MAX)
+            .clamp(1, BATCH_MAX);
+        let _headroom: Option<usize> = args.read("HEADROOM")?;
+        let _ignore: Option<bool> = args.read("IGNORE_QUEUE_OVERFLOWS")?;
+        if self.ether.is_some() && !self.tap {
+            args.error("ETHER: only KernelTap has an Ethernet address");
+            return Err(());
+        }
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        let class = self.class();
+        let what = |e: String| {
+            let d = if self.devname.is_empty() {
+                String::new()
+            } else {
+                self.devname.clone()
+            };
+            format!("{}({}): {}", class, d, e)
+        };
+        let (fd, name) = sys::open_tun(&self.devname, self.tap).map_err(what)?;
+        let setup = || -> Result<(), String> {
+            if let Some(e) = self.ether {
+                let mac: Vec<String> = e.0.iter().map(|b| format!("{:02x}", b)).collect();
+                ip(&["link", "set", "dev", &name, "address", &mac.join(":")])?;
+            }
+            if let Some(m) = self.mtu {
+                ip(&["link", "set", "dev", &name, "mtu", &m.to_string()])?;
+            }
+            if let Some(p) = &self.prefix {
+                let a = format!("{}/{}", p.0, p.1);
+                ip(&["addr", "add", &a, "dev", &name])?;
+            }
+            ip(&["link", "set", "dev", &name, "up"])?;
+            if let Some(g) = self.gateway {
+                ip(&[
+                    "route",
+                    "replace",
+                    "default",
+                    "via",
+                    &g.to_string(),
+                    "dev",
+                    &name,
+                ])?;
+            }
+            Ok(())
+        };
+        setup().map_err(|e| format!("{}({}): {}", class, name, e))?;
+        cx.add_select(fd.raw());
+        self.fd = Some(fd);
+        self.name = name;
+        self.buf = vec![0u8; READ_MAX];
+        if cx.ninputs() > 0 && !cx.input_is_push(0) {
+            self.pull_input = true;
+            cx.add_task(sluice_core::sched::DEFAULT_TICKETS, true);
+            self.notifiers = cx.upstream_empty_notifiers(0);
+            for n in self.notifiers.clone().unwrap_or_default() {
+                cx.listen(n);
+            }
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, _cx: &mut Cx) {
+        self.write_batch(batch);
+    }
+
+    fn run_task(&mut self, cx: &mut Cx) -> bool {
+        if !self.pull_input {
+            return false;
+        }
+        let b = cx.pull(0, self.burst);
+        let got = !b.is_empty();
+        self.write_batch(b);
+        let more = match &self.notifiers {
+            Some(n) => got || cx.any_active(n),
+            None => true,
+        };
+        if more {
+            cx.reschedule();
+        }
+        got
+    }
+
+    fn selected(&mut self, _fd: i32, cx: &mut Cx) {
+        let Some(fd) = &self.fd else { return };
+        let mut good = Batch::new();
+        let mut bad = Batch::new();
+        let has_bad_port = cx.noutputs() > 1;
+        for _ in 0..self.burst {
+            let n = match sys::read_fd(fd, &mut self.buf) {
+                Ok(n) => n,
+                Err(_) => break,
+            };
+            let data = &self.buf[..n];
+            let ok = self.good(data);
+            let mut p = Packet::from_bytes(data);
+            if self.tap {
+                set_offsets(&mut p);
+            } else if ok {
+                p.set_network_offset(0);
+            }
+            p.anno_mut().timestamp = cx.now();
+            if ok {
+                self.count += 1;
+                let _ = good.push(p);
+            } else {
+                self.bad += 1;
+                if has_bad_port {
+                    let _ = bad.push(p);
+                } else {
+                    self.drops += 1;
+                }
+            }
+        }
+        if !good.is_empty() {
+            cx.push(0, good);
+        }
+        if !bad.is_empty() {
+            cx.push(1, bad);
+        }
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const {
+            &[
+                Handler::r("count"),
+                Handler::r("write_count"),
+                Handler::r("drops"),
+                Handler::r("write_errors"),
+                Handler::r("bad"),
+                Handler::r("dev_name"),
+                Handler::w("reset_counts"),
+            ]
+        }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "count" => self.count.to_string(),
+            "write_count" => self.write_count.to_string(),
+            "drops" => self.drops.to_string(),
+            "write_errors" => self.write_errors.to_string(),
+            "bad" => self.bad.to_string(),
+            "dev_name" => self.name.clone(),
+            _ => return None,
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
+        match name {
+            "reset_counts" => {
+                self.count = 0;
+                self.write_count = 0;
+                self.drops = 0;
+                self.write_errors = 0;
+                self.bad = 0;
+                Ok(())
+            }
+            _ => Err(format!("no handler {}", name)),
+        }
+    }
+}
+
+/// KernelTun class description.
+pub const TUN_CLASS: ElementClass = ElementClass {
+    name: "KernelTun",
+    ports: "0-1/1-2",
+    processing: "a/h",
+    flow: "x/y",
+    source: include_str!("kernel_tun.rs"),
+    make: || Box::new(KernelTun::new(false)),
+};
+
+/// KernelTap class description.
+pub const TAP_CLASS: ElementClass = ElementClass {
+    name: "KernelTap",
+    ports: "0-1/1-2",
+    processing: "a/h",
+    flow: "x/y",
+    source: include_str!("kernel_tun.rs"),
+    make: || Box::new(KernelTun::new(true)),
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_keep_host_bits() {
+        let a = |s: &str| parse_addr_mask(s);
+        assert_eq!(a("198.18.0.1/24"), Ok((Ipv4Addr::new(198, 18, 0, 1), 24)));
+        assert_eq!(
+            a("198.18.0.1/255.255.0.0"),
+            Ok((Ipv4Addr::new(198, 18, 0, 1), 16))
+        );
+        assert_eq!(a("198.18.0.1 255.255.255.252").unwrap().1, 30);
+        assert!(a("198.18.0.1").is_err());
+        assert!(a("198.18.0.1/33").is_err());
+        assert!(a("198.18.0.1/255.0.255.0").is_err());
+    }
+}
