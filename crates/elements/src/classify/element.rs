@@ -1,0 +1,132 @@
+//! The push path and handlers shared by Classifier, IPClassifier and IPFilter.
+
+use sluice_core::{Batch, Cx, Handler, Packet};
+
+use super::program::Program;
+
+/// Where a compiled program reads from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// The packet data start (Classifier).
+    Data,
+    /// The network header annotation, or the data start when none is set (IPClassifier).
+    Network,
+}
+
+/// A classifying element: one compiled program, one batch per output.
+pub struct ClassifyElem {
+    pub(crate) prog: Program,
+    start: Start,
+    outs: Vec<Batch>,
+    drops: u64,
+}
+
+impl ClassifyElem {
+    /// An element running `prog` on packets from `start`.
+    pub fn new(start: Start) -> ClassifyElem {
+        ClassifyElem {
+            prog: Program::default(),
+            start,
+            outs: Vec::new(),
+            drops: 0,
+        }
+    }
+
+    /// Installs a program for `noutputs` outputs.
+    pub fn set_program(&mut self, prog: Program, noutputs: usize) {
+        self.prog = prog;
+        self.outs = (0..noutputs).map(|_| Batch::new()).collect();
+    }
+
+    #[inline]
+    fn classify(&self, p: &Packet) -> Option<u32> {
+        match self.start {
+            Start::Data => self.prog.classify(p.data()),
+            Start::Network => match p.network_header() {
+                Some(h) => self.prog.classify(h),
+                None => self.prog.classify(p.data()),
+            },
+        }
+    }
+
+    /// Classifies a batch and pushes one sub-batch per output, in port order.
+    pub fn push(&mut self, batch: Batch, cx: &mut Cx) {
+        for p in batch {
+            match self.classify(&p) {
+                Some(o) if (o as usize) < self.outs.len() => {
+                    let o = o as usize;
+                    if let Err(p) = self.outs[o].push(p) {
+                        let full = std::mem::take(&mut self.outs[o]);
+                        cx.push(o, full);
+                        let _ = self.outs[o].push(p);
+                    }
+                }
+                _ => self.drops += 1,
+            }
+        }
+        for o in 0..self.outs.len() {
+            if !self.outs[o].is_empty() {
+                let b = std::mem::take(&mut self.outs[o]);
+                cx.push(o, b);
+            }
+        }
+    }
+
+    /// Handlers of every classifier.
+    pub const HANDLERS: &'static [Handler] = &[
+        Handler::r("program"),
+        Handler::r("drops"),
+        Handler::w("reset_counts"),
+    ];
+
+    /// Reads `program` or `drops`.
+    pub fn read_handler(&self, name: &str) -> Option<String> {
+        match name {
+            "program" => Some(self.prog.unparse()),
+            "drops" => Some(self.drops.to_string()),
+            _ => None,
+        }
+    }
+
+    /// Writes `reset_counts`.
+    pub fn write_handler(&mut self, name: &str) -> Result<(), String> {
+        match name {
+            "reset_counts" => {
+                self.drops = 0;
+                Ok(())
+            }
+            _ => Err(format!("no handler {}", name)),
+        }
+    }
+}
+
+/// Implements `Element` for a newtype around [`ClassifyElem`] with its own `configure`.
+macro_rules! classify_element {
+    ($ty:ident, $configure:item) => {
+        impl sluice_core::Element for $ty {
+            $configure
+
+            fn push(&mut self, _port: usize, batch: sluice_core::Batch, cx: &mut sluice_core::Cx) {
+                self.0.push(batch, cx);
+            }
+
+            fn handlers(&self) -> &'static [sluice_core::Handler] {
+                $crate::classify::element::ClassifyElem::HANDLERS
+            }
+
+            fn read_handler(&self, name: &str) -> Option<String> {
+                self.0.read_handler(name)
+            }
+
+            fn write_handler(
+                &mut self,
+                name: &str,
+                _value: &str,
+                _cx: &mut sluice_core::Cx,
+            ) -> Result<(), String> {
+                self.0.write_handler(name)
+            }
+        }
+    };
+}
+pub(crate) use classify_element;

@@ -1,0 +1,94 @@
+//! IPClassifier — classifies IP packets with tcpdump-like patterns
+//!
+//! Synopsis: `IPClassifier(PATTERN_1, ..., PATTERN_N)`
+//!
+//! Ports: 1 input, N outputs (one per pattern), push.
+//!
+//! A packet goes to the output of the first pattern it matches; packets matching none are
+//! dropped and counted in `drops`. Patterns read the IP header at the packet's network header
+//! annotation (set by CheckIPHeader or MarkIPHeader); when none is set, at the data start.
+//! Transport fields are found through the IP header length, so IP options are handled. All
+//! patterns are compiled at configuration time into one decision DAG (`program` handler).
+//! Tests on bytes past the packet end fail: short or malformed packets never match them.
+//!
+//! Primitives:
+//! - `[SRCDST] host ADDR`, `[SRCDST] net ADDR/LEN` (or `ADDR mask MASK`); SRCDST is `src`,
+//!   `dst`, `src or dst` (the default) or `src and dst`.
+//! - `[SRCDST] [tcp|udp] port PORT` (number or name: www, http, ssh, domain, ...); without
+//!   `tcp`/`udp` either protocol matches.
+//! - `ip proto PROTO` (tcp, udp, icmp, igmp, ipip or a number), `ip vers V`, `ip hl HL`,
+//!   `ip id ID`, `ip tos TOS`, `ip dscp DSCP`, `ip ttl TTL`, `ip ect`, `ip ce`,
+//!   `ip frag` (MF set or nonzero offset), `ip unfrag`.
+//! - `tcp opt FLAG` (syn, fin, ack, rst, psh, urg; several names all must be set),
+//!   `tcp win N`, `icmp type TYPE` (echo, echo-reply, unreachable, timeexceeded, ... or a
+//!   number).
+//! - `true`, `false`; a whole pattern `-`, `any` or `all` matches everything.
+//!
+//! Integer primitives take an optional relation `==`, `!=`, `<`, `>`, `<=`, `>=` before the
+//! value and a mask `& MASK`. Port, ICMP type and TCP primitives match first fragments of their
+//! protocol only; `src tcp port != 5` does not match UDP packets, `not src tcp port 5` does.
+//!
+//! Connectives: `and`/`&&`, `or`/`||`, `not`/`!`, parentheses, `C ? A : B`; adjacent
+//! primitives are ANDed. Shorthands: `tcp` (= `ip proto tcp`), `www` / `80` after a port
+//! primitive (`src port 80 or 81`), `syn` (= `tcp opt syn`), `10.0.0.0/8` (= `net ...`),
+//! `1.2.3.4` (= `host ...`), `frag`/`unfrag`.
+//!
+//! Handlers: `program` (r), `drops` (r), `reset_counts` (w).
+//!
+//! Example:
+//! ```text
+//! IPClassifier(10.0.0.0/24 and syn, dst tcp port 8000 or 8080, icmp type echo, -)
+//! ```
+
+use sluice_core::{ConfigCx, ElementClass};
+use sluice_lang::args::Args;
+
+use super::element::{classify_element, ClassifyElem, Start};
+use super::ipexpr;
+use super::program::Program;
+
+/// The IPClassifier element.
+pub struct IPClassifier(ClassifyElem);
+
+/// Compiles IPClassifier patterns (pattern i → output i).
+pub fn compile(patterns: &[String]) -> Result<Program, String> {
+    let mut rules = Vec::with_capacity(patterns.len());
+    for (i, p) in patterns.iter().enumerate() {
+        rules.push((ipexpr::parse(p)?, Some(i as u32)));
+    }
+    Ok(Program::compile(&rules))
+}
+
+classify_element!(
+    IPClassifier,
+    fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
+        let pats = args.rest();
+        if pats.len() != cx.noutputs() {
+            args.error(format!(
+                "need {} arguments, one per output port",
+                cx.noutputs()
+            ));
+            return Err(());
+        }
+        match compile(&pats) {
+            Ok(p) => {
+                self.0.set_program(p, pats.len());
+                Ok(())
+            }
+            Err(e) => {
+                args.error(e);
+                Err(())
+            }
+        }
+    }
+);
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "IPClassifier",
+    ports: "1/-",
+    processing: "h/h",
+    flow: "",
+    source: include_str!("ip_classifier.rs"),
+    make: || Box::new(IPClassifier(ClassifyElem::new(Start::Network))),
+};

@@ -1,0 +1,82 @@
+//! IPFilter — filters IP packets by tcpdump-like rules
+//!
+//! Synopsis: `IPFilter(ACTION_1 PATTERN_1, ..., ACTION_N PATTERN_N)`
+//!
+//! Ports: 1 input, any number of outputs, push.
+//!
+//! Each rule is an ACTION followed by a PATTERN in IPClassifier's syntax. Packets are tested
+//! against the rules in order and handled by the first rule that matches: `allow` sends the
+//! packet to output 0, a number K to output K, `drop` or `deny` drops it. Packets matching no
+//! rule, and packets a rule drops, are counted in `drops`. Patterns read the IP header at the
+//! network header annotation (CheckIPHeader, MarkIPHeader), or at the data start when none is
+//! set. All rules are compiled at configuration time into one decision DAG (`program`).
+//!
+//! Handlers: `program` (r), `drops` (r), `reset_counts` (w).
+//!
+//! Example:
+//! ```text
+//! IPFilter(allow tcp dst port 80, 1 icmp type echo, deny all)
+//! ```
+
+use sluice_core::{ConfigCx, ElementClass};
+use sluice_lang::args::Args;
+
+use super::element::{classify_element, ClassifyElem, Start};
+use super::ipexpr;
+use super::program::Program;
+
+/// The IPFilter element.
+pub struct IPFilter(ClassifyElem);
+
+/// Compiles IPFilter rules for an element with `noutputs` outputs.
+pub fn compile(rules: &[String], noutputs: usize) -> Result<Program, String> {
+    let mut out = Vec::with_capacity(rules.len());
+    for r in rules {
+        let r = r.trim();
+        let (action, pat) = r
+            .split_once(char::is_whitespace)
+            .ok_or_else(|| format!("rule '{}': expected 'ACTION PATTERN'", r))?;
+        let port = match action {
+            "allow" => Some(0),
+            "drop" | "deny" => None,
+            n => match n.parse::<u32>() {
+                Ok(k) => Some(k),
+                Err(_) => return Err(format!("rule '{}': unknown action '{}'", r, action)),
+            },
+        };
+        if let Some(k) = port {
+            if k as usize >= noutputs {
+                return Err(format!("rule '{}': output {} out of range", r, k));
+            }
+        }
+        out.push((ipexpr::parse(pat)?, port));
+    }
+    Ok(Program::compile(&out))
+}
+
+classify_element!(
+    IPFilter,
+    fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
+        let rules = args.rest();
+        match compile(&rules, cx.noutputs()) {
+            Ok(p) => {
+                self.0.set_program(p, cx.noutputs());
+                Ok(())
+            }
+            Err(e) => {
+                args.error(e);
+                Err(())
+            }
+        }
+    }
+);
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "IPFilter",
+    ports: "1/-",
+    processing: "h/h",
+    flow: "",
+    source: include_str!("ip_filter.rs"),
+    make: || Box::new(IPFilter(ClassifyElem::new(Start::Network))),
+};

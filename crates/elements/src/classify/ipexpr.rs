@@ -1,0 +1,665 @@
+//! The tcpdump-like expression language of IPClassifier and IPFilter, parsed into
+//! [`Expr`]essions over word tests on the IP header (and the transport header after it).
+//!
+//! Grammar: `expr := or ['?' expr ':' expr]`, `or := and (('or'|'||') and)*`,
+//! `and := factor (['and'|'&&'] factor)*` (adjacent factors are ANDed), `factor := ('not'|'!')
+//! factor | '(' expr ')' | primitive`. A bare value after a primitive repeats its qualifiers:
+//! `src port 80 or 81` is `src port 80 or src port 81`.
+
+use super::program::{Base, Expr, Op, Test};
+use crate::lookup::table::parse_prefix;
+
+const IP_PROTOS: &[(&str, u32)] = &[
+    ("icmp", 1),
+    ("igmp", 2),
+    ("ipip", 4),
+    ("tcp", 6),
+    ("udp", 17),
+];
+
+const PORTS: &[(&str, u32)] = &[
+    ("echo", 7),
+    ("discard", 9),
+    ("daytime", 13),
+    ("chargen", 19),
+    ("ftp-data", 20),
+    ("ftp", 21),
+    ("ssh", 22),
+    ("telnet", 23),
+    ("smtp", 25),
+    ("domain", 53),
+    ("dns", 53),
+    ("bootps", 67),
+    ("bootpc", 68),
+    ("tftp", 69),
+    ("finger", 79),
+    ("www", 80),
+    ("http", 80),
+    ("pop3", 110),
+    ("sunrpc", 111),
+    ("auth", 113),
+    ("nntp", 119),
+    ("ntp", 123),
+    ("netbios-ns", 137),
+    ("netbios-dgm", 138),
+    ("netbios-ssn", 139),
+    ("snmp", 161),
+    ("snmp-trap", 162),
+    ("irc", 194),
+    ("imap3", 220),
+    ("https", 443),
+    ("rip", 520),
+    ("route", 520),
+    ("imaps", 993),
+    ("pop3s", 995),
+];
+
+const TCP_OPTS: &[(&str, u32)] = &[
+    ("fin", 0x01),
+    ("syn", 0x02),
+    ("rst", 0x04),
+    ("psh", 0x08),
+    ("ack", 0x10),
+    ("urg", 0x20),
+];
+
+const ICMP_TYPES: &[(&str, u32)] = &[
+    ("echo-reply", 0),
+    ("unreachable", 3),
+    ("sourcequench", 4),
+    ("redirect", 5),
+    ("echo", 8),
+    ("routeradvert", 9),
+    ("routersolicit", 10),
+    ("timeexceeded", 11),
+    ("parameterproblem", 12),
+    ("timestamp", 13),
+    ("timestamp-reply", 14),
+    ("inforeq", 15),
+    ("inforeq-reply", 16),
+    ("maskreq", 17),
+    ("maskreq-reply", 18),
+];
+
+fn name_of(table: &[(&str, u32)], w: &str) -> Option<u32> {
+    table.iter().find(|(n, _)| *n == w).map(|(_, v)| *v)
+}
+
+fn parse_int(w: &str) -> Option<u32> {
+    if let Some(h) = w.strip_prefix("0x").or_else(|| w.strip_prefix("0X")) {
+        u32::from_str_radix(h, 16).ok()
+    } else {
+        w.parse().ok()
+    }
+}
+
+/// Splits an expression into tokens: words, parentheses, `!`, `&&`, `||`, comparison operators.
+fn tokenize(s: &str) -> Vec<String> {
+    let c: Vec<char> = s.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        if ch.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        let two: String = c[i..(i + 2).min(c.len())].iter().collect();
+        if ["&&", "||", "==", "!=", "<=", ">="].contains(&two.as_str()) {
+            out.push(two);
+            i += 2;
+            continue;
+        }
+        if "()!<>&?:".contains(ch) {
+            out.push(ch.to_string());
+            i += 1;
+            continue;
+        }
+        let st = i;
+        while i < c.len() && !c[i].is_whitespace() && !"()!<>&?:=|".contains(c[i]) {
+            i += 1;
+        }
+        if i == st {
+            out.push(ch.to_string());
+            i += 1;
+        } else {
+            out.push(c[st..i].iter().collect());
+        }
+    }
+    out
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SrcDst {
+    Src,
+    Dst,
+    Or,
+    And,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Host,
+    Net,
+    Port,
+    Proto,
+    Vers,
+    Hl,
+    Id,
+    Tos,
+    Dscp,
+    Ttl,
+    Frag,
+    Unfrag,
+    Ect,
+    Ce,
+    Opt,
+    Win,
+    IcmpType,
+}
+
+/// The qualifiers of a primitive, kept to interpret a following bare value.
+#[derive(Clone, Copy, Debug)]
+struct Quals {
+    sd: Option<SrcDst>,
+    proto: Option<u32>,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rel {
+    Eq,
+    Ne,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+}
+
+struct Parser {
+    toks: Vec<String>,
+    pos: usize,
+    last: Option<Quals>,
+}
+
+fn ip_field(off: u16, width: u8, fmask: u32, op: Op, v: u32) -> Expr {
+    Expr::Test(Test::field(Base::Net, off, width, fmask, op, v))
+}
+
+fn proto_is(p: u32) -> Expr {
+    ip_field(9, 1, 0xff, Op::Eq, p)
+}
+
+fn first_frag() -> Expr {
+    ip_field(6, 2, 0x1fff, Op::Eq, 0)
+}
+
+/// Applies a relation to a field test.
+fn relate(rel: Rel, mk: &dyn Fn(Op, u32) -> Expr, v: u32) -> Expr {
+    match rel {
+        Rel::Eq => mk(Op::Eq, v),
+        Rel::Ne => Expr::not(mk(Op::Eq, v)),
+        Rel::Lt => mk(Op::Lt, v),
+        Rel::Gt => mk(Op::Gt, v),
+        Rel::Le => Expr::not(mk(Op::Gt, v)),
+        Rel::Ge => Expr::not(mk(Op::Lt, v)),
+    }
+}
+
+fn is_kind_word(w: &str) -> Option<Kind> {
+    Some(match w {
+        "host" => Kind::Host,
+        "net" => Kind::Net,
+        "port" => Kind::Port,
+        "proto" => Kind::Proto,
+        "vers" => Kind::Vers,
+        "hl" => Kind::Hl,
+        "id" => Kind::Id,
+        "tos" => Kind::Tos,
+        "dscp" => Kind::Dscp,
+        "ttl" => Kind::Ttl,
+        "frag" => Kind::Frag,
+        "unfrag" => Kind::Unfrag,
+        "ect" => Kind::Ect,
+        "ce" => Kind::Ce,
+        "opt" => Kind::Opt,
+        "win" => Kind::Win,
+        "type" => Kind::IcmpType,
+        _ => return None,
+    })
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&str> {
+        self.toks.get(self.pos).map(|s| s.as_str())
+    }
+
+    fn peek_at(&self, k: usize) -> Option<&str> {
+        self.toks.get(self.pos + k).map(|s| s.as_str())
+    }
+
+    fn next(&mut self) -> Option<String> {
+        let t = self.toks.get(self.pos).cloned();
+        self.pos += 1;
+        t
+    }
+
+    fn expr(&mut self) -> Result<Expr, String> {
+        let c = self.or_expr()?;
+        if self.peek() == Some("?") {
+            self.pos += 1;
+            let a = self.expr()?;
+            if self.next().as_deref() != Some(":") {
+                return Err("expected ':' in '?:' expression".into());
+            }
+            let b = self.expr()?;
+            return Ok(Expr::or(
+                Expr::and(c.clone(), a),
+                Expr::and(Expr::not(c), b),
+            ));
+        }
+        Ok(c)
+    }
+
+    fn or_expr(&mut self) -> Result<Expr, String> {
+        let mut e = self.and_expr()?;
+        while matches!(self.peek(), Some("or") | Some("||")) {
+            self.pos += 1;
+            let r = self.and_expr()?;
+            e = Expr::or(e, r);
+        }
+        Ok(e)
+    }
+
+    fn and_expr(&mut self) -> Result<Expr, String> {
+        let mut e = self.factor()?;
+        loop {
+            match self.peek() {
+                Some("and") | Some("&&") => {
+                    self.pos += 1;
+                }
+                None | Some("or") | Some("||") | Some(")") | Some("?") | Some(":") => break,
+                Some(_) => {} // implicit and
+            }
+            let r = self.factor()?;
+            e = Expr::and(e, r);
+        }
+        Ok(e)
+    }
+
+    fn factor(&mut self) -> Result<Expr, String> {
+        match self.peek() {
+            None => Err("expression ends too early".into()),
+            Some("not") | Some("!") => {
+                self.pos += 1;
+                Ok(Expr::not(self.factor()?))
+            }
+            Some("(") => {
+                self.pos += 1;
+                let e = self.expr()?;
+                if self.next().as_deref() != Some(")") {
+                    return Err("missing ')'".into());
+                }
+                Ok(e)
+            }
+            Some(")") => Err("unexpected ')'".into()),
+            Some(_) => self.primitive(),
+        }
+    }
+
+    fn relation(&mut self) -> Rel {
+        let r = match self.peek() {
+            Some("==") => Rel::Eq,
+            Some("!=") => Rel::Ne,
+            Some("<") => Rel::Lt,
+            Some(">") => Rel::Gt,
+            Some("<=") => Rel::Le,
+            Some(">=") => Rel::Ge,
+            _ => return Rel::Eq,
+        };
+        self.pos += 1;
+        r
+    }
+
+    fn primitive(&mut self) -> Result<Expr, String> {
+        let first = self.peek().unwrap_or("").to_string();
+        match first.as_str() {
+            "true" | "any" | "all" | "-" => {
+                self.pos += 1;
+                return Ok(Expr::True);
+            }
+            "false" => {
+                self.pos += 1;
+                return Ok(Expr::False);
+            }
+            _ => {}
+        }
+        let mut sd = None;
+        let mut proto: Option<u32> = None;
+        let mut ip_qual = false;
+        let mut kind = None;
+        loop {
+            let Some(w) = self.peek().map(|s| s.to_string()) else {
+                break;
+            };
+            match w.as_str() {
+                "src" | "dst" if sd.is_none() && kind.is_none() => {
+                    self.pos += 1;
+                    let base = if w == "src" { SrcDst::Src } else { SrcDst::Dst };
+                    let other = if w == "src" { "dst" } else { "src" };
+                    sd = Some(base);
+                    if matches!(self.peek(), Some("or") | Some("and"))
+                        && self.peek_at(1) == Some(other)
+                    {
+                        sd = Some(if self.peek() == Some("or") {
+                            SrcDst::Or
+                        } else {
+                            SrcDst::And
+                        });
+                        self.pos += 2;
+                    }
+                }
+                "ip" if !ip_qual && proto.is_none() && kind.is_none() => {
+                    ip_qual = true;
+                    self.pos += 1;
+                }
+                "tcp" | "udp" | "icmp"
+                    if proto.is_none()
+                        && kind.is_none()
+                        && self.peek_at(1).and_then(is_kind_word).is_some() =>
+                {
+                    proto = name_of(IP_PROTOS, &w);
+                    self.pos += 1;
+                }
+                _ => {
+                    if kind.is_none() {
+                        if let Some(k) = is_kind_word(&w) {
+                            kind = Some(k);
+                            self.pos += 1;
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+        let quals_given = sd.is_some() || proto.is_some() || ip_qual || kind.is_some();
+        // Valueless kinds.
+        match kind {
+            Some(Kind::Frag) => return Ok(self.done(frag(true), sd, proto, Kind::Frag)),
+            Some(Kind::Unfrag) => return Ok(self.done(frag(false), sd, proto, Kind::Unfrag)),
+            Some(Kind::Ect) => {
+                return Ok(self.done(
+                    Expr::not(ip_field(1, 1, 3, Op::Eq, 0)),
+                    sd,
+                    proto,
+                    Kind::Ect,
+                ))
+            }
+            Some(Kind::Ce) => {
+                return Ok(self.done(ip_field(1, 1, 3, Op::Eq, 3), sd, proto, Kind::Ce))
+            }
+            _ => {}
+        }
+        let rel = self.relation();
+        let mut fmask: Option<u32> = None;
+        if self.peek() == Some("&") {
+            self.pos += 1;
+            let m = self.next().unwrap_or_default();
+            fmask = Some(parse_int(&m).ok_or_else(|| format!("bad mask '{}'", m))?);
+        }
+        let rel = if fmask.is_some() {
+            self.relation_or(rel)
+        } else {
+            rel
+        };
+        let Some(word) = self.next() else {
+            return Err(match kind {
+                Some(_) => "missing value".to_string(),
+                None if quals_given => "missing value".to_string(),
+                None => "expression ends too early".to_string(),
+            });
+        };
+        // Infer the kind of a bare value.
+        let kind = match kind {
+            Some(k) => k,
+            None => {
+                if ip_qual && proto.is_none() && name_of(IP_PROTOS, &word).is_some() {
+                    Kind::Proto
+                } else if word.contains('.') || word.contains('/') {
+                    if word.contains('/') || self.peek() == Some("mask") {
+                        Kind::Net
+                    } else {
+                        Kind::Host
+                    }
+                } else if sd.is_none() && proto.is_none() && name_of(IP_PROTOS, &word).is_some() {
+                    Kind::Proto
+                } else if name_of(TCP_OPTS, &word).is_some() && sd.is_none() {
+                    proto = Some(6);
+                    Kind::Opt
+                } else if name_of(PORTS, &word).is_some() {
+                    Kind::Port
+                } else if parse_int(&word).is_some() {
+                    match (&self.last, quals_given) {
+                        (Some(q), false) => {
+                            sd = q.sd;
+                            proto = q.proto;
+                            q.kind
+                        }
+                        _ => return Err(format!("'{}': value without a type", word)),
+                    }
+                } else {
+                    return Err(format!("unknown word '{}'", word));
+                }
+            }
+        };
+        let e = self.build(kind, sd, proto, rel, fmask, &word)?;
+        Ok(self.done(e, sd, proto, kind))
+    }
+
+    fn relation_or(&mut self, dflt: Rel) -> Rel {
+        let r = self.relation();
+        if r == Rel::Eq && dflt != Rel::Eq {
+            dflt
+        } else {
+            r
+        }
+    }
+
+    fn done(&mut self, e: Expr, sd: Option<SrcDst>, proto: Option<u32>, kind: Kind) -> Expr {
+        self.last = Some(Quals { sd, proto, kind });
+        e
+    }
+
+    fn build(
+        &mut self,
+        kind: Kind,
+        sd: Option<SrcDst>,
+        proto: Option<u32>,
+        rel: Rel,
+        fmask: Option<u32>,
+        word: &str,
+    ) -> Result<Expr, String> {
+        let bad = || format!("bad value '{}'", word);
+        let int = |max: u32| -> Result<u32, String> {
+            parse_int(word).filter(|v| *v <= max).ok_or_else(bad)
+        };
+        let simple = |off: u16, width: u8, full: u32, v: u32| {
+            let m = fmask.unwrap_or(full) & full;
+            relate(rel, &|op, v| ip_field(off, width, m, op, v), v)
+        };
+        let sd_combine = |f: &dyn Fn(u16) -> Expr| match sd.unwrap_or(SrcDst::Or) {
+            SrcDst::Src => f(0),
+            SrcDst::Dst => f(1),
+            SrcDst::Or => Expr::or(f(0), f(1)),
+            SrcDst::And => Expr::and(f(0), f(1)),
+        };
+        if sd.is_some() && !matches!(kind, Kind::Host | Kind::Net | Kind::Port) {
+            return Err(format!("'src'/'dst' make no sense before '{}'", word));
+        }
+        if proto.is_some() && !matches!(kind, Kind::Port | Kind::Opt | Kind::Win | Kind::IcmpType) {
+            return Err(format!(
+                "protocol qualifier makes no sense before '{}'",
+                word
+            ));
+        }
+        Ok(match kind {
+            Kind::Host | Kind::Net => {
+                let (addr, len) = if kind == Kind::Net && self.peek() == Some("mask") {
+                    self.pos += 1;
+                    let m = self.next().unwrap_or_default();
+                    let (a, _) = parse_prefix(&format!("{}/{}", word, m))
+                        .map_err(|_| format!("bad network '{} mask {}'", word, m))?;
+                    let (_, l) = parse_prefix(&format!("0/{}", m))
+                        .map_err(|_| format!("bad mask '{}'", m))?;
+                    (a, l)
+                } else {
+                    let (a, l) = parse_prefix(word).map_err(|_| bad())?;
+                    if kind == Kind::Host && word.contains('/') {
+                        return Err(format!("'{}': host address expected", word));
+                    }
+                    (a, l)
+                };
+                let mask = if len == 0 {
+                    0
+                } else {
+                    u32::MAX << (32 - len as u32)
+                };
+                let mask = fmask.map_or(mask, |m| m & mask);
+                sd_combine(&|which| {
+                    relate(rel, &|op, v| ip_field(12 + 4 * which, 4, mask, op, v), addr)
+                })
+            }
+            Kind::Port => {
+                let v = name_of(PORTS, word)
+                    .or_else(|| parse_int(word).filter(|v| *v <= 0xffff))
+                    .ok_or_else(bad)?;
+                let m = fmask.unwrap_or(0xffff) & 0xffff;
+                let guard = match proto {
+                    Some(p) if p == 6 || p == 17 => proto_is(p),
+                    Some(_) => return Err(format!("'port' needs tcp or udp, at '{}'", word)),
+                    None => Expr::or(proto_is(6), proto_is(17)),
+                };
+                let t = sd_combine(&|which| {
+                    relate(
+                        rel,
+                        &|op, v| Expr::Test(Test::field(Base::Transp, 2 * which, 2, m, op, v)),
+                        v,
+                    )
+                });
+                Expr::and(Expr::and(guard, first_frag()), t)
+            }
+            Kind::Proto => {
+                let v = name_of(IP_PROTOS, word)
+                    .map(Ok)
+                    .unwrap_or_else(|| int(255))?;
+                simple(9, 1, 0xff, v)
+            }
+            Kind::Vers => simple(0, 1, 0xf0, int(15)? << 4),
+            Kind::Hl => simple(0, 1, 0x0f, int(15)?),
+            Kind::Id => simple(4, 2, 0xffff, int(0xffff)?),
+            Kind::Tos => simple(1, 1, 0xff, int(255)?),
+            Kind::Dscp => simple(1, 1, 0xfc, int(63)? << 2),
+            Kind::Ttl => simple(8, 1, 0xff, int(255)?),
+            Kind::Opt => {
+                if proto.is_some_and(|p| p != 6) {
+                    return Err(format!("'opt' needs tcp, at '{}'", word));
+                }
+                let mut flags = name_of(TCP_OPTS, word)
+                    .map(Ok)
+                    .unwrap_or_else(|| int(255))?;
+                // `tcp opt fin ack`: further flag names add to the set.
+                while let Some(f) = self.peek().and_then(|w| name_of(TCP_OPTS, w)) {
+                    flags |= f;
+                    self.pos += 1;
+                }
+                let t = Expr::Test(Test::field(Base::Transp, 13, 1, flags, Op::Eq, flags));
+                let t = if rel == Rel::Ne { Expr::not(t) } else { t };
+                Expr::and(Expr::and(proto_is(6), first_frag()), t)
+            }
+            Kind::Win => {
+                let v = int(0xffff)?;
+                let m = fmask.unwrap_or(0xffff) & 0xffff;
+                let t = relate(
+                    rel,
+                    &|op, v| Expr::Test(Test::field(Base::Transp, 14, 2, m, op, v)),
+                    v,
+                );
+                Expr::and(Expr::and(proto_is(6), first_frag()), t)
+            }
+            Kind::IcmpType => {
+                if proto.is_some_and(|p| p != 1) {
+                    return Err(format!("'type' needs icmp, at '{}'", word));
+                }
+                let v = name_of(ICMP_TYPES, word)
+                    .map(Ok)
+                    .unwrap_or_else(|| int(255))?;
+                let m = fmask.unwrap_or(0xff) & 0xff;
+                let t = relate(
+                    rel,
+                    &|op, v| Expr::Test(Test::field(Base::Transp, 0, 1, m, op, v)),
+                    v,
+                );
+                Expr::and(Expr::and(proto_is(1), first_frag()), t)
+            }
+            Kind::Frag | Kind::Unfrag | Kind::Ect | Kind::Ce => unreachable!("valueless"),
+        })
+    }
+}
+
+fn frag(yes: bool) -> Expr {
+    let unfrag = ip_field(6, 2, 0x3fff, Op::Eq, 0);
+    if yes {
+        Expr::not(unfrag)
+    } else {
+        unfrag
+    }
+}
+
+/// Parses one IPClassifier pattern.
+pub fn parse(s: &str) -> Result<Expr, String> {
+    let toks = tokenize(s);
+    if toks.is_empty() {
+        return Err("empty pattern".into());
+    }
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        last: None,
+    };
+    let e = p
+        .expr()
+        .map_err(|e| format!("pattern '{}': {}", s.trim(), e))?;
+    if let Some(t) = p.peek() {
+        return Err(format!("pattern '{}': unexpected '{}'", s.trim(), t));
+    }
+    Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens() {
+        assert_eq!(
+            tokenize("!(src host 1.2.3.4)&&port!=80||x"),
+            vec!["!", "(", "src", "host", "1.2.3.4", ")", "&&", "port", "!=", "80", "||", "x"]
+        );
+    }
+
+    #[test]
+    fn errors_name_the_word() {
+        for (s, w) in [
+            ("src foo 1", "foo"),
+            ("ip proto 300", "300"),
+            ("(tcp", ")"),
+            ("tcp port", "missing value"),
+            ("80", "80"),
+            ("tcp ) udp", ")"),
+            ("ip vers 16", "16"),
+        ] {
+            let e = parse(s).unwrap_err();
+            assert!(e.contains(w), "{}: {}", s, e);
+        }
+    }
+}

@@ -1,0 +1,473 @@
+//! The decision machinery shared by Classifier, IPClassifier and IPFilter.
+//!
+//! Patterns are parsed into boolean expressions over *word tests* (four packet bytes at an
+//! offset, ANDed with a mask, compared with a value). All patterns of an element are compiled
+//! together into one decision DAG ([`Program`]): each instruction tests one word and names the
+//! instruction (or output) to go to on success and on failure. Compilation shares every
+//! sub-expression (no blow-up for `and`/`or`/`not`), and an optimisation pass then "drifts"
+//! edges past tests whose outcome is already known on that edge (after `12/0806` succeeded, a
+//! later `12/0800` is known to fail), so a packet never repeats a test already decided.
+//!
+//! A test whose bytes lie past the end of the packet fails; malformed packets never panic.
+
+use std::fmt::Write;
+
+/// Where a test's offset is counted from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Base {
+    /// The packet data start (Classifier) or the network header (IPClassifier).
+    Net,
+    /// The transport header: the network header plus the IP header length (IHL × 4).
+    Transp,
+}
+
+/// The comparison a test makes between the masked word and its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `word & mask == value`
+    Eq,
+    /// `word & mask > value` (unsigned)
+    Gt,
+    /// `word & mask < value` (unsigned)
+    Lt,
+}
+
+/// One word test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Test {
+    /// Offset base.
+    pub base: Base,
+    /// Byte offset of the word from the base.
+    pub off: u16,
+    /// Bits that matter (big-endian word of the four bytes at `off`).
+    pub mask: u32,
+    /// Value compared with the masked word.
+    pub value: u32,
+    /// The comparison.
+    pub op: Op,
+}
+
+impl Test {
+    /// An equality test of `value` under `mask` at `off`.
+    pub fn eq(base: Base, off: u16, mask: u32, value: u32) -> Test {
+        Test {
+            base,
+            off,
+            mask,
+            value: value & mask,
+            op: Op::Eq,
+        }
+    }
+
+    /// A test of a `width`-byte field (1, 2 or 4) at byte `off`, under `fmask` (field bits).
+    pub fn field(base: Base, off: u16, width: u8, fmask: u32, op: Op, value: u32) -> Test {
+        let shift = (4 - width as u32) * 8;
+        let fmask = if width == 4 {
+            fmask
+        } else {
+            fmask & ((1u32 << (width as u32 * 8)) - 1)
+        };
+        Test {
+            base,
+            off,
+            mask: fmask << shift,
+            value: (value & fmask) << shift,
+            op,
+        }
+    }
+
+    /// Bytes past `off` that must exist for the test to be decidable.
+    fn need(&self) -> usize {
+        let last = (0..4).rev().find(|i| self.mask >> (24 - 8 * i) & 0xff != 0);
+        self.off as usize + last.map_or(0, |l| l + 1)
+    }
+
+    fn unparse(&self) -> String {
+        let base = match self.base {
+            Base::Net => "",
+            Base::Transp => "transp+",
+        };
+        let op = match self.op {
+            Op::Eq => "==",
+            Op::Gt => ">",
+            Op::Lt => "<",
+        };
+        format!(
+            "{}{}/{:08x}%{:08x} {}",
+            base, self.off, self.value, self.mask, op
+        )
+    }
+}
+
+/// A boolean expression over word tests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expr {
+    /// Always true.
+    True,
+    /// Always false.
+    False,
+    /// A word test.
+    Test(Test),
+    /// Both.
+    And(Box<Expr>, Box<Expr>),
+    /// Either.
+    Or(Box<Expr>, Box<Expr>),
+    /// Negation.
+    Not(Box<Expr>),
+}
+
+impl Expr {
+    /// `a and b`.
+    pub fn and(a: Expr, b: Expr) -> Expr {
+        match (a, b) {
+            (Expr::True, x) | (x, Expr::True) => x,
+            (Expr::False, _) | (_, Expr::False) => Expr::False,
+            (a, b) => Expr::And(Box::new(a), Box::new(b)),
+        }
+    }
+
+    /// `a or b`.
+    pub fn or(a: Expr, b: Expr) -> Expr {
+        match (a, b) {
+            (Expr::False, x) | (x, Expr::False) => x,
+            (Expr::True, _) | (_, Expr::True) => Expr::True,
+            (a, b) => Expr::Or(Box::new(a), Box::new(b)),
+        }
+    }
+
+    /// `not a`.
+    #[allow(clippy::should_implement_trait)]
+    pub fn not(a: Expr) -> Expr {
+        match a {
+            Expr::True => Expr::False,
+            Expr::False => Expr::True,
+            Expr::Not(x) => *x,
+            a => Expr::Not(Box::new(a)),
+        }
+    }
+}
+
+/// Where an edge of the decision DAG leads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Another instruction.
+    Insn(u32),
+    /// Emit on this output.
+    Out(u32),
+    /// No pattern matched: drop.
+    Drop,
+}
+
+/// One instruction of the decision DAG.
+#[derive(Clone, Copy, Debug)]
+pub struct Insn {
+    /// What it tests.
+    pub test: Test,
+    need: u16,
+    /// Where to go if the test holds.
+    pub yes: Next,
+    /// Where to go if it does not (or the packet is too short).
+    pub no: Next,
+}
+
+/// A compiled classification program.
+#[derive(Clone, Debug)]
+pub struct Program {
+    insns: Vec<Insn>,
+    start: Next,
+}
+
+impl Default for Program {
+    fn default() -> Program {
+        Program {
+            insns: Vec::new(),
+            start: Next::Drop,
+        }
+    }
+}
+
+impl Program {
+    /// Compiles `(expression, output)` rules, first match wins; no match means drop.
+    pub fn compile(rules: &[(Expr, Option<u32>)]) -> Program {
+        let mut p = Program::default();
+        let mut next = Next::Drop;
+        for (e, out) in rules.iter().rev() {
+            let yes = match out {
+                Some(o) => Next::Out(*o),
+                None => Next::Drop,
+            };
+            next = p.emit(e, yes, next);
+        }
+        p.start = next;
+        p.optimize();
+        p
+    }
+
+    fn emit(&mut self, e: &Expr, yes: Next, no: Next) -> Next {
+        match e {
+            Expr::True => yes,
+            Expr::False => no,
+            Expr::Test(t) => {
+                if yes == no {
+                    return yes;
+                }
+                let need = t.need().min(u16::MAX as usize) as u16;
+                self.insns.push(Insn {
+                    test: *t,
+                    need,
+                    yes,
+                    no,
+                });
+                Next::Insn(self.insns.len() as u32 - 1)
+            }
+            Expr::And(a, b) => {
+                let b = self.emit(b, yes, no);
+                self.emit(a, b, no)
+            }
+            Expr::Or(a, b) => {
+                let b = self.emit(b, yes, no);
+                self.emit(a, yes, b)
+            }
+            Expr::Not(a) => self.emit(a, no, yes),
+        }
+    }
+
+    /// Outcome of `later` when `earlier` is known to have answered `outcome`, if implied.
+    fn implied(earlier: &Test, outcome: bool, later: &Test) -> Option<bool> {
+        if earlier.base != later.base || earlier.off != later.off {
+            return None;
+        }
+        if earlier.op != Op::Eq || later.op != Op::Eq {
+            return (earlier == later).then_some(outcome);
+        }
+        if outcome {
+            // The bits under earlier.mask are known; decide later if its mask is covered.
+            if later.mask & !earlier.mask == 0 {
+                return Some(earlier.value & later.mask == later.value);
+            }
+            // Contradiction on the shared bits decides it too.
+            let common = earlier.mask & later.mask;
+            if earlier.value & common != later.value & common {
+                return Some(false);
+            }
+            None
+        } else {
+            (earlier.mask == later.mask && earlier.value == later.value).then_some(false)
+        }
+    }
+
+    /// Edge drifting: every instruction learns the test outcomes known on all paths into it;
+    /// each edge then skips instructions whose outcome those facts (plus the edge's own
+    /// outcome) decide. Unreachable instructions are then removed and the rest renumbered.
+    fn optimize(&mut self) {
+        const MAX_FACTS: usize = 64;
+        let n = self.insns.len();
+        // Edges point to lower original indices: descending index is a topological order.
+        let mut facts: Vec<Option<Vec<(Test, bool)>>> = vec![None; n];
+        if let Next::Insn(s) = self.start {
+            facts[s as usize] = Some(Vec::new());
+        }
+        for i in (0..n).rev() {
+            let Some(known) = facts[i].take() else {
+                continue;
+            };
+            for side in [true, false] {
+                let mut f = known.clone();
+                if f.len() >= MAX_FACTS {
+                    f.remove(0);
+                }
+                f.push((self.insns[i].test, side));
+                let mut nx = if side {
+                    self.insns[i].yes
+                } else {
+                    self.insns[i].no
+                };
+                while let Next::Insn(j) = nx {
+                    let later = &self.insns[j as usize];
+                    match f
+                        .iter()
+                        .rev()
+                        .find_map(|(t, o)| Self::implied(t, *o, &later.test))
+                    {
+                        Some(true) => nx = later.yes,
+                        Some(false) => nx = later.no,
+                        None => break,
+                    }
+                }
+                if side {
+                    self.insns[i].yes = nx;
+                } else {
+                    self.insns[i].no = nx;
+                }
+                if let Next::Insn(j) = nx {
+                    let slot = &mut facts[j as usize];
+                    match slot {
+                        None => *slot = Some(f),
+                        Some(prev) => prev.retain(|x| f.contains(x)),
+                    }
+                }
+            }
+            facts[i] = Some(known);
+        }
+        // Keep only reachable instructions, in an order where edges go forward.
+        let mut order = Vec::new();
+        let mut seen = vec![false; self.insns.len()];
+        let mut stack = vec![self.start];
+        while let Some(n) = stack.pop() {
+            if let Next::Insn(j) = n {
+                if !seen[j as usize] {
+                    seen[j as usize] = true;
+                    order.push(j);
+                    stack.push(self.insns[j as usize].no);
+                    stack.push(self.insns[j as usize].yes);
+                }
+            }
+        }
+        order.sort_unstable_by(|a, b| b.cmp(a)); // emitted last = closer to the start
+        let mut newidx = vec![u32::MAX; self.insns.len()];
+        for (k, &j) in order.iter().enumerate() {
+            newidx[j as usize] = k as u32;
+        }
+        let map = |n: Next| match n {
+            Next::Insn(j) => Next::Insn(newidx[j as usize]),
+            x => x,
+        };
+        let insns = order
+            .iter()
+            .map(|&j| {
+                let mut ins = self.insns[j as usize];
+                ins.yes = map(ins.yes);
+                ins.no = map(ins.no);
+                ins
+            })
+            .collect();
+        self.insns = insns;
+        self.start = map(self.start);
+    }
+
+    /// Number of instructions.
+    pub fn len(&self) -> usize {
+        self.insns.len()
+    }
+
+    /// True if the program decides without looking at the packet.
+    pub fn is_empty(&self) -> bool {
+        self.insns.is_empty()
+    }
+
+    /// The instructions.
+    pub fn insns(&self) -> &[Insn] {
+        &self.insns
+    }
+
+    /// Classifies the bytes `net` (network header or data start). Returns the output, or
+    /// `None` for a drop.
+    #[inline]
+    pub fn classify(&self, net: &[u8]) -> Option<u32> {
+        let mut n = self.start;
+        // Transport header offset, computed lazily.
+        let mut transp: Option<usize> = None;
+        loop {
+            match n {
+                Next::Out(o) => return Some(o),
+                Next::Drop => return None,
+                Next::Insn(j) => {
+                    let ins = &self.insns[j as usize];
+                    let base = match ins.test.base {
+                        Base::Net => 0,
+                        Base::Transp => *transp.get_or_insert_with(|| {
+                            net.first()
+                                .map_or(usize::MAX / 2, |b| (*b as usize & 15) * 4)
+                        }),
+                    };
+                    let ok = match base.checked_add(ins.need as usize) {
+                        Some(end) if end <= net.len() => {
+                            let off = base + ins.test.off as usize;
+                            let mut w = [0u8; 4];
+                            let avail = net.len().saturating_sub(off).min(4);
+                            if let Some(src) = net.get(off..off + avail) {
+                                w[..avail].copy_from_slice(src);
+                            }
+                            let v = u32::from_be_bytes(w) & ins.test.mask;
+                            match ins.test.op {
+                                Op::Eq => v == ins.test.value,
+                                Op::Gt => v > ins.test.value,
+                                Op::Lt => v < ins.test.value,
+                            }
+                        }
+                        _ => false,
+                    };
+                    n = if ok { ins.yes } else { ins.no };
+                }
+            }
+        }
+    }
+
+    /// Human-readable program (the `program` handler).
+    pub fn unparse(&self) -> String {
+        let nx = |n: Next| match n {
+            Next::Insn(j) => format!("step {}", j),
+            Next::Out(o) => format!("[{}]", o),
+            Next::Drop => "[X]".to_string(),
+        };
+        let mut s = String::new();
+        if self.insns.is_empty() {
+            let _ = writeln!(s, "all -> {}", nx(self.start));
+        }
+        for (i, ins) in self.insns.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "{:3} {}  yes->{}  no->{}",
+                i,
+                ins.test.unparse(),
+                nx(ins.yes),
+                nx(ins.no)
+            );
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(off: u16, mask: u32, value: u32) -> Expr {
+        Expr::Test(Test::eq(Base::Net, off, mask, value))
+    }
+
+    #[test]
+    fn drift_skips_decided_tests() {
+        // 12/0806 20/0001, 12/0806 20/0002, 12/0800, -
+        let arp = || t(12, 0xffff_0000, 0x0806_0000);
+        let rules = vec![
+            (Expr::and(arp(), t(20, 0xffff_0000, 0x0001_0000)), Some(0)),
+            (Expr::and(arp(), t(20, 0xffff_0000, 0x0002_0000)), Some(1)),
+            (t(12, 0xffff_0000, 0x0800_0000), Some(2)),
+            (Expr::True, Some(3)),
+        ];
+        let p = Program::compile(&rules);
+        // arp test, op==1, op==2, ip test: four instructions, arp tested only once.
+        assert_eq!(p.len(), 4, "{}", p.unparse());
+        let mut pkt = vec![0u8; 42];
+        pkt[12] = 8;
+        pkt[13] = 6;
+        pkt[21] = 2;
+        assert_eq!(p.classify(&pkt), Some(1));
+        pkt[21] = 1;
+        assert_eq!(p.classify(&pkt), Some(0));
+        pkt[13] = 0;
+        assert_eq!(p.classify(&pkt), Some(2));
+        assert_eq!(p.classify(&pkt[..10]), Some(3));
+        assert_eq!(p.classify(&[]), Some(3));
+    }
+
+    #[test]
+    fn short_packets_fail_tests() {
+        let p = Program::compile(&[(t(2, 0xff00_0000, 0x1100_0000), Some(0))]);
+        assert_eq!(p.classify(&[0, 0, 0x11]), Some(0));
+        assert_eq!(p.classify(&[0, 0]), None);
+        let p = Program::compile(&[(Expr::not(t(2, 0xff00_0000, 0x1100_0000)), Some(0))]);
+        assert_eq!(p.classify(&[0, 0]), Some(0));
+    }
+}

@@ -1,0 +1,50 @@
+//! DirectIPLookup — IPv4 route lookup in direct-indexed tables (DIR-24-8)
+//!
+//! Synopsis: `DirectIPLookup(ADDR1/MASK1 [GW1] OUT1, ADDR2/MASK2 [GW2] OUT2, ...)`
+//!
+//! Ports: 1 input, any number of outputs, push.
+//!
+//! Each packet is looked up by its destination IP address annotation (when the annotation is
+//! 0.0.0.0, the destination of the IP header at the network header, or at the data start, is
+//! used and stored in the annotation). The longest matching route decides the output port; if
+//! the route has a gateway, the annotation is set to the gateway. Packets matching no route
+//! are dropped and counted in `drops`. A batch is looked up at once, then one sub-batch per
+//! output is pushed.
+//!
+//! Arguments: routes `ADDR/MASK [GW] OUT` (also `ADDR MASK [GW] OUT`; abbreviated networks such
+//! as `18.26.4/24` and `0/0` work). A prefix may appear only once; OUT must be an existing
+//! output.
+//!
+//! Implements DIR-24-8-BASIC (Gupta, Lin and McKeown): a 2^24-entry first-level table indexed
+//! by the top 24 address bits, and 256-entry second-level chunks for /24s holding longer
+//! prefixes. Every lookup takes one or two memory accesses; the element uses about 64 MiB
+//! plus 1 KiB per chunk. Routes can be added and removed at run time.
+//!
+//! Handlers:
+//! - `table` (r): the routes, one `ADDR/MASK<TAB>GW<TAB>OUT` line each (`-` for no gateway).
+//! - `lookup` (rw): write an address, then read `OUT GW` (or `OUT` without gateway, `-1` for
+//!   no route).
+//! - `add` (w): add routes `ADDR/MASK [GW] OUT` (comma-separated); fails if the prefix exists.
+//! - `set` (w): add or replace routes. `remove` (w): remove routes by `ADDR/MASK`.
+//! - `flush` (w): remove every route.
+//! - `drops` (r): packets with no route. `reset_counts` (w).
+//!
+//! Example — local host, local net, default route via a gateway:
+//! ```text
+//! rt :: DirectIPLookup(18.26.4.24/32 0, 18.26.4.255/32 0, 18.26.4/24 1, 0/0 18.26.4.1 1);
+//! ```
+
+use sluice_core::ElementClass;
+
+use super::dir24::Dir24;
+use super::element::{LookupElem, DYNAMIC_HANDLERS};
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "DirectIPLookup",
+    ports: "1/-",
+    processing: "h/h",
+    flow: "",
+    source: include_str!("direct_ip_lookup.rs"),
+    make: || Box::new(LookupElem::<Dir24>::new(DYNAMIC_HANDLERS)),
+};

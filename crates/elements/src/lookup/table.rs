@@ -1,0 +1,372 @@
+//! Route tables shared by the IPv4 lookup elements: route parsing and printing in Click's
+//! syntax, the authoritative route set, next-hop interning, and the [`Lpm`] interface that
+//! each lookup structure (linear, radix, DIR-24-8) implements.
+//!
+//! The structures store small *next-hop ids* (an index into a table of distinct
+//! `(gateway, port)` pairs) together with the matching prefix length, so that the hot lookup
+//! touches only the structure and a tiny next-hop table. Removing a prefix asks the route set
+//! for the longest shorter prefix covering it, which then takes its place.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::net::Ipv4Addr;
+
+/// No next hop (lookup miss).
+pub const NH_NONE: u32 = u32::MAX;
+
+/// Largest next-hop id a structure can store (24 bits).
+pub const NH_MAX: u32 = (1 << 24) - 2;
+
+/// Mask of a prefix length.
+#[inline]
+pub fn mask_of(len: u8) -> u32 {
+    if len == 0 {
+        0
+    } else {
+        u32::MAX << (32 - len as u32)
+    }
+}
+
+/// Parses an IPv4 prefix in Click's forms: `A.B.C.D/LEN`, `A.B.C.D/M.A.S.K`, a bare address
+/// (`/32`), and abbreviated network addresses (`18.26.4/24`, `10/8`, `0/0`). Host bits are
+/// cleared.
+pub fn parse_prefix(s: &str) -> Result<(u32, u8), String> {
+    let s = s.trim();
+    let bad = || format!("expected IP prefix, got '{}'", s);
+    let (a, m) = match s.split_once('/') {
+        Some((a, m)) => (a, Some(m)),
+        None => (s, None),
+    };
+    let parts: Vec<&str> = a.split('.').collect();
+    if parts.is_empty() || parts.len() > 4 || (m.is_none() && parts.len() != 4) {
+        return Err(bad());
+    }
+    let mut addr = 0u32;
+    for (i, p) in parts.iter().enumerate() {
+        if p.is_empty() || p.len() > 3 || !p.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        let v: u32 = p.parse().map_err(|_| bad())?;
+        if v > 255 {
+            return Err(bad());
+        }
+        addr |= v << (24 - 8 * i);
+    }
+    let len = match m {
+        None => 32,
+        Some(m) if m.contains('.') => {
+            let mask: Ipv4Addr = m.parse().map_err(|_| bad())?;
+            let mask = u32::from(mask);
+            let len = mask.leading_ones();
+            if mask_of(len as u8) != mask {
+                return Err(bad());
+            }
+            len as u8
+        }
+        Some(m) => {
+            if m.is_empty() || m.len() > 2 || !m.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            let l: u8 = m.parse().map_err(|_| bad())?;
+            if l > 32 {
+                return Err(bad());
+            }
+            l
+        }
+    };
+    Ok((addr & mask_of(len), len))
+}
+
+/// One route: `ADDR/LEN [GW] OUT`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Route {
+    /// Network address (host bits clear).
+    pub addr: u32,
+    /// Prefix length.
+    pub len: u8,
+    /// Gateway, or 0 for none.
+    pub gw: u32,
+    /// Output port.
+    pub port: u32,
+}
+
+impl Route {
+    /// Parses `ADDR/MASK [GW] OUT` (also `ADDR MASK [GW] OUT`).
+    pub fn parse(s: &str) -> Result<Route, String> {
+        let w: Vec<&str> = s.split_whitespace().collect();
+        let (pfx, rest) = match w.len() {
+            2 => (w[0].to_string(), &w[1..]),
+            // `ADDR MASK OUT` when the second word is a netmask, else `ADDR GW OUT`.
+            3 if !w[0].contains('/')
+                && parse_prefix(&format!("0/{}", w[1])).is_ok()
+                && w[1].contains('.') =>
+            {
+                (format!("{}/{}", w[0], w[1]), &w[2..])
+            }
+            3 => (w[0].to_string(), &w[1..]),
+            4 => (format!("{}/{}", w[0], w[1]), &w[2..]),
+            _ => return Err(format!("expected 'ADDR/MASK [GW] OUT', got '{}'", s.trim())),
+        };
+        let (addr, len) = parse_prefix(&pfx)?;
+        let (gw, out) = match rest {
+            [out] => (0, *out),
+            [gw, out] => {
+                let g: Ipv4Addr = gw
+                    .parse()
+                    .map_err(|_| format!("bad gateway '{}' in route '{}'", gw, s.trim()))?;
+                (u32::from(g), *out)
+            }
+            _ => unreachable!(),
+        };
+        let port: u32 = out
+            .parse()
+            .map_err(|_| format!("bad output port '{}' in route '{}'", out, s.trim()))?;
+        Ok(Route {
+            addr,
+            len,
+            gw,
+            port,
+        })
+    }
+
+    /// Click's `table` line: `ADDR/MASK\tGW\tOUT` (`-` for no gateway).
+    pub fn unparse(&self) -> String {
+        let gw = if self.gw == 0 {
+            "-".to_string()
+        } else {
+            Ipv4Addr::from(self.gw).to_string()
+        };
+        format!(
+            "{}/{}\t{}\t{}",
+            Ipv4Addr::from(self.addr),
+            self.len,
+            gw,
+            self.port
+        )
+    }
+}
+
+/// A longest-prefix-match structure over next-hop ids.
+pub trait Lpm: Send {
+    /// Sets `addr/len` to next hop `nh`, replacing a route for the same prefix.
+    fn set(&mut self, addr: u32, len: u8, nh: u32);
+    /// Removes `addr/len`; `cover` is the longest shorter route covering it, which takes its
+    /// place (`(len, nh)`).
+    fn remove(&mut self, addr: u32, len: u8, cover: Option<(u8, u32)>);
+    /// The next hop of `addr`, or [`NH_NONE`].
+    fn lookup(&self, addr: u32) -> u32;
+    /// Looks up a batch of addresses.
+    #[inline]
+    fn lookup_batch(&self, addrs: &[u32], out: &mut [u32]) {
+        for (a, o) in addrs.iter().zip(out.iter_mut()) {
+            *o = self.lookup(*a);
+        }
+    }
+    /// Bytes of memory held by the structure.
+    fn mem_bytes(&self) -> usize;
+    /// Removes every route.
+    fn clear(&mut self);
+}
+
+/// The authoritative route set plus the lookup structure `T`.
+pub struct RouteTable<T: Lpm> {
+    routes: HashMap<(u32, u8), Route>,
+    /// Distinct `(gw, port)` next hops; structures store indices into it.
+    pub nexthops: Vec<(u32, u32)>,
+    nh_index: HashMap<(u32, u32), u32>,
+    lens: [u32; 33],
+    /// The lookup structure.
+    pub lpm: T,
+}
+
+impl<T: Lpm + Default> Default for RouteTable<T> {
+    fn default() -> Self {
+        RouteTable {
+            routes: HashMap::new(),
+            nexthops: Vec::new(),
+            nh_index: HashMap::new(),
+            lens: [0; 33],
+            lpm: T::default(),
+        }
+    }
+}
+
+impl<T: Lpm> RouteTable<T> {
+    /// A table using structure `lpm`.
+    pub fn with(lpm: T) -> Self {
+        RouteTable {
+            routes: HashMap::new(),
+            nexthops: Vec::new(),
+            nh_index: HashMap::new(),
+            lens: [0; 33],
+            lpm,
+        }
+    }
+
+    fn intern(&mut self, gw: u32, port: u32) -> Result<u32, String> {
+        if let Some(&i) = self.nh_index.get(&(gw, port)) {
+            return Ok(i);
+        }
+        let i = self.nexthops.len() as u32;
+        if i > NH_MAX {
+            return Err("too many distinct next hops".into());
+        }
+        self.nexthops.push((gw, port));
+        self.nh_index.insert((gw, port), i);
+        Ok(i)
+    }
+
+    /// Number of routes.
+    pub fn len(&self) -> usize {
+        self.routes.len()
+    }
+
+    /// True if there is no route.
+    pub fn is_empty(&self) -> bool {
+        self.routes.is_empty()
+    }
+
+    /// Adds a route; with `replace` false an existing route for the prefix is an error.
+    pub fn add(&mut self, r: Route, replace: bool) -> Result<(), String> {
+        let key = (r.addr, r.len);
+        if !replace && self.routes.contains_key(&key) {
+            return Err(format!(
+                "conflict with existing route '{}'",
+                self.routes[&key].unparse()
+            ));
+        }
+        let nh = self.intern(r.gw, r.port)?;
+        if self.routes.insert(key, r).is_none() {
+            self.lens[r.len as usize] += 1;
+        }
+        self.lpm.set(r.addr, r.len, nh);
+        Ok(())
+    }
+
+    /// Removes the route for `addr/len`; returns it.
+    pub fn remove(&mut self, addr: u32, len: u8) -> Option<Route> {
+        let r = self.routes.remove(&(addr, len))?;
+        self.lens[len as usize] -= 1;
+        let cover = self.covering(addr, len);
+        self.lpm.remove(addr, len, cover);
+        Some(r)
+    }
+
+    /// The longest route strictly shorter than `len` that covers `addr/len`, as `(len, nh)`.
+    pub fn covering(&self, addr: u32, len: u8) -> Option<(u8, u32)> {
+        (0..len).rev().find_map(|l| {
+            if self.lens[l as usize] == 0 {
+                return None;
+            }
+            let r = self.routes.get(&(addr & mask_of(l), l))?;
+            Some((l, self.nh_index[&(r.gw, r.port)]))
+        })
+    }
+
+    /// Removes every route.
+    pub fn flush(&mut self) {
+        self.routes.clear();
+        self.lens = [0; 33];
+        self.lpm.clear();
+    }
+
+    /// Looks up `addr`: `(gw, port)`.
+    #[inline]
+    pub fn lookup(&self, addr: u32) -> Option<(u32, u32)> {
+        let nh = self.lpm.lookup(addr);
+        self.nexthops.get(nh as usize).copied()
+    }
+
+    /// The routes, sorted by prefix then length (for `table`).
+    pub fn routes(&self) -> Vec<Route> {
+        let mut v: Vec<Route> = self.routes.values().copied().collect();
+        v.sort_by_key(|r| (r.addr, r.len));
+        v
+    }
+
+    /// Click's `table` text.
+    pub fn unparse(&self) -> String {
+        let mut s = String::new();
+        for r in self.routes() {
+            let _ = writeln!(s, "{}", r.unparse());
+        }
+        s
+    }
+}
+
+/// Linear search over the routes: the reference structure (and LinearIPLookup's).
+#[derive(Default)]
+pub struct Linear {
+    entries: Vec<(u32, u8, u32)>,
+}
+
+impl Lpm for Linear {
+    fn set(&mut self, addr: u32, len: u8, nh: u32) {
+        match self.entries.iter_mut().find(|e| e.0 == addr && e.1 == len) {
+            Some(e) => e.2 = nh,
+            None => self.entries.push((addr, len, nh)),
+        }
+    }
+
+    fn remove(&mut self, addr: u32, len: u8, _cover: Option<(u8, u32)>) {
+        self.entries.retain(|e| !(e.0 == addr && e.1 == len));
+    }
+
+    fn lookup(&self, addr: u32) -> u32 {
+        let mut best = (0u8, NH_NONE);
+        for &(a, l, nh) in &self.entries {
+            if addr & mask_of(l) == a && (best.1 == NH_NONE || l > best.0) {
+                best = (l, nh);
+            }
+        }
+        best.1
+    }
+
+    fn mem_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<(u32, u8, u32)>()
+    }
+
+    fn clear(&mut self) {
+        self.entries.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes() {
+        assert_eq!(parse_prefix("18.26.4/24").unwrap(), (0x121a0400, 24));
+        assert_eq!(parse_prefix("0/0").unwrap(), (0, 0));
+        assert_eq!(parse_prefix("10.1.2.3/8").unwrap(), (0x0a000000, 8));
+        assert_eq!(
+            parse_prefix("10.1.2.3/255.255.0.0").unwrap(),
+            (0x0a010000, 16)
+        );
+        assert_eq!(parse_prefix("1.2.3.4").unwrap(), (0x01020304, 32));
+        for b in [
+            "1.2.3",
+            "1.2.3.4/33",
+            "1.2.3.256",
+            "1.2.3.4/255.0.255.0",
+            "",
+            "a/8",
+        ] {
+            assert!(parse_prefix(b).is_err(), "{}", b);
+        }
+    }
+
+    #[test]
+    fn routes_parse_and_print() {
+        let r = Route::parse("0/0 18.26.4.1 1").unwrap();
+        assert_eq!((r.addr, r.len, r.gw, r.port), (0, 0, 0x121a0401, 1));
+        assert_eq!(r.unparse(), "0.0.0.0/0\t18.26.4.1\t1");
+        let r = Route::parse("18.26.4.0/24 2").unwrap();
+        assert_eq!(r.unparse(), "18.26.4.0/24\t-\t2");
+        let r = Route::parse("18.26.4.0 255.255.255.0 3").unwrap();
+        assert_eq!((r.len, r.gw, r.port), (24, 0, 3));
+        assert!(Route::parse("18.26.4.0/24").is_err());
+        assert!(Route::parse("18.26.4.0/24 x").is_err());
+    }
+}
