@@ -2,35 +2,99 @@
 
 use sluice_core::ElementClass;
 
+mod adjust_timestamp;
 mod average_counter;
+mod bandwidth_rated_splitter;
 mod bandwidth_rated_unqueue;
+mod bypass;
+mod check_paint;
+mod clipboard;
 mod counter;
+mod delay_shaper;
+mod delay_unqueue;
 mod discard;
+mod front_drop_queue;
+mod hash_switch;
+mod idle;
 mod infinite_source;
+mod link_unqueue;
+mod mixed_queue;
 mod null;
+mod pad;
+mod paint;
+mod paint_tee;
+mod print;
+mod prio_sched;
+mod pull_switch;
+mod pull_tee;
 mod pull_to_push;
 mod queue;
 mod rated_source;
+mod rated_splitter;
 mod rated_unqueue;
+mod resize;
+mod round_robin_sched;
+mod round_robin_switch;
+mod set_timestamp;
+mod static_switch;
+mod strip;
+mod strip_to_network_header;
+mod suppressor;
+mod switch;
+mod tee;
+mod time_filter;
 mod timed_source;
 mod unqueue;
+mod unstrip;
 mod util;
 
 pub use queue::Queue;
 
 /// Classes of this family.
 pub const CLASSES: &[ElementClass] = &[
+    adjust_timestamp::CLASS,
     average_counter::CLASS,
+    bandwidth_rated_splitter::CLASS,
     bandwidth_rated_unqueue::CLASS,
+    bypass::CLASS,
+    check_paint::CLASS,
+    clipboard::CLASS,
     counter::CLASS,
+    delay_shaper::CLASS,
+    delay_unqueue::CLASS,
     discard::CLASS,
+    front_drop_queue::CLASS,
+    hash_switch::CLASS,
+    idle::CLASS,
     infinite_source::CLASS,
+    link_unqueue::CLASS,
+    mixed_queue::CLASS,
     null::CLASS,
+    pad::CLASS,
+    paint::CLASS,
+    paint_tee::CLASS,
+    print::CLASS,
+    prio_sched::CLASS,
+    pull_switch::CLASS,
+    pull_tee::CLASS,
     pull_to_push::CLASS,
     queue::CLASS,
     queue::SIMPLE_CLASS,
     rated_source::CLASS,
+    rated_splitter::CLASS,
     rated_unqueue::CLASS,
+    resize::CLASS,
+    round_robin_sched::CLASS,
+    round_robin_switch::CLASS,
+    set_timestamp::CLASS,
+    static_switch::CLASS,
+    strip::CLASS,
+    strip_to_network_header::CLASS,
+    suppressor::CLASS,
+    switch::CLASS,
+    tee::CLASS,
+    time_filter::CLASS,
     timed_source::CLASS,
     unqueue::CLASS,
+    unstrip::CLASS,
 ];

@@ -18,8 +18,21 @@ use std::collections::VecDeque;
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, NotifierId, Packet};
 use sluice_lang::args::Args;
 
-/// The Queue element.
+/// Where packets go when they arrive and what is dropped when the queue is full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum QueueMode {
+    /// FIFO, drop the arriving packet (Queue, SimpleQueue).
+    DropTail,
+    /// FIFO, drop the head packet to make room (FrontDropQueue).
+    DropFront,
+    /// Input 0 FIFO dropping the arriving packet; input 1 LIFO dropping the tail packet
+    /// (MixedQueue).
+    Mixed,
+}
+
+/// The Queue element (also SimpleQueue, FrontDropQueue and MixedQueue).
 pub struct Queue {
+    mode: QueueMode,
     q: VecDeque<Packet>,
     capacity: usize,
     highwater: usize,
@@ -30,6 +43,7 @@ pub struct Queue {
 impl Default for Queue {
     fn default() -> Queue {
         Queue {
+            mode: QueueMode::DropTail,
             q: VecDeque::new(),
             capacity: 1000,
             highwater: 0,
@@ -40,6 +54,14 @@ impl Default for Queue {
 }
 
 impl Queue {
+    /// A queue with the given arrival and drop policy.
+    pub(crate) fn with_mode(mode: QueueMode) -> Queue {
+        Queue {
+            mode,
+            ..Queue::default()
+        }
+    }
+
     /// Packets queued now.
     pub fn len(&self) -> usize {
         self.q.len()
@@ -74,10 +96,25 @@ impl Element for Queue {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
+    fn push(&mut self, port: usize, batch: Batch, cx: &mut Cx) {
         let was_empty = self.q.is_empty();
+        let lifo = port == 1 && self.mode == QueueMode::Mixed;
         for p in batch {
             if self.q.len() < self.capacity {
+                if lifo {
+                    self.q.push_front(p);
+                } else {
+                    self.q.push_back(p);
+                }
+            } else if self.capacity == 0 {
+                self.drops += 1;
+            } else if lifo {
+                self.q.pop_back();
+                self.drops += 1;
+                self.q.push_front(p);
+            } else if self.mode == QueueMode::DropFront {
+                self.q.pop_front();
+                self.drops += 1;
                 self.q.push_back(p);
             } else {
                 self.drops += 1;

@@ -1,0 +1,130 @@
+//! DelayUnqueue — pulls packets and pushes each one DELAY after its timestamp
+//!
+//! Synopsis: `DelayUnqueue(DELAY)`
+//!
+//! Ports: 1 pull input, 1 push output. Pulls a packet and pushes it out once the current time
+//! reaches the packet's timestamp annotation plus DELAY (at once if that time has passed).
+//! Packets leave in the order they were pulled. While it waits, the task sleeps on a timer;
+//! while the input is empty, on the upstream empty notifiers. Runs instantly under
+//! `--simtime`.
+//!
+//! Arguments:
+//! - `DELAY` (time, mandatory).
+//!
+//! Handlers: `delay` (rw), `count` (r, packets pushed).
+//!
+//! Example: `src -> Queue -> DelayUnqueue(50ms) -> sink` (each packet's timestamp is set by the
+//! source when it is made).
+
+use sluice_core::{
+    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, Timestamp,
+};
+use sluice_lang::args::{Args, Seconds};
+
+/// Reads a time handler value.
+pub(crate) fn parse_seconds(name: &str, v: &str) -> Result<Timestamp, String> {
+    let Seconds(s) = <Seconds as sluice_lang::args::FromArg>::from_arg(v.trim())
+        .map_err(|e| format!("{}: {}", name, e))?;
+    Ok(Timestamp::from_secs_f64(s))
+}
+
+/// The DelayUnqueue element.
+#[derive(Default)]
+pub struct DelayUnqueue {
+    delay: Timestamp,
+    held: Option<Packet>,
+    count: u64,
+    notifiers: Option<Vec<NotifierId>>,
+}
+
+impl Element for DelayUnqueue {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        let Seconds(d) = args.read_mp::<Seconds>("DELAY")?;
+        self.delay = Timestamp::from_secs_f64(d);
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        cx.add_task(sluice_core::sched::DEFAULT_TICKETS, true);
+        self.notifiers = cx.upstream_empty_notifiers(0);
+        for n in self.notifiers.clone().unwrap_or_default() {
+            cx.listen(n);
+        }
+        Ok(())
+    }
+
+    fn run_task(&mut self, cx: &mut Cx) -> bool {
+        let now = cx.now();
+        let mut out = Batch::new();
+        loop {
+            if self.held.is_none() {
+                self.held = cx.pull_one(0);
+            }
+            let Some(p) = &self.held else {
+                break;
+            };
+            let due = p.timestamp() + self.delay;
+            if due > now {
+                cx.schedule_timer(0, due);
+                break;
+            }
+            if out.is_full() {
+                break;
+            }
+            if let Some(p) = self.held.take() {
+                let _ = out.push(p);
+            }
+        }
+        let n = out.len();
+        self.count += n as u64;
+        if n > 0 {
+            cx.push(0, out);
+        }
+        let ready = match &self.held {
+            Some(p) => p.timestamp() + self.delay <= now,
+            None => match &self.notifiers {
+                Some(ns) => cx.any_active(ns),
+                None => true,
+            },
+        };
+        if ready {
+            cx.reschedule();
+        }
+        n > 0
+    }
+
+    fn run_timer(&mut self, _id: usize, cx: &mut Cx) {
+        cx.reschedule();
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const { &[Handler::rw("delay"), Handler::r("count")] }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "delay" => self.delay.to_string(),
+            "count" => self.count.to_string(),
+            _ => return None,
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
+        match name {
+            "delay" => self.delay = parse_seconds(name, value)?,
+            _ => return Err(format!("no handler {}", name)),
+        }
+        cx.reschedule();
+        Ok(())
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "DelayUnqueue",
+    ports: "1/1",
+    processing: "l/h",
+    flow: "",
+    source: include_str!("delay_unqueue.rs"),
+    make: || Box::new(DelayUnqueue::default()),
+};

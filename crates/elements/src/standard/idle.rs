@@ -1,0 +1,55 @@
+//! Idle — a source that never sends and a sink that drops
+//!
+//! Synopsis: `Idle`
+//!
+//! Ports: any number of inputs and outputs, agnostic. Idle never pushes a packet and answers
+//! every pull with nothing; its outputs carry an always-empty notifier, so pullers downstream
+//! (Unqueue, Discard, ToDevice) sleep instead of polling. Packets pushed into Idle are dropped
+//! and counted; a pull input is never pulled.
+//!
+//! Handlers: `drops` (r, packets pushed in and dropped).
+//!
+//! Example: `Idle -> Queue -> ToDevice(eth0)` (an unused input); `FromDevice(eth1) -> Idle`.
+
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_lang::args::Args;
+
+/// The Idle element.
+#[derive(Default)]
+pub struct Idle {
+    drops: u64,
+}
+
+impl Element for Idle {
+    fn configure(&mut self, _args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
+        let n = cx.new_notifier(false);
+        cx.provide_empty_notifier(n);
+        Ok(())
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, _cx: &mut Cx) {
+        self.drops += batch.len() as u64;
+    }
+
+    fn pull(&mut self, _port: usize, _max: usize, _cx: &mut Cx) -> Batch {
+        Batch::new()
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const { &[Handler::r("drops")] }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        (name == "drops").then(|| self.drops.to_string())
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "Idle",
+    ports: "-/-",
+    processing: "a/a",
+    flow: "x/y",
+    source: include_str!("idle.rs"),
+    make: || Box::new(Idle::default()),
+};

@@ -1,0 +1,182 @@
+//! LinkUnqueue — pulls packets and emits them as a serial link of given latency and bandwidth
+//!
+//! Synopsis: `LinkUnqueue(LATENCY, BANDWIDTH)`
+//!
+//! Ports: 1 pull input, 1 push output. Models a link: LinkUnqueue pulls a packet only when the
+//! link is free, holds the link for the packet's transmission time (length ÷ BANDWIDTH), and
+//! pushes the packet out LATENCY after its last byte was sent. Several packets can be in flight
+//! at once. Tasks sleep on timers and on the upstream empty notifiers, so a run under
+//! `--simtime` finishes at once with the simulated clock showing the link's timing.
+//!
+//! Arguments:
+//! - `LATENCY` (time, mandatory): one-way delay.
+//! - `BANDWIDTH` (bandwidth, mandatory): `10Mbps`, `1MBps`, or bytes per second.
+//!
+//! Handlers: `latency` (r), `bandwidth` (r, bytes/s), `size` (r, packets in flight),
+//! `count` (r, packets delivered), `reset` (w, zero the count).
+//!
+//! Example: `Queue -> LinkUnqueue(10ms, 1Mbps) -> ToDevice(eth0)`
+
+use std::collections::VecDeque;
+
+use sluice_core::{
+    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, Timestamp,
+    BATCH_MAX,
+};
+use sluice_lang::args::{Args, Bandwidth, Seconds};
+
+use super::util::fmt_f64;
+
+/// The LinkUnqueue element.
+pub struct LinkUnqueue {
+    latency: Timestamp,
+    bandwidth: f64,
+    link_free: Timestamp,
+    inflight: VecDeque<(Timestamp, Packet)>,
+    count: u64,
+    notifiers: Option<Vec<NotifierId>>,
+}
+
+impl Default for LinkUnqueue {
+    fn default() -> LinkUnqueue {
+        LinkUnqueue {
+            latency: Timestamp::ZERO,
+            bandwidth: 1.0,
+            link_free: Timestamp::ZERO,
+            inflight: VecDeque::new(),
+            count: 0,
+            notifiers: None,
+        }
+    }
+}
+
+impl LinkUnqueue {
+    fn tx_time(&self, len: usize) -> Timestamp {
+        Timestamp((len as f64 * 1e9 / self.bandwidth).ceil() as i64)
+    }
+}
+
+impl Element for LinkUnqueue {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        let Seconds(lat) = args.read_mp::<Seconds>("LATENCY")?;
+        let Bandwidth(bw) = args.read_mp::<Bandwidth>("BANDWIDTH")?;
+        if bw <= 0.0 {
+            args.error("BANDWIDTH: must be positive");
+            return Err(());
+        }
+        self.latency = Timestamp::from_secs_f64(lat);
+        self.bandwidth = bw;
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        cx.add_task(sluice_core::sched::DEFAULT_TICKETS, true);
+        self.notifiers = cx.upstream_empty_notifiers(0);
+        for n in self.notifiers.clone().unwrap_or_default() {
+            cx.listen(n);
+        }
+        Ok(())
+    }
+
+    fn run_task(&mut self, cx: &mut Cx) -> bool {
+        let now = cx.now();
+        // Put packets on the link while it is free.
+        let mut pulled = 0;
+        let mut upstream_empty = false;
+        while self.link_free <= now && pulled < BATCH_MAX {
+            let Some(p) = cx.pull_one(0) else {
+                upstream_empty = true;
+                break;
+            };
+            pulled += 1;
+            let start = self.link_free.max(now);
+            self.link_free = start + self.tx_time(p.len());
+            self.inflight.push_back((self.link_free + self.latency, p));
+        }
+        // Deliver what has arrived.
+        let mut out = Batch::new();
+        while let Some((at, _)) = self.inflight.front() {
+            if *at > now || out.is_full() {
+                break;
+            }
+            if let Some((_, p)) = self.inflight.pop_front() {
+                let _ = out.push(p);
+            }
+        }
+        let delivered = out.len();
+        self.count += delivered as u64;
+        if delivered > 0 {
+            cx.push(0, out);
+        }
+        // Decide when to run again.
+        let due_now = self.inflight.front().is_some_and(|(at, _)| *at <= now);
+        let may_pull = self.link_free <= now
+            && (!upstream_empty
+                || match &self.notifiers {
+                    Some(ns) => cx.any_active(ns),
+                    None => true,
+                });
+        if due_now || may_pull {
+            cx.reschedule();
+        } else {
+            let mut next: Option<Timestamp> = self.inflight.front().map(|(at, _)| *at);
+            if self.link_free > now {
+                next = Some(next.map_or(self.link_free, |n| n.min(self.link_free)));
+            }
+            if let Some(at) = next {
+                cx.schedule_timer(0, at);
+            }
+        }
+        pulled > 0 || delivered > 0
+    }
+
+    fn run_timer(&mut self, _id: usize, cx: &mut Cx) {
+        cx.reschedule();
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const {
+            &[
+                Handler::r("latency"),
+                Handler::r("bandwidth"),
+                Handler::r("size"),
+                Handler::r("count"),
+                Handler::w("reset"),
+            ]
+        }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "latency" => self.latency.to_string(),
+            "bandwidth" => fmt_f64(self.bandwidth),
+            "size" => self.inflight.len().to_string(),
+            "count" => self.count.to_string(),
+            _ => return None,
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
+        match name {
+            "reset" => {
+                self.count = 0;
+                Ok(())
+            }
+            _ => Err(format!("no handler {}", name)),
+        }
+    }
+
+    fn cleanup(&mut self, _cx: &mut Cx) {
+        self.inflight.clear();
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "LinkUnqueue",
+    ports: "1/1",
+    processing: "l/h",
+    flow: "",
+    source: include_str!("link_unqueue.rs"),
+    make: || Box::new(LinkUnqueue::default()),
+};

@@ -1,0 +1,69 @@
+//! Pad — pads packets to a minimum length
+//!
+//! Synopsis: `Pad([LENGTH, *keywords* ZERO])`
+//!
+//! Ports: 1 input, 1 output, agnostic. A packet shorter than LENGTH is extended at the tail to
+//! LENGTH bytes; longer packets pass unchanged. The added bytes are always zero (Sluice has no
+//! extra-length annotation, so unlike Click the default LENGTH is the Ethernet minimum).
+//!
+//! Arguments:
+//! - `LENGTH` (integer, default 60).
+//! - `ZERO` (boolean, default true): accepted for compatibility; padding is always zero.
+//!
+//! Handlers: `length` (r), `count` (r, packets padded).
+//!
+//! Example: `... -> Pad(60) -> ToDevice(eth0)`
+
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_lang::args::Args;
+
+/// The Pad element.
+pub struct Pad {
+    len: usize,
+    count: u64,
+}
+
+impl Default for Pad {
+    fn default() -> Pad {
+        Pad { len: 60, count: 0 }
+    }
+}
+
+impl Element for Pad {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        self.len = args.read_p("LENGTH")?.unwrap_or(60);
+        let _zero: Option<bool> = args.read("ZERO")?;
+        Ok(())
+    }
+
+    fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
+        if p.len() < self.len {
+            let n = self.len - p.len();
+            p.put(n);
+            self.count += 1;
+        }
+        Some(p)
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const { &[Handler::r("length"), Handler::r("count")] }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "length" => self.len.to_string(),
+            "count" => self.count.to_string(),
+            _ => return None,
+        })
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "Pad",
+    ports: "1/1",
+    processing: "a/a",
+    flow: "x/x",
+    source: include_str!("pad.rs"),
+    make: || Box::new(Pad::default()),
+};

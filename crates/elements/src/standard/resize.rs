@@ -1,0 +1,81 @@
+//! Resize — adds or removes bytes at the head and tail of packets
+//!
+//! Synopsis: `Resize(HEAD, TAIL)`
+//!
+//! Ports: 1 input, 1 output, agnostic. A positive HEAD adds that many bytes at the front of
+//! each packet (from the headroom: earlier stripped bytes reappear, new buffer space is zero); a
+//! negative HEAD removes bytes from the front. TAIL does the same at the end (added tail bytes
+//! are zero). A packet too short for the bytes to remove is dropped and counted.
+//!
+//! Arguments:
+//! - `HEAD` (integer, default 0), `TAIL` (integer, default 0).
+//!
+//! Handlers: `head` (r), `tail` (r), `drops` (r).
+//!
+//! Example: `Resize(0, -4)` removes a trailing frame check sequence.
+
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_lang::args::Args;
+
+/// The Resize element.
+#[derive(Default)]
+pub struct Resize {
+    head: i64,
+    tail: i64,
+    drops: u64,
+}
+
+impl Element for Resize {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        self.head = args.read_p("HEAD")?.unwrap_or(0);
+        self.tail = args.read_p("TAIL")?.unwrap_or(0);
+        Ok(())
+    }
+
+    fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
+        let remove = (self.head.min(0).unsigned_abs() + self.tail.min(0).unsigned_abs()) as usize;
+        if p.len() < remove {
+            self.drops += 1;
+            return None;
+        }
+        if self.head < 0 {
+            p.pull_front(self.head.unsigned_abs() as usize);
+        } else if self.head > 0 {
+            let n = self.head as usize;
+            if p.headroom() >= n {
+                p.unstrip(n);
+            } else {
+                p.push_front(n).fill(0);
+            }
+        }
+        if self.tail < 0 {
+            p.take(self.tail.unsigned_abs() as usize);
+        } else if self.tail > 0 {
+            p.put(self.tail as usize);
+        }
+        Some(p)
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const { &[Handler::r("head"), Handler::r("tail"), Handler::r("drops")] }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "head" => self.head.to_string(),
+            "tail" => self.tail.to_string(),
+            "drops" => self.drops.to_string(),
+            _ => return None,
+        })
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "Resize",
+    ports: "1/1",
+    processing: "a/a",
+    flow: "x/x",
+    source: include_str!("resize.rs"),
+    make: || Box::new(Resize::default()),
+};
