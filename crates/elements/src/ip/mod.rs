@@ -12,6 +12,7 @@ mod get_ip_address;
 mod ip_encap;
 mod ip_fragmenter;
 mod ip_gw_options;
+mod ip_print;
 mod mark_ip_header;
 mod set_ip_address;
 mod set_ip_dscp;
@@ -33,6 +34,7 @@ pub const CLASSES: &[ElementClass] = &[
     ip_encap::CLASS,
     ip_fragmenter::CLASS,
     ip_gw_options::CLASS,
+    ip_print::CLASS,
     mark_ip_header::CLASS,
     set_ip_address::CLASS,
     set_ip_dscp::CLASS,
