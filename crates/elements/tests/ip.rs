@@ -1,0 +1,664 @@
+//! Behaviour tests of the IPv4 router elements (ip/, icmp/, ethernet/) through real
+//! configurations: packets are injected into a router and captured at its sinks.
+
+use std::net::Ipv4Addr;
+
+use sluice_core::{
+    Batch, Cx, Element, ElementClass, Library, Packet, PacketType, Router, RouterOptions,
+};
+use sluice_wire::checksum::checksum;
+
+/// Test source: packets are pushed from outside through `inject`.
+struct Inject;
+impl Element for Inject {}
+
+/// Test sink: keeps every packet it receives.
+#[derive(Default)]
+struct Capture {
+    got: Vec<Packet>,
+}
+impl Element for Capture {
+    fn push(&mut self, _port: usize, batch: Batch, _cx: &mut Cx) {
+        self.got.extend(batch);
+    }
+}
+
+const TEST_CLASSES: &[ElementClass] = &[
+    ElementClass {
+        name: "TestInject",
+        ports: "0/1",
+        processing: "h/h",
+        flow: "",
+        source: "",
+        make: || Box::new(Inject),
+    },
+    ElementClass {
+        name: "TestCapture",
+        ports: "1/0",
+        processing: "h/h",
+        flow: "",
+        source: "",
+        make: || Box::<Capture>::default(),
+    },
+];
+
+fn router(conf: &str) -> Router {
+    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
+    let mut lib: Library = sluice_elements::library();
+    lib.add(TEST_CLASSES);
+    Router::new(
+        flat,
+        &lib,
+        RouterOptions {
+            simtime: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{}", e.join("\n")))
+}
+
+fn config_error(conf: &str) -> String {
+    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
+    let mut lib: Library = sluice_elements::library();
+    lib.add(TEST_CLASSES);
+    match Router::new(flat, &lib, RouterOptions::default()) {
+        Ok(_) => panic!("configuration should fail"),
+        Err(e) => e.join("\n"),
+    }
+}
+
+fn inject(r: &mut Router, name: &str, p: Packet) {
+    let e = r.element_index(name).expect("inject element");
+    r.with_element(e, |_, cx| cx.push_one(0, p)).expect("idle");
+}
+
+fn taken(r: &mut Router, name: &str) -> Vec<Packet> {
+    let e = r.element_index(name).expect("capture element");
+    r.with_element(e, |el, _| {
+        let c = el
+            .as_any_mut()
+            .downcast_mut::<Capture>()
+            .expect("a TestCapture");
+        std::mem::take(&mut c.got)
+    })
+    .expect("idle")
+}
+
+fn h(r: &mut Router, path: &str) -> String {
+    r.read_path(path).unwrap().trim().to_string()
+}
+
+/// An IPv4 packet: header (with options) + payload, valid checksum.
+fn ip_packet(
+    src: [u8; 4],
+    dst: [u8; 4],
+    ttl: u8,
+    proto: u8,
+    opts: &[u8],
+    payload: &[u8],
+) -> Vec<u8> {
+    assert_eq!(opts.len() % 4, 0);
+    let hl = 20 + opts.len();
+    let total = hl + payload.len();
+    let mut v = vec![0x40 | (hl / 4) as u8, 0];
+    v.extend_from_slice(&(total as u16).to_be_bytes());
+    v.extend_from_slice(&[0x12, 0x34, 0, 0, ttl, proto, 0, 0]);
+    v.extend_from_slice(&src);
+    v.extend_from_slice(&dst);
+    v.extend_from_slice(opts);
+    let c = checksum(&v);
+    v[10..12].copy_from_slice(&c.to_be_bytes());
+    v.extend_from_slice(payload);
+    v
+}
+
+fn udp(src: [u8; 4], dst: [u8; 4], ttl: u8, n: usize) -> Vec<u8> {
+    let mut pl = vec![0x13, 0x69, 0x13, 0x69];
+    pl.extend_from_slice(&((8 + n) as u16).to_be_bytes());
+    pl.extend_from_slice(&[0, 0]);
+    pl.extend((0..n).map(|i| i as u8));
+    ip_packet(src, dst, ttl, 17, &[], &pl)
+}
+
+fn header_ok(b: &[u8]) -> bool {
+    let hl = ((b[0] & 0xf) as usize) * 4;
+    checksum(&b[..hl]) == 0
+}
+
+const A: [u8; 4] = [198, 18, 0, 2];
+const B: [u8; 4] = [198, 19, 0, 2];
+
+#[test]
+fn check_ip_header_passes_trims_and_counts_drops() {
+    let mut r = router(
+        "i :: TestInject -> c :: CheckIPHeader(198.18.0.255) -> ok :: TestCapture; c[1] -> bad :: TestCapture;
+         i2 :: TestInject -> c2 :: CheckIPHeader -> ok2 :: TestCapture;",
+    );
+    let good = udp(A, B, 64, 10);
+    let mut padded = good.clone();
+    padded.extend_from_slice(&[0xee; 12]);
+    inject(&mut r, "i", Packet::from_bytes(&padded));
+    let mut badsum = good.clone();
+    badsum[10] ^= 0xff;
+    inject(&mut r, "i", Packet::from_bytes(&badsum));
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&udp([198, 18, 0, 255], B, 64, 4)),
+    );
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&udp([255, 255, 255, 255], B, 64, 4)),
+    );
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&udp([224, 0, 0, 5], B, 64, 4)),
+    );
+    inject(&mut r, "i", Packet::from_bytes(&good[..good.len() - 3]));
+    inject(&mut r, "i", Packet::from_bytes(&good[..12]));
+    let ok = taken(&mut r, "ok");
+    assert_eq!(ok.len(), 1);
+    assert_eq!(ok[0].data(), &good[..]);
+    assert_eq!(ok[0].network_offset(), Some(0));
+    assert_eq!(taken(&mut r, "bad").len(), 6);
+    assert_eq!(h(&mut r, "c.count"), "1");
+    assert_eq!(h(&mut r, "c.drops"), "6");
+    let d = h(&mut r, "c.drop_details");
+    assert!(d.contains("1 bad IP checksum"), "{}", d);
+    assert!(d.contains("3 bad source address"), "{}", d);
+    assert!(d.contains("1 bad IP length"), "{}", d);
+    assert!(d.contains("1 tiny packet"), "{}", d);
+    // No output 1: bad packets are dropped, still counted.
+    inject(&mut r, "i2", Packet::from_bytes(&badsum));
+    assert_eq!(h(&mut r, "c2.drops"), "1");
+    assert!(taken(&mut r, "ok2").is_empty());
+}
+
+#[test]
+fn check_ip_header2_skips_checksum_and_offset_works() {
+    let mut r = router("i :: TestInject -> c :: CheckIPHeader2(OFFSET 14) -> ok :: TestCapture");
+    let mut f = vec![0u8; 14];
+    let mut ip = udp(A, B, 64, 4);
+    ip[10] ^= 1;
+    f.extend_from_slice(&ip);
+    inject(&mut r, "i", Packet::from_bytes(&f));
+    let ok = taken(&mut r, "ok");
+    assert_eq!(ok.len(), 1);
+    assert_eq!(ok[0].network_offset(), Some(14));
+}
+
+#[test]
+fn interfaces_broadcasts_are_bad_sources() {
+    let mut r = router("i :: TestInject -> c :: CheckIPHeader(INTERFACES 198.18.0.1/24 198.19.0.1/16) -> ok :: TestCapture");
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&udp([198, 19, 255, 255], B, 64, 4)),
+    );
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&udp([198, 18, 0, 255], B, 64, 4)),
+    );
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&udp([198, 18, 1, 255], B, 64, 4)),
+    );
+    assert_eq!(taken(&mut r, "ok").len(), 1);
+    assert_eq!(h(&mut r, "c.drops"), "2");
+}
+
+#[test]
+fn dec_ip_ttl_updates_checksum_and_expires() {
+    let mut r = router("i :: TestInject -> MarkIPHeader -> d :: DecIPTTL -> ok :: TestCapture; d[1] -> exp :: TestCapture");
+    for ttl in [64u8, 2, 1, 0, 255] {
+        inject(&mut r, "i", Packet::from_bytes(&udp(A, B, ttl, 4)));
+    }
+    let ok = taken(&mut r, "ok");
+    let ttls: Vec<u8> = ok.iter().map(|p| p.data()[8]).collect();
+    assert_eq!(ttls, vec![63, 1, 254]);
+    assert!(ok.iter().all(|p| header_ok(p.data())));
+    assert_eq!(taken(&mut r, "exp").len(), 2);
+    assert_eq!(h(&mut r, "d.drops"), "2");
+}
+
+#[test]
+fn get_set_store_ip_address() {
+    let mut r = router(
+        "i :: TestInject -> GetIPAddress(16) -> o1 :: TestCapture;
+         i2 :: TestInject -> SetIPAddress(198.19.9.9) -> StoreIPAddress(dst) -> StoreIPAddress(198.18.7.7, 12) -> o2 :: TestCapture;
+         i3 :: TestInject -> g :: GetIPAddress(16) -> o3 :: TestCapture;",
+    );
+    inject(&mut r, "i", Packet::from_bytes(&udp(A, B, 64, 4)));
+    assert_eq!(taken(&mut r, "o1")[0].dst_ip_anno(), Ipv4Addr::from(B));
+    inject(&mut r, "i2", Packet::from_bytes(&udp(A, B, 64, 4)));
+    let p = &taken(&mut r, "o2")[0];
+    assert_eq!(&p.data()[16..20], &[198, 19, 9, 9]);
+    assert_eq!(&p.data()[12..16], &[198, 18, 7, 7]);
+    inject(&mut r, "i3", Packet::from_bytes(&[1, 2, 3]));
+    assert_eq!(h(&mut r, "g.drops"), "1");
+}
+
+#[test]
+fn store_ip_address_dst_keeps_checksum_valid() {
+    let mut r = router("i :: TestInject -> StoreIPAddress(198.19.1.1, dst) -> o :: TestCapture");
+    inject(&mut r, "i", Packet::from_bytes(&udp(A, B, 64, 4)));
+    let p = &taken(&mut r, "o")[0];
+    assert!(header_ok(p.data()));
+}
+
+#[test]
+fn drop_broadcasts_by_packet_type() {
+    let mut r = router("i :: TestInject -> d :: DropBroadcasts -> o :: TestCapture");
+    for t in [
+        PacketType::Host,
+        PacketType::Broadcast,
+        PacketType::Multicast,
+        PacketType::OtherHost,
+    ] {
+        let mut p = Packet::from_bytes(&udp(A, B, 64, 4));
+        p.anno_mut().packet_type = t;
+        inject(&mut r, "i", p);
+    }
+    assert_eq!(taken(&mut r, "o").len(), 2);
+    assert_eq!(h(&mut r, "d.drops"), "2");
+}
+
+#[test]
+fn ip_gw_options_record_route_and_bad_option() {
+    let mut r = router("i :: TestInject -> MarkIPHeader -> g :: IPGWOptions(198.19.0.1) -> o :: TestCapture; g[1] -> e :: ICMPError(198.19.0.1, parameterproblem) -> err :: TestCapture");
+    // RR with 2 slots + EOL pad, then timestamp flag 0 with 1 slot.
+    let opts = [7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0, 68, 8, 5, 0, 0, 0, 0, 0, 0];
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&ip_packet(A, B, 64, 17, &opts, &[0; 8])),
+    );
+    let o = taken(&mut r, "o");
+    assert_eq!(o.len(), 1);
+    let d = o[0].data();
+    assert!(header_ok(d));
+    assert_eq!(&d[23..27], &[198, 19, 0, 1]);
+    assert_eq!(d[22], 8);
+    assert_eq!(d[33], 9);
+    // Bad RR pointer (2) at offset 22.
+    let bad = [7, 7, 2, 0, 0, 0, 0, 0];
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&ip_packet(A, B, 64, 17, &bad, &[0; 8])),
+    );
+    assert_eq!(h(&mut r, "g.drops"), "1");
+    let err = taken(&mut r, "err");
+    assert_eq!(err.len(), 1);
+    let e = err[0].data();
+    assert_eq!((e[20], e[21], e[24]), (12, 0, 22));
+    assert_eq!(&e[16..20], &A);
+    assert!(err[0].anno().fix_ip_src);
+}
+
+#[test]
+fn fragmenter_splits_and_copies_options() {
+    let mut r = router("i :: TestInject -> MarkIPHeader -> f :: IPFragmenter(300) -> o :: TestCapture; f[1] -> big :: TestCapture");
+    // LSRR (copied) + RR (not copied): 8 + 8 bytes of options.
+    let opts = [131, 7, 4, 198, 19, 0, 9, 1, 7, 7, 4, 0, 0, 0, 0, 0];
+    let payload: Vec<u8> = (0..1000).map(|i| (i * 7) as u8).collect();
+    let orig = ip_packet(A, B, 64, 17, &opts, &payload);
+    inject(&mut r, "i", Packet::from_bytes(&orig));
+    let frags = taken(&mut r, "o");
+    assert!(frags.len() > 3);
+    let mut data = Vec::new();
+    for (k, f) in frags.iter().enumerate() {
+        let d = f.data();
+        assert!(d.len() <= 300);
+        assert!(header_ok(d));
+        let hl = ((d[0] & 0xf) as usize) * 4;
+        let ff = u16::from_be_bytes([d[6], d[7]]);
+        let off = (ff & 0x1fff) as usize * 8;
+        assert_eq!(off, data.len());
+        assert_eq!(ff & 0x2000 != 0, k + 1 < frags.len());
+        if k == 0 {
+            assert_eq!(hl, 36);
+        } else {
+            assert_eq!(hl, 28);
+            assert_eq!(d[20], 131);
+        }
+        data.extend_from_slice(&d[hl..]);
+    }
+    assert_eq!(data, payload);
+    assert_eq!(h(&mut r, "f.fragments"), frags.len().to_string());
+    // DF: to output 1 with the MTU annotation.
+    let mut df = udp(A, B, 64, 400);
+    df[6] = 0x40;
+    df[10] = 0;
+    df[11] = 0;
+    let c = checksum(&df[..20]);
+    df[10..12].copy_from_slice(&c.to_be_bytes());
+    inject(&mut r, "i", Packet::from_bytes(&df));
+    let big = taken(&mut r, "big");
+    assert_eq!(big.len(), 1);
+    assert_eq!(sluice_elements::ip::ip_fragmenter_mtu_anno(&big[0]), 300);
+    assert_eq!(h(&mut r, "f.drops"), "1");
+}
+
+#[test]
+fn icmp_errors_quote_and_follow_rfc1812_rules() {
+    let mut r = router(
+        "i :: TestInject -> MarkIPHeader -> e :: ICMPError(198.18.0.1, timeexceeded) -> o :: TestCapture; e[1] -> no :: TestCapture;
+         i2 :: TestInject -> MarkIPHeader -> f :: IPFragmenter(200) -> Discard; f[1] -> nf :: ICMPError(198.18.0.1, unreachable, needfrag) -> o2 :: TestCapture;
+         i3 :: TestInject -> MarkIPHeader -> rd :: ICMPError(198.18.0.1, redirect, host) -> o3 :: TestCapture;",
+    );
+    let orig = udp(A, B, 1, 20);
+    inject(&mut r, "i", Packet::from_bytes(&orig));
+    let o = taken(&mut r, "o");
+    assert_eq!(o.len(), 1);
+    let d = o[0].data();
+    assert!(header_ok(d));
+    assert_eq!(d[9], 1);
+    assert_eq!(&d[12..16], &[198, 18, 0, 1]);
+    assert_eq!(&d[16..20], &A);
+    assert_eq!((d[20], d[21]), (11, 0));
+    assert_eq!(checksum(&d[20..]), 0);
+    assert_eq!(&d[28..], &orig[..28]);
+    assert_eq!(o[0].dst_ip_anno(), Ipv4Addr::from(A));
+    assert!(o[0].anno().fix_ip_src);
+    // Never for: ICMP errors, broadcast destinations, bad sources, non-first fragments,
+    // link-level broadcasts.
+    let icmp_err = ip_packet(A, B, 1, 1, &[], &[3, 1, 0, 0, 0, 0, 0, 0]);
+    inject(&mut r, "i", Packet::from_bytes(&icmp_err));
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&udp(A, [255, 255, 255, 255], 1, 4)),
+    );
+    inject(&mut r, "i", Packet::from_bytes(&udp([0, 0, 0, 0], B, 1, 4)));
+    let mut frag = udp(A, B, 1, 4);
+    frag[7] = 10;
+    inject(&mut r, "i", Packet::from_bytes(&frag));
+    let mut bc = Packet::from_bytes(&udp(A, B, 1, 4));
+    bc.anno_mut().packet_type = PacketType::Broadcast;
+    inject(&mut r, "i", bc);
+    // An echo request does get an error.
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&ip_packet(A, B, 1, 1, &[], &[8, 0, 0, 0, 0, 0, 0, 0])),
+    );
+    assert_eq!(taken(&mut r, "o").len(), 1);
+    assert_eq!(taken(&mut r, "no").len(), 5);
+    assert_eq!(h(&mut r, "e.drops"), "5");
+    // needfrag carries the fragmenter's MTU.
+    let mut df = udp(A, B, 64, 400);
+    df[6] = 0x40;
+    inject(&mut r, "i2", Packet::from_bytes(&df));
+    let o2 = taken(&mut r, "o2");
+    assert_eq!((o2[0].data()[20], o2[0].data()[21]), (3, 4));
+    assert_eq!(&o2[0].data()[26..28], &200u16.to_be_bytes());
+    // Redirect: gateway from the destination annotation; never for source-routed packets.
+    let mut p = Packet::from_bytes(&udp(A, B, 64, 4));
+    p.set_dst_ip_anno(Ipv4Addr::new(198, 18, 0, 254));
+    inject(&mut r, "i3", p);
+    let sr = ip_packet(A, B, 64, 17, &[131, 7, 4, 1, 2, 3, 4, 0], &[0; 8]);
+    inject(&mut r, "i3", Packet::from_bytes(&sr));
+    let o3 = taken(&mut r, "o3");
+    assert_eq!(o3.len(), 1);
+    assert_eq!((o3[0].data()[20], o3[0].data()[21]), (5, 1));
+    assert_eq!(&o3[0].data()[24..28], &[198, 18, 0, 254]);
+    assert_eq!(h(&mut r, "rd.drops"), "1");
+}
+
+#[test]
+fn fix_ip_src_only_when_annotated() {
+    let mut r =
+        router("i :: TestInject -> MarkIPHeader -> f :: FixIPSrc(198.19.0.1) -> o :: TestCapture");
+    let mut p = Packet::from_bytes(&udp(A, B, 64, 4));
+    p.anno_mut().fix_ip_src = true;
+    inject(&mut r, "i", p);
+    inject(&mut r, "i", Packet::from_bytes(&udp(A, B, 64, 4)));
+    let o = taken(&mut r, "o");
+    assert_eq!(&o[0].data()[12..16], &[198, 19, 0, 1]);
+    assert!(!o[0].anno().fix_ip_src);
+    assert!(header_ok(o[0].data()));
+    assert_eq!(&o[1].data()[12..16], &A);
+    assert_eq!(h(&mut r, "f.fixed"), "1");
+}
+
+fn arp(op: u16, sha: [u8; 6], spa: [u8; 4], tha: [u8; 6], tpa: [u8; 4], dst: [u8; 6]) -> Vec<u8> {
+    let mut f = dst.to_vec();
+    f.extend_from_slice(&sha);
+    f.extend_from_slice(&[0x08, 0x06, 0, 1, 8, 0, 6, 4]);
+    f.extend_from_slice(&op.to_be_bytes());
+    f.extend_from_slice(&sha);
+    f.extend_from_slice(&spa);
+    f.extend_from_slice(&tha);
+    f.extend_from_slice(&tpa);
+    f
+}
+
+const ME: [u8; 6] = [0, 0, 0xc0, 0xae, 0x67, 0xef];
+const HOST: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
+
+#[test]
+fn arp_responder_answers_and_proxies() {
+    let mut r = router(
+        "i :: TestInject -> a :: ARPResponder(198.18.0.1 00:00:c0:ae:67:ef, 198.19.0.0/16 00:00:c0:ae:67:ef) -> o :: TestCapture; a[1] -> no :: TestCapture",
+    );
+    let q = arp(1, HOST, A, [0; 6], [198, 18, 0, 1], [0xff; 6]);
+    inject(&mut r, "i", Packet::from_bytes(&q));
+    let q2 = arp(1, HOST, A, [0; 6], [198, 19, 3, 4], [0xff; 6]);
+    inject(&mut r, "i", Packet::from_bytes(&q2));
+    let q3 = arp(1, HOST, A, [0; 6], [198, 18, 0, 7], [0xff; 6]);
+    inject(&mut r, "i", Packet::from_bytes(&q3));
+    inject(&mut r, "i", Packet::from_bytes(&q3[..30]));
+    let o = taken(&mut r, "o");
+    assert_eq!(o.len(), 2);
+    let d = o[0].data();
+    assert_eq!(&d[0..6], &HOST);
+    assert_eq!(&d[6..12], &ME);
+    assert_eq!(u16::from_be_bytes([d[20], d[21]]), 2);
+    assert_eq!(&d[22..28], &ME);
+    assert_eq!(&d[28..32], &[198, 18, 0, 1]);
+    assert_eq!(&d[32..38], &HOST);
+    assert_eq!(&d[38..42], &A);
+    assert_eq!(&o[1].data()[28..32], &[198, 19, 3, 4]);
+    assert_eq!(taken(&mut r, "no").len(), 2);
+    assert_eq!(h(&mut r, "a.drops"), "2");
+}
+
+#[test]
+fn arp_querier_queues_queries_and_releases() {
+    let mut r = router(
+        "i :: TestInject -> q :: ARPQuerier(198.18.0.1/24, 00:00:c0:ae:67:ef) -> o :: TestCapture;
+         ia :: TestInject -> [1]q;",
+    );
+    for n in 0..3 {
+        let mut p = Packet::from_bytes(&udp(B, A, 64, n));
+        p.set_dst_ip_anno(Ipv4Addr::from(A));
+        inject(&mut r, "i", p);
+    }
+    let o = taken(&mut r, "o");
+    assert_eq!(o.len(), 1, "one query for three packets");
+    let d = o[0].data();
+    assert_eq!(&d[0..6], &[0xff; 6]);
+    assert_eq!(u16::from_be_bytes([d[12], d[13]]), 0x0806);
+    assert_eq!(&d[38..42], &A);
+    assert_eq!(h(&mut r, "q.length"), "3");
+    inject(
+        &mut r,
+        "ia",
+        Packet::from_bytes(&arp(2, HOST, A, ME, [198, 18, 0, 1], ME)),
+    );
+    let o = taken(&mut r, "o");
+    assert_eq!(o.len(), 3);
+    for (n, p) in o.iter().enumerate() {
+        let d = p.data();
+        assert_eq!(&d[0..6], &HOST);
+        assert_eq!(&d[6..12], &ME);
+        assert_eq!(u16::from_be_bytes([d[12], d[13]]), 0x0800);
+        assert_eq!(d.len(), 14 + 28 + n);
+    }
+    // Known now: straight through. Broadcast: no ARP.
+    let mut p = Packet::from_bytes(&udp(B, A, 64, 0));
+    p.set_dst_ip_anno(Ipv4Addr::from(A));
+    inject(&mut r, "i", p);
+    let mut p = Packet::from_bytes(&udp(B, A, 64, 0));
+    p.set_dst_ip_anno(Ipv4Addr::new(198, 18, 0, 255));
+    inject(&mut r, "i", p);
+    let o = taken(&mut r, "o");
+    assert_eq!(&o[0].data()[0..6], &HOST);
+    assert_eq!(&o[1].data()[0..6], &[0xff; 6]);
+    let t = h(&mut r, "q.table");
+    assert!(t.starts_with("198.18.0.2 1 02-00-00-00-00-02"), "{}", t);
+    assert_eq!(h(&mut r, "q.responses"), "1");
+}
+
+#[test]
+fn arp_querier_retries_then_drops() {
+    let mut r = router(
+        "i :: TestInject -> q :: ARPQuerier(198.18.0.1, 00:00:c0:ae:67:ef, MAX_TRIES 3, ENTRY_PACKET_CAPACITY 2) -> o :: TestCapture;
+         TestInject -> [1]q;",
+    );
+    for _ in 0..3 {
+        let mut p = Packet::from_bytes(&udp(B, A, 64, 0));
+        p.set_dst_ip_anno(Ipv4Addr::from(A));
+        inject(&mut r, "i", p);
+    }
+    r.run();
+    assert_eq!(taken(&mut r, "o").len(), 3, "three queries");
+    assert_eq!(h(&mut r, "q.queries"), "3");
+    assert_eq!(h(&mut r, "q.drops"), "3");
+    let d = h(&mut r, "q.drop_details");
+    assert!(
+        d.contains("1 queue full") && d.contains("2 unresolved"),
+        "{}",
+        d
+    );
+    assert_eq!(h(&mut r, "q.length"), "0");
+}
+
+#[test]
+fn arp_querier_insert_handler_and_bad_replies() {
+    let mut r = router(
+        "i :: TestInject -> q :: ARPQuerier(198.18.0.1, 00:00:c0:ae:67:ef) -> o :: TestCapture;
+         ia :: TestInject -> [1]q;",
+    );
+    r.write_path("q.insert", "198.18.0.2 02:00:00:00:00:02")
+        .unwrap();
+    inject(&mut r, "ia", Packet::from_bytes(&[0u8; 20]));
+    inject(
+        &mut r,
+        "ia",
+        Packet::from_bytes(&arp(2, [0xff; 6], [198, 18, 0, 9], ME, [198, 18, 0, 1], ME)),
+    );
+    assert_eq!(h(&mut r, "q.drops"), "2");
+    let mut p = Packet::from_bytes(&udp(B, A, 64, 0));
+    p.set_dst_ip_anno(Ipv4Addr::from(A));
+    inject(&mut r, "i", p);
+    assert_eq!(&taken(&mut r, "o")[0].data()[0..6], &HOST);
+}
+
+#[test]
+fn ether_encap_rewrite_and_host_filter() {
+    let mut r = router(
+        "i :: TestInject -> EtherEncap(0x0800, 00:00:c0:ae:67:ef, 02:00:00:00:00:02) -> EtherRewrite(00:00:00:00:00:01, 00:00:c0:ae:67:ef) -> f :: HostEtherFilter(00:00:c0:ae:67:ef) -> o :: TestCapture;
+         i2 :: TestInject -> f2 :: HostEtherFilter(00:00:c0:ae:67:ef, DROP_OWN true) -> o2 :: TestCapture",
+    );
+    inject(&mut r, "i", Packet::from_bytes(&udp(A, B, 64, 0)));
+    let o = taken(&mut r, "o");
+    assert_eq!(&o[0].data()[0..6], &ME);
+    assert_eq!(&o[0].data()[6..12], &[0, 0, 0, 0, 0, 1]);
+    assert_eq!(o[0].anno().packet_type, PacketType::Host);
+    let mut bc = vec![0xff; 6];
+    bc.extend_from_slice(&HOST);
+    bc.extend_from_slice(&[8, 0]);
+    inject(&mut r, "i2", Packet::from_bytes(&bc));
+    let mut other = HOST.to_vec();
+    other.extend_from_slice(&[0, 0, 0, 0, 0, 9, 8, 0]);
+    inject(&mut r, "i2", Packet::from_bytes(&other));
+    let mut own = ME.to_vec();
+    own.extend_from_slice(&ME);
+    own.extend_from_slice(&[8, 0]);
+    inject(&mut r, "i2", Packet::from_bytes(&own));
+    let o2 = taken(&mut r, "o2");
+    assert_eq!(o2.len(), 1);
+    assert_eq!(o2[0].anno().packet_type, PacketType::Broadcast);
+    assert_eq!(h(&mut r, "f2.drops"), "2");
+}
+
+#[test]
+fn ping_responder_and_ip_encap_and_dscp() {
+    let mut r = router(
+        "i :: TestInject -> MarkIPHeader -> p :: ICMPPingResponder -> o :: TestCapture; p[1] -> no :: TestCapture;
+         i2 :: TestInject -> IPEncap(udp, 198.18.0.1, 198.19.0.1, TTL 9) -> SetIPDSCP(46) -> StripIPHeader -> o2 :: TestCapture;",
+    );
+    let mut echo = vec![8, 0, 0, 0, 0, 7, 0, 1, 1, 2, 3, 4];
+    let c = checksum(&echo);
+    echo[2..4].copy_from_slice(&c.to_be_bytes());
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&ip_packet(A, B, 64, 1, &[], &echo)),
+    );
+    inject(&mut r, "i", Packet::from_bytes(&udp(A, B, 64, 0)));
+    let o = taken(&mut r, "o");
+    let d = o[0].data();
+    assert_eq!(&d[12..16], &B);
+    assert_eq!(&d[16..20], &A);
+    assert_eq!(d[20], 0);
+    assert!(header_ok(d));
+    assert_eq!(checksum(&d[20..]), 0);
+    assert_eq!(taken(&mut r, "no").len(), 1);
+    inject(&mut r, "i2", Packet::from_bytes(b"hello"));
+    let o2 = taken(&mut r, "o2");
+    assert_eq!(o2[0].data(), b"hello");
+    let mut p = o2.into_iter().next().unwrap();
+    p.unstrip(20);
+    let d = p.data();
+    assert!(header_ok(d));
+    assert_eq!((d[1] >> 2, d[8], d[9]), (46, 9, 17));
+    assert_eq!(u16::from_be_bytes([d[2], d[3]]), 25);
+}
+
+#[test]
+fn address_info_names_in_arguments() {
+    let mut r = router(
+        "AddressInfo(t_if0 198.18.0.1/24 00:00:c0:ae:67:ef);
+         i :: TestInject -> q :: ARPQuerier(t_if0) -> o :: TestCapture; TestInject -> [1]q;
+         i2 :: TestInject -> a :: ARPResponder(t_if0) -> o2 :: TestCapture;
+         i3 :: TestInject -> MarkIPHeader -> FixIPSrc(t_if0:ip) -> EtherEncap(0x0800, t_if0, t_if0:eth) -> o3 :: TestCapture;",
+    );
+    let mut p = Packet::from_bytes(&udp(B, A, 64, 0));
+    p.set_dst_ip_anno(Ipv4Addr::new(198, 18, 0, 255));
+    inject(&mut r, "i", p);
+    assert_eq!(
+        &taken(&mut r, "o")[0].data()[0..12],
+        &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0xc0, 0xae, 0x67, 0xef]
+    );
+    inject(
+        &mut r,
+        "i2",
+        Packet::from_bytes(&arp(1, HOST, A, [0; 6], [198, 18, 0, 1], [0xff; 6])),
+    );
+    assert_eq!(taken(&mut r, "o2").len(), 1);
+    let mut p = Packet::from_bytes(&udp(B, A, 64, 0));
+    p.anno_mut().fix_ip_src = true;
+    inject(&mut r, "i3", p);
+    let d = taken(&mut r, "o3");
+    assert_eq!(&d[0].data()[14 + 12..14 + 16], &[198, 18, 0, 1]);
+    let e =
+        config_error("TestInject -> FixIPSrc(no_such_name) -> Discard; TestInject -> FixIPSrc(1.2.3.4) -> Discard;");
+    assert!(e.contains("IPADDR: expected IP address"), "{}", e);
+}
+
+#[test]
+fn bad_arguments_are_reported() {
+    let e = config_error("TestInject -> ICMPError(1.2.3.4, bogus) -> Discard");
+    assert!(e.contains("TYPE"), "{}", e);
+    let e = config_error("TestInject -> IPFragmenter(10) -> Discard");
+    assert!(e.contains("MTU"), "{}", e);
+    let e = config_error("TestInject -> SetIPDSCP(64) -> Discard");
+    assert!(e.contains("DSCP"), "{}", e);
+}
