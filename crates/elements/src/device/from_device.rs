@@ -292,7 +292,7 @@ impl Element for FromDevice {
             cx.push(0, batch);
         }
         self.runs += 1;
-        if self.runs % 1024 == 0 {
+        if self.runs.is_multiple_of(1024) {
             self.poll_stats();
         }
         if seen > 0 || self.busy {
