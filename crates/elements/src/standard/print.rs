@@ -219,7 +219,7 @@ mod tests {
         assert_eq!(line(&mut p, &data[..3]), "ok:    3 | 000102");
         p.label.clear();
         p.contents = Contents::Ascii;
-        assert_eq!(line(&mut p, b"hi\x00there"), "   8 | hi..th");
+        assert_eq!(line(&mut p, b"hi\x00there"), "   8 | hi.th");
         p.contents = Contents::None;
         assert_eq!(line(&mut p, b"abc"), "   3");
     }

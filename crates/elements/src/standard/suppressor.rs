@@ -7,7 +7,8 @@
 //! packets pushed into input *i* are dropped and counted, and pulls from output *i* return
 //! nothing (a puller downstream then polls: Suppressor offers no notifier of its own).
 //!
-//! Handlers: `activeN` (rw, N = 0 … 63: whether port N passes packets), `reset` (w, make
+//! Handlers: `activeN` (rw, N = 0 … 63: whether port N passes packets; listed for every N,
+//! an error for ports not in use), `reset` (w, make
 //! every port active), `drops` (r).
 //!
 //! Example: `s :: Suppressor; a -> [0]s[0] -> x; b -> [1]s[1] -> y`, then write
@@ -126,7 +127,9 @@ impl Element for Suppressor {
     }
 
     fn handlers(&self) -> &'static [Handler] {
-        &HANDLERS[..2 + self.nports.min(64)]
+        // The router records handlers before configuration, so every port's handler is listed;
+        // those of ports that are not in use fail.
+        HANDLERS
     }
 
     fn read_handler(&self, name: &str) -> Option<String> {
