@@ -662,3 +662,42 @@ fn bad_arguments_are_reported() {
     let e = config_error("TestInject -> SetIPDSCP(64) -> Discard");
     assert!(e.contains("DSCP"), "{}", e);
 }
+
+fn conf_file(name: &str) -> String {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../conf")
+        .join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {}", p.display(), e))
+}
+
+#[test]
+fn fake_iprouter_forwards_every_packet() {
+    let conf = conf_file("fake-iprouter.click").replace("LIMIT 600000", "LIMIT 3000");
+    let mut r = router(&conf);
+    r.run();
+    // Every packet is either still queued, dropped by the queue, or discarded after it.
+    let q: u64 = h(&mut r, "out0.length").parse().unwrap();
+    let d: u64 = h(&mut r, "out0.drops").parse().unwrap();
+    let names = r.read_path("list").unwrap();
+    let dis = names
+        .lines()
+        .filter(|l| l.starts_with("Discard@"))
+        .map(|l| l.trim().to_string())
+        .collect::<Vec<_>>();
+    let mut total_discard = 0u64;
+    for n in &dis {
+        total_discard += h(&mut r, &format!("{}.count", n))
+            .parse::<u64>()
+            .unwrap_or(0);
+    }
+    assert_eq!(
+        q + d + total_discard,
+        3000,
+        "queue {} drops {} discarded {}",
+        q,
+        d,
+        total_discard
+    );
+    assert_eq!(h(&mut r, "dt1.drops"), "0");
+    assert_eq!(h(&mut r, "fr1.fragments"), "0");
+}
