@@ -93,7 +93,7 @@ def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", 
     interfaces = " ".join(f"{i['ip']}/{i['len']}" for i in ifs)
     bad = " ".join(a for i in ifs for a in (i["bcast"], i["net"]))
     w("// Incoming IP packets: strip Ethernet, check the header, look up the route.")
-    w(f"ip :: Strip(14)\n   -> CheckIPHeader(INTERFACES {interfaces})\n   -> GetIPAddress(16)\n   -> rt;")
+    w(f"ip :: Strip(14)\n   -> chk :: CheckIPHeader(INTERFACES {interfaces})\n   -> GetIPAddress(16)\n   -> rt;")
     w("")
     w("// Packets for the router itself.")
     if host == "discard":
