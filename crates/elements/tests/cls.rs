@@ -687,3 +687,61 @@ fn real_table_radix_and_dir24_agree_with_reference() {
     }
     check(&reference, &radix, &dir, &mut rng, "after removals");
 }
+
+// ---------------------------------------------------------------- fuzz corpus
+
+fn corpus(name: &str) -> Vec<Vec<u8>> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus")
+        .join(name);
+    let mut v: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {}", dir.display(), e))
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_file())
+        .map(|e| std::fs::read(e.path()).unwrap())
+        .collect();
+    assert!(v.len() >= 5, "corpus {name} has too few seeds");
+    v.sort();
+    v
+}
+
+/// Runs a fuzz body over its corpus and over cheap mutations of every seed.
+fn run_corpus(name: &str, body: fn(&[u8])) {
+    let mut rng = XorShift(42);
+    for seed in corpus(name) {
+        body(&seed);
+        for n in 0..seed.len() {
+            body(&seed[..n]);
+        }
+        for _ in 0..200 {
+            let mut m = seed.clone();
+            if m.is_empty() {
+                m.push(0);
+            }
+            for _ in 0..1 + rng.below(4) {
+                let i = rng.below(m.len() as u64) as usize;
+                match rng.below(3) {
+                    0 => m[i] = rng.next() as u8,
+                    1 => m[i] = b" ()!&|,/%?-0123456789abcdef"[rng.below(27) as usize],
+                    _ => {
+                        m.remove(i);
+                        if m.is_empty() {
+                            m.push(b'(');
+                        }
+                    }
+                }
+            }
+            body(&m);
+        }
+    }
+}
+
+#[test]
+fn classifier_fuzz_corpus() {
+    run_corpus("classifier", sluice_elements::classify::fuzzing::classifier);
+}
+
+#[test]
+fn ipfilter_fuzz_corpus() {
+    run_corpus("ipfilter", sluice_elements::classify::fuzzing::ipfilter);
+}

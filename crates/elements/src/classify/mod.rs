@@ -5,6 +5,7 @@ use sluice_core::ElementClass;
 
 pub mod classifier;
 pub mod element;
+pub mod fuzzing;
 pub mod ip_classifier;
 pub mod ip_filter;
 pub mod ipexpr;
