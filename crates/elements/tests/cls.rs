@@ -23,7 +23,7 @@ fn ipv4(
     opts: &[u8],
     l4: &[u8],
 ) -> Vec<u8> {
-    assert!(opts.len() % 4 == 0);
+    assert!(opts.len().is_multiple_of(4));
     let hl = 20 + opts.len();
     let total = hl + l4.len();
     let mut p = vec![0x40 | (hl / 4) as u8, tos];

@@ -338,10 +338,7 @@ impl Parser {
         let mut proto: Option<u32> = None;
         let mut ip_qual = false;
         let mut kind = None;
-        loop {
-            let Some(w) = self.peek().map(|s| s.to_string()) else {
-                break;
-            };
+        while let Some(w) = self.peek().map(|s| s.to_string()) {
             match w.as_str() {
                 "src" | "dst" if sd.is_none() && kind.is_none() => {
                     self.pos += 1;
