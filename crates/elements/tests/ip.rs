@@ -701,3 +701,43 @@ fn fake_iprouter_forwards_every_packet() {
     assert_eq!(h(&mut r, "dt1.drops"), "0");
     assert_eq!(h(&mut r, "fr1.fragments"), "0");
 }
+
+/// Runs every `ip_*` fuzz body over its seed corpus and deterministic mutations of it.
+#[test]
+fn fuzz_corpora_and_mutations_never_panic() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for (name, body) in sluice_elements::ip::fuzzing::TARGETS {
+        let dir = root.join(name);
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {}", dir.display(), e))
+        {
+            let data = std::fs::read(entry.unwrap().path()).unwrap();
+            body(&data);
+            n += 1;
+            for _ in 0..200 {
+                let mut m = data.clone();
+                match rnd() % 4 {
+                    0 if !m.is_empty() => {
+                        let i = (rnd() as usize) % m.len();
+                        m[i] ^= 1 << (rnd() % 8);
+                    }
+                    1 if !m.is_empty() => {
+                        let i = (rnd() as usize) % m.len();
+                        m[i] = rnd() as u8;
+                    }
+                    2 => m.truncate((rnd() as usize) % (m.len() + 1)),
+                    _ => m.extend((0..rnd() % 16).map(|_| rnd() as u8)),
+                }
+                body(&m);
+            }
+        }
+        assert!(n > 0, "empty corpus {}", name);
+    }
+}
