@@ -201,11 +201,13 @@ impl ARPQuerier {
             return;
         }
         let now = cx.now();
-        if create && !self.table.contains_key(&ip) {
-            if self.entry_capacity > 0 && self.table.len() >= self.entry_capacity {
-                self.drops[2] += 1;
-                return;
-            }
+        if create
+            && !self.table.contains_key(&ip)
+            && self.entry_capacity > 0
+            && self.table.len() >= self.entry_capacity
+        {
+            self.drops[2] += 1;
+            return;
         }
         let e = self.table.entry(ip).or_insert(Entry {
             eth: None,

@@ -139,8 +139,11 @@ pub fn ip_fragmenter(data: &[u8]) {
     });
 }
 
+/// A fuzz body: one input, any bytes.
+pub type FuzzBody = fn(&[u8]);
+
 /// Every body, for the corpus tests.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, FuzzBody)] = &[
     ("ip_check_ip_header", check_ip_header),
     ("ip_gw_options", ip_gw_options),
     ("ip_icmp_error", icmp_error),
