@@ -327,3 +327,196 @@ fn fuzz_corpus_never_panics() {
     let _ = n;
     let _ = PcapReader::new(&good[..]).unwrap();
 }
+
+#[test]
+fn script_waits_loops_and_writes_under_simtime() {
+    let d = tmpdir("script");
+    let out = p(&d, "out.txt");
+    let mut r = router(&format!(
+        "src :: InfiniteSource(LIMIT -1, BURST 1, ACTIVE false) -> c :: Counter -> Discard; \
+         Script(set i 0, label top, set i $(add $i 1), wait 1s, goto top $(lt $i 5), \
+                print >{out} done $i $(now), write src.limit 3, write src.active true, \
+                wait 1s, print >>{out} count $(c.count), write stop)"
+    ));
+    let t0 = r.clock().now();
+    r.run();
+    assert_eq!((r.clock().now() - t0).0, 6_000_000_000);
+    assert_eq!(read(&mut r, "c.count"), "3");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text, "done 5 946684805.000000000\ncount 3\n");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn passive_script_steps_and_runs() {
+    let d = tmpdir("passive");
+    let out = p(&d, "out.txt");
+    let mut r = router(&format!(
+        "s :: Script(TYPE PASSIVE, print >>{out} a $1, pause, print >>{out} b, return $(mul 6 7))"
+    ));
+    r.run();
+    assert!(!std::path::Path::new(&out).exists());
+    r.write_path("s.step", "").unwrap();
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "a \n");
+    r.write_path("s.step", "").unwrap();
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "a \nb\n");
+    assert_eq!(read(&mut r, "s.run"), "42");
+    assert_eq!(read(&mut r, "s.done"), "true");
+    r.write_path("s.run", "x").unwrap();
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "a \nb\na x\n");
+    // Unknown instructions and labels are configuration errors.
+    let e = build("Script(frobnicate 3)", true).err().unwrap();
+    assert!(e.contains("frobnicate"), "{e}");
+    let e = build("Script(goto nowhere)", true).err().unwrap();
+    assert!(e.contains("nowhere"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn driver_manager_waits_for_stop_events() {
+    let mut r = router(
+        "InfiniteSource(LIMIT 10, STOP true) -> c :: Counter -> Discard; \
+         InfiniteSource(LIMIT 5000, BURST 1, STOP true) -> c2 :: Counter -> Discard; \
+         DriverManager(wait_stop 2, write c.reset, stop)",
+    );
+    r.run();
+    assert_eq!(read(&mut r, "c.count"), "0");
+    assert_eq!(read(&mut r, "c2.count"), "5000");
+
+    // Default: stop at the first stop event, though another source runs forever.
+    let mut r = router(
+        "InfiniteSource(LIMIT 10, STOP true) -> c :: Counter -> Discard; \
+         InfiniteSource(LIMIT -1, BURST 1) -> c2 :: Counter -> Discard; DriverManager",
+    );
+    r.run();
+    assert_eq!(read(&mut r, "c.count"), "10");
+
+    // A DRIVER script ignores stop events while it waits, and stops the router when it ends.
+    let mut r = router(
+        "InfiniteSource(LIMIT 5, STOP true) -> c :: Counter -> Discard; \
+         Script(TYPE DRIVER, wait 2s, write c.reset)",
+    );
+    let t0 = r.clock().now();
+    r.run();
+    assert_eq!((r.clock().now() - t0).0, 2_000_000_000);
+    assert_eq!(read(&mut r, "c.count"), "0");
+}
+
+mod control_socket {
+    use super::*;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpStream;
+
+    fn reply(rd: &mut BufReader<TcpStream>) -> String {
+        let mut l = String::new();
+        rd.read_line(&mut l).unwrap();
+        assert!(l.ends_with("\r\n"), "{l:?}");
+        l.trim_end().to_string()
+    }
+
+    fn data(rd: &mut BufReader<TcpStream>) -> String {
+        let l = reply(rd);
+        let n: usize = l.strip_prefix("DATA ").expect("DATA line").parse().unwrap();
+        let mut b = vec![0u8; n];
+        rd.read_exact(&mut b).unwrap();
+        String::from_utf8(b).unwrap()
+    }
+
+    #[test]
+    fn tcp_read_write_check_and_stop() {
+        let mut r = build(
+            "cs :: ControlSocket(TCP, 0); ro :: ControlSocket(TCP, 0, READONLY true); \
+             src :: InfiniteSource(LIMIT 7) -> c :: Counter -> Discard",
+            false,
+        )
+        .unwrap();
+        let port: u16 = read(&mut r, "cs.port").parse().unwrap();
+        let ro_port: u16 = read(&mut r, "ro.port").parse().unwrap();
+        assert_ne!(port, 0);
+        let h = std::thread::spawn(move || {
+            r.run();
+            r
+        });
+        let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        let mut w = s.try_clone().unwrap();
+        let mut rd = BufReader::new(s);
+        assert_eq!(reply(&mut rd), "Click::ControlSocket/1.3");
+        w.write_all(b"READ c.count\r\n").unwrap();
+        assert_eq!(reply(&mut rd), "200 Read handler 'c.count' OK");
+        assert_eq!(data(&mut rd), "7\n");
+        w.write_all(b"WRITE c.reset\n").unwrap();
+        assert_eq!(reply(&mut rd), "200 Write handler 'c.reset' OK");
+        w.write_all(b"read c.count\n").unwrap();
+        reply(&mut rd);
+        assert_eq!(data(&mut rd), "0\n");
+        w.write_all(b"READ nope.count\n").unwrap();
+        assert!(reply(&mut rd).starts_with("510 "));
+        w.write_all(b"READ c.nope\n").unwrap();
+        assert!(reply(&mut rd).starts_with("511 "));
+        w.write_all(b"WRITE c.count 3\n").unwrap();
+        assert!(reply(&mut rd).starts_with("511 "));
+        w.write_all(b"WRITE src.limit abc\n").unwrap();
+        assert!(reply(&mut rd).starts_with("520 "));
+        w.write_all(b"WRITEDATA src.data 5\nhelloREAD src.data\n")
+            .unwrap();
+        assert_eq!(reply(&mut rd), "200 Write handler 'src.data' OK");
+        reply(&mut rd);
+        assert_eq!(data(&mut rd), "hello\n");
+        w.write_all(b"CHECKREAD c.count\nCHECKWRITE c.count\nCHECKWRITE c.reset\n")
+            .unwrap();
+        assert!(reply(&mut rd).starts_with("200 "));
+        assert!(reply(&mut rd).starts_with("511 "));
+        assert!(reply(&mut rd).starts_with("200 "));
+        w.write_all(b"CHECKREAD list\nREAD version\nLLRPC 0x1234 c\nFROB\nREAD\n")
+            .unwrap();
+        assert!(reply(&mut rd).starts_with("200 "));
+        reply(&mut rd);
+        data(&mut rd);
+        assert!(reply(&mut rd).starts_with("501 "));
+        assert!(reply(&mut rd).starts_with("501 "));
+        assert!(reply(&mut rd).starts_with("500 "));
+
+        // The read-only socket refuses writes.
+        let s2 = TcpStream::connect(("127.0.0.1", ro_port)).unwrap();
+        s2.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        let mut w2 = s2.try_clone().unwrap();
+        let mut rd2 = BufReader::new(s2);
+        reply(&mut rd2);
+        w2.write_all(b"WRITE stop\nQUIT\n").unwrap();
+        assert!(reply(&mut rd2).starts_with("530 "));
+        assert_eq!(reply(&mut rd2), "200 Goodbye!");
+
+        w.write_all(b"WRITE stop\nQUIT\n").unwrap();
+        assert_eq!(reply(&mut rd), "200 Write handler 'stop' OK");
+        let mut r = h.join().unwrap();
+        assert!(r.is_stopped());
+        assert!(read(&mut r, "cs.count").parse::<u64>().unwrap() >= 15);
+    }
+
+    #[test]
+    fn unix_socket() {
+        let d = tmpdir("unix");
+        let path = p(&d, "ctl.sock");
+        let mut r = build(&format!("ControlSocket(UNIX, {path})"), false).unwrap();
+        let h = std::thread::spawn(move || r.run());
+        let mut s = std::os::unix::net::UnixStream::connect(&path).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        s.write_all(b"READ version\nWRITE stop\n").unwrap();
+        let mut got = String::new();
+        let mut buf = [0u8; 256];
+        while !got.contains("Write handler 'stop' OK") {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "{got}");
+            got.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        assert!(
+            got.starts_with("Click::ControlSocket/1.3\r\n200 Read handler 'version' OK\r\nDATA ")
+        );
+        h.join().unwrap();
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

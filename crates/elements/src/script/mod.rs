@@ -2,5 +2,10 @@
 
 use sluice_core::ElementClass;
 
+pub mod control_socket;
+pub mod driver_manager;
+#[allow(clippy::module_inception)]
+pub mod script;
+
 /// Classes of this family.
-pub const CLASSES: &[ElementClass] = &[];
+pub const CLASSES: &[ElementClass] = &[script::CLASS, driver_manager::CLASS, control_socket::CLASS];
