@@ -43,7 +43,7 @@ def test_from_dump_to_dump_is_byte_identical(run_sluice, tmp_path, nano):
         f"ToDump(out.pcap, SNAPLEN 65535, NANO {'true' if nano else 'false'}, USE_ENCAP_FROM fd);"
     )
     proc = run_sluice(conf, "-h", "c.count")
-    assert "c.count:\n6\n" in proc.stdout
+    assert proc.stdout.strip() == "6"
     src = (tmp_path / "in.pcap").read_bytes()
     out = (tmp_path / "out.pcap").read_bytes()
     assert out == src
