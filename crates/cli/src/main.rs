@@ -138,6 +138,7 @@ fn build(flat: FlatConfig, source: String, opts: &Options, check_only: bool) -> 
         simtime: opts.simtime,
         source,
         check_only,
+        threads: opts.threads,
     };
     Router::new(flat, &lib, ropts).map_err(|errors| {
         for e in errors {
@@ -149,12 +150,6 @@ fn build(flat: FlatConfig, source: String, opts: &Options, check_only: bool) -> 
 
 fn run_router(opts: &Options) -> Result<(), ()> {
     let (flat, source) = load(opts)?;
-    if opts.threads > 1 {
-        eprintln!(
-            "sluice: -j {}: running on one thread (multi-threaded scheduling is not available yet)",
-            opts.threads
-        );
-    }
     let mut router = build(flat, source, opts, false)?;
     if !opts.quit {
         router.run();

@@ -80,6 +80,17 @@ impl ConfigCx<'_> {
     pub fn is_simulated(&self) -> bool {
         self.rt.clock.is_simulated()
     }
+
+    /// Number of worker threads the router will run.
+    pub fn nthreads(&self) -> usize {
+        self.rt.runtime.nthreads()
+    }
+
+    /// Places the task of element `elem` (and the elements only it reaches) on `thread`
+    /// (StaticThreadSched).
+    pub fn set_home_thread(&mut self, elem: usize, thread: usize) {
+        self.rt.static_threads.insert(elem, thread);
+    }
 }
 
 /// Context while an element is initialised: everything [`Cx`] offers plus tasks, notifier
@@ -127,10 +138,7 @@ impl InitCx<'_> {
     pub fn listen(&mut self, nid: NotifierId) {
         let me = self.cx.me;
         if let Some(t) = self.cx.rt.info[me].task {
-            let n = &mut self.cx.rt.notifiers[nid];
-            if !n.listeners.contains(&t) {
-                n.listeners.push(t);
-            }
+            self.cx.rt.add_listener(nid, t);
         }
     }
 
@@ -181,6 +189,16 @@ impl Cx<'_> {
     /// This element's index in the router.
     pub fn index(&self) -> usize {
         self.me
+    }
+
+    /// The thread running this code (0 without `-j`).
+    pub fn thread(&self) -> usize {
+        self.rt.thread
+    }
+
+    /// Number of worker threads.
+    pub fn nthreads(&self) -> usize {
+        self.rt.runtime.nthreads()
     }
 
     /// This element's name.
@@ -278,7 +296,11 @@ impl Cx<'_> {
 
     /// True if any of `nids` is active.
     pub fn any_active(&self, nids: &[NotifierId]) -> bool {
-        nids.iter().any(|&n| self.rt.notifiers[n].active)
+        nids.iter().any(|&n| {
+            self.rt.notifiers[n]
+                .active
+                .load(std::sync::atomic::Ordering::Acquire)
+        })
     }
 
     /// Watches file descriptor `fd` for readability; `Element::selected` is then called.
@@ -295,12 +317,15 @@ impl Cx<'_> {
     /// Raises a driver stop event (Click's `please_stop_driver`): stops the router, or steps
     /// the DriverManager if there is one.
     pub fn request_driver_stop(&mut self) {
-        self.rt.pending_stop_events += 1;
+        self.rt
+            .runtime
+            .stop_events
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
 
     /// Stops the router now.
     pub fn stop_router(&mut self) {
-        self.rt.stopped = true;
+        self.rt.stop();
     }
 
     /// Makes this element receive driver stop events instead of the router stopping.

@@ -1,12 +1,14 @@
 //! The element interface: what every packet-processing element implements.
 
 use std::any::Any;
+use std::sync::Arc;
 
 use sluice_lang::args::Args;
 
 use crate::batch::Batch;
 use crate::context::{ConfigCx, Cx, InitCx};
 use crate::packet::Packet;
+use crate::threads::Concurrency;
 
 /// Static description of an element class: name, ports, processing, documentation, constructor.
 #[derive(Clone, Copy)]
@@ -196,5 +198,49 @@ pub trait Element: AsAny + Send {
     /// Called when the router stops, before it is dropped (flush files, emit last packets).
     fn cleanup(&mut self, cx: &mut Cx) {
         let _ = cx;
+    }
+
+    /// How the element may be used when several threads reach it. The default, exclusive,
+    /// makes such a configuration an error naming the element and the threads.
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Exclusive
+    }
+
+    /// For [`Concurrency::Shared`] elements: the thread-safe form of this configured and
+    /// initialised element.
+    fn into_shared(self: Box<Self>) -> Option<Arc<dyn SharedElement>> {
+        None
+    }
+}
+
+/// The thread-safe form of an element that several threads use at once (a queue between
+/// threads). Methods take `&self`; the element synchronises its own state.
+pub trait SharedElement: Send + Sync {
+    /// Receives a batch pushed into input `port`.
+    fn push(&self, port: usize, batch: Batch, cx: &mut Cx);
+
+    /// Answers a pull of up to `max` packets on output `port`.
+    fn pull(&self, port: usize, max: usize, cx: &mut Cx) -> Batch;
+
+    /// The Storage interface: current length and capacity.
+    fn storage(&self) -> Option<(usize, usize)> {
+        None
+    }
+
+    /// The element's own handlers.
+    fn handlers(&self) -> &'static [Handler] {
+        &[]
+    }
+
+    /// Reads handler `name`.
+    fn read_handler(&self, name: &str) -> Option<String> {
+        let _ = name;
+        None
+    }
+
+    /// Writes handler `name`.
+    fn write_handler(&self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
+        let _ = (value, cx);
+        Err(format!("no write handler '{}'", name))
     }
 }

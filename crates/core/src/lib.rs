@@ -10,13 +10,15 @@ pub mod ports;
 pub mod ring;
 pub mod router;
 pub mod sched;
+pub mod threads;
 pub mod time;
 
 pub use batch::{Batch, BATCH_MAX};
 pub use context::{ConfigCx, Cx, InitCx, NotifierId};
-pub use element::{Element, ElementClass, Handler};
+pub use element::{Element, ElementClass, Handler, SharedElement};
 pub use library::Library;
 pub use packet::{Anno, Packet, PacketType};
 pub use router::{HandlerError, Router, RouterOptions};
 pub use sluice_lang::args::Args;
+pub use threads::Concurrency;
 pub use time::Timestamp;

@@ -1,13 +1,15 @@
 //! Packets: one contiguous buffer with headroom and tailroom, header offsets and annotations.
 //!
 //! A [`Packet`] owns a small pooled descriptor that points at a data buffer. Fresh packets come
-//! from a per-thread pool, so the hot path allocates nothing. [`Packet::clone_packet`] shares the
+//! from a per-thread pool, so the hot path allocates nothing; threads that free more than
+//! they allocate pass whole chunks of descriptors to those that allocate more (one lock per
+//! chunk). [`Packet::clone_packet`] shares the
 //! buffer copy-on-write: the first write through a shared packet copies its data.
 
 use std::cell::RefCell;
 use std::mem::ManuallyDrop;
 use std::net::{Ipv4Addr, Ipv6Addr};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::time::Timestamp;
 
@@ -16,7 +18,7 @@ pub const BUFFER_SIZE: usize = 2048;
 /// Headroom left in front of fresh packets, for encapsulation without copying.
 pub const DEFAULT_HEADROOM: usize = 128;
 /// Descriptors kept in each thread's pool.
-const POOL_CAPACITY: usize = 16384;
+const POOL_CAPACITY: usize = 4096;
 const NO_HEADER: u32 = u32::MAX;
 
 /// How a packet was addressed at the link layer (Click's packet type annotation).
@@ -110,8 +112,39 @@ thread_local! {
     static POOL: RefCell<Vec<Box<Inner>>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Packets move in chunks of this many descriptors between a thread's pool and the exchange.
+const CHUNK: usize = 256;
+/// Chunks the exchange keeps at most; beyond, descriptors are freed.
+const EXCHANGE_CHUNKS: usize = 512;
+
+/// Where threads that free more packets than they allocate (the consumer side of a pipeline)
+/// leave whole chunks of descriptors for threads that allocate more than they free. One lock
+/// per chunk, never per packet.
+static EXCHANGE: Mutex<Vec<Vec<Box<Inner>>>> = Mutex::new(Vec::new());
+
+fn refill(pool: &mut Vec<Box<Inner>>) {
+    let chunk = EXCHANGE.lock().unwrap_or_else(|e| e.into_inner()).pop();
+    if let Some(chunk) = chunk {
+        pool.extend(chunk);
+    }
+}
+
+fn spill(pool: &mut Vec<Box<Inner>>) {
+    let chunk: Vec<Box<Inner>> = pool.drain(pool.len() - CHUNK..).collect();
+    let mut ex = EXCHANGE.lock().unwrap_or_else(|e| e.into_inner());
+    if ex.len() < EXCHANGE_CHUNKS {
+        ex.push(chunk);
+    }
+}
+
 fn fresh_inner() -> Box<Inner> {
-    let recycled = POOL.with(|p| p.borrow_mut().pop());
+    let recycled = POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.is_empty() {
+            refill(&mut p);
+        }
+        p.pop()
+    });
     recycled.unwrap_or_else(|| {
         Box::new(Inner {
             buf: Buf::Owned(vec![0u8; BUFFER_SIZE].into_boxed_slice()),
@@ -457,8 +490,9 @@ impl Drop for Packet {
         }
         let _ = POOL.try_with(|p| {
             let mut p = p.borrow_mut();
-            if p.len() < POOL_CAPACITY {
-                p.push(inner);
+            p.push(inner);
+            if p.len() >= POOL_CAPACITY {
+                spill(&mut p);
             }
         });
     }
@@ -545,6 +579,32 @@ mod tests {
         assert!(q.data().iter().all(|&b| b == 0));
         drop(q);
         assert_eq!(pool_size(), before);
+    }
+
+    #[test]
+    fn a_thread_that_only_frees_spills_to_the_exchange() {
+        let made: Vec<Packet> = (0..POOL_CAPACITY + 2 * CHUNK)
+            .map(|_| Packet::new(64))
+            .collect();
+        let left = std::thread::spawn(move || {
+            drop(made);
+            pool_size()
+        })
+        .join()
+        .unwrap();
+        assert!(
+            left < POOL_CAPACITY,
+            "pool of a freeing thread stays bounded: {}",
+            left
+        );
+        let other = std::thread::spawn(|| {
+            let p = Packet::new(64);
+            drop(p);
+            pool_size()
+        })
+        .join()
+        .unwrap();
+        assert!(other >= 1);
     }
 
     #[test]

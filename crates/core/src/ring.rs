@@ -39,10 +39,18 @@ impl<T> Ring<T> {
     pub fn new(capacity: usize) -> Ring<T> {
         let cap = capacity.max(2).next_power_of_two();
         let slots = (0..cap)
-            .map(|i| Slot { seq: AtomicUsize::new(i), val: UnsafeCell::new(MaybeUninit::uninit()) })
+            .map(|i| Slot {
+                seq: AtomicUsize::new(i),
+                val: UnsafeCell::new(MaybeUninit::uninit()),
+            })
             .collect::<Vec<_>>()
             .into_boxed_slice();
-        Ring { slots, mask: cap - 1, head: CachePadded(AtomicUsize::new(0)), tail: CachePadded(AtomicUsize::new(0)) }
+        Ring {
+            slots,
+            mask: cap - 1,
+            head: CachePadded(AtomicUsize::new(0)),
+            tail: CachePadded(AtomicUsize::new(0)),
+        }
     }
 
     /// Slots in the ring.
@@ -65,6 +73,9 @@ impl<T> Ring<T> {
     /// Claims up to `want` consecutive positions on `index` whose slots are ready (`ready(seq,
     /// pos)`); returns the first position and the count.
     fn claim(&self, index: &AtomicUsize, want: usize, lag: usize) -> Option<(usize, usize)> {
+        if want == 0 {
+            return None;
+        }
         let mut pos = index.load(Ordering::Relaxed);
         loop {
             let mut n = 0;
@@ -85,7 +96,12 @@ impl<T> Ring<T> {
                 pos = index.load(Ordering::Relaxed);
                 continue;
             }
-            match index.compare_exchange_weak(pos, pos.wrapping_add(n), Ordering::Relaxed, Ordering::Relaxed) {
+            match index.compare_exchange_weak(
+                pos,
+                pos.wrapping_add(n),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => return Some((pos, n)),
                 Err(cur) => pos = cur,
             }
@@ -94,7 +110,9 @@ impl<T> Ring<T> {
 
     /// Adds one item; gives it back if the ring is full.
     pub fn push(&self, v: T) -> Result<(), T> {
-        let Some((pos, _)) = self.claim(&self.tail.0, 1, 0) else { return Err(v) };
+        let Some((pos, _)) = self.claim(&self.tail.0, 1, 0) else {
+            return Err(v);
+        };
         let slot = &self.slots[pos & self.mask];
         // SAFETY: the CAS in `claim` gave this thread exclusive ownership of the slot until the
         // release store below publishes it to consumers.
@@ -106,7 +124,9 @@ impl<T> Ring<T> {
     /// Adds items from `items` in order while there is room; returns how many were taken
     /// (taken from the front of the iterator).
     pub fn push_many(&self, items: &mut impl Iterator<Item = T>, max: usize) -> usize {
-        let Some((pos, n)) = self.claim(&self.tail.0, max, 0) else { return 0 };
+        let Some((pos, n)) = self.claim(&self.tail.0, max, 0) else {
+            return 0;
+        };
         let mut done = 0;
         for i in 0..n {
             let p = pos.wrapping_add(i);
@@ -131,19 +151,23 @@ impl<T> Ring<T> {
         // SAFETY: claimed slot holds an initialised value published by a producer's release
         // store; we take it and hand the slot back for the producer one lap ahead.
         let v = unsafe { (*slot.val.get()).assume_init_read() };
-        slot.seq.store(pos.wrapping_add(self.mask + 1), Ordering::Release);
+        slot.seq
+            .store(pos.wrapping_add(self.mask + 1), Ordering::Release);
         Some(v)
     }
 
     /// Removes up to `max` items, passing each to `f` in order; returns how many.
     pub fn pop_many(&self, max: usize, mut f: impl FnMut(T)) -> usize {
-        let Some((pos, n)) = self.claim(&self.head.0, max, 1) else { return 0 };
+        let Some((pos, n)) = self.claim(&self.head.0, max, 1) else {
+            return 0;
+        };
         for i in 0..n {
             let p = pos.wrapping_add(i);
             let slot = &self.slots[p & self.mask];
             // SAFETY: as in `pop`.
             let v = unsafe { (*slot.val.get()).assume_init_read() };
-            slot.seq.store(p.wrapping_add(self.mask + 1), Ordering::Release);
+            slot.seq
+                .store(p.wrapping_add(self.mask + 1), Ordering::Release);
             f(v);
         }
         n
@@ -175,6 +199,8 @@ mod tests {
         assert_eq!(got, vec![1, 2, 3, 4]);
         assert!(r.pop().is_none());
         let mut it = 10..13;
+        assert_eq!(r.push_many(&mut it, 0), 0);
+        assert_eq!(r.pop_many(0, |_| ()), 0);
         assert_eq!(r.push_many(&mut it, 3), 3);
         assert_eq!(r.len(), 3);
     }
@@ -216,7 +242,10 @@ mod tests {
         let mut total = 0;
         while total < PER * PRODUCERS {
             let n = r.pop_many(32, |(t, x)| {
-                assert_eq!(x, next[t], "per-producer order kept, nothing lost or duplicated");
+                assert_eq!(
+                    x, next[t],
+                    "per-producer order kept, nothing lost or duplicated"
+                );
                 next[t] += 1;
             });
             total += n;

@@ -4,17 +4,20 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use sluice_lang::args::Args;
 use sluice_lang::{FlatConfig, Landmark};
 
 use crate::batch::Batch;
 use crate::context::{ConfigCx, Cx, InitCx, NotifierId};
-use crate::element::{Element, ElementClass};
+use crate::element::{Element, ElementClass, Handler, SharedElement};
 use crate::library::Library;
 use crate::ports::{FlowCode, PortCount, Processing, ProcessingSpec};
 use crate::sched::{Notifier, TaskList, TimerQueue};
+use crate::threads::{self, Concurrency, Placement, PlacementInput, Request, Runtime};
 use crate::time::Clock;
 
 /// Sluice's version string.
@@ -28,9 +31,21 @@ pub(crate) struct PortRef {
 
 pub(crate) struct Slot {
     pub(crate) elem: Option<Box<dyn Element>>,
+    pub(crate) shared: Option<Arc<dyn SharedElement>>,
     pending: Vec<(usize, Batch)>,
 }
 
+impl Slot {
+    fn empty() -> Slot {
+        Slot {
+            elem: None,
+            shared: None,
+            pending: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone)]
 pub(crate) struct ElemInfo {
     pub(crate) name: String,
     pub(crate) class: ElementClass,
@@ -46,6 +61,10 @@ pub(crate) struct ElemInfo {
     out_peers: Vec<Vec<PortRef>>,
     pub(crate) task: Option<usize>,
     pub(crate) empty_notifier: Option<NotifierId>,
+    /// The element's handler table, kept so that handlers of elements owned by another
+    /// thread can be listed.
+    handlers: &'static [Handler],
+    concurrency: Concurrency,
 }
 
 /// Options for building a router.
@@ -58,6 +77,8 @@ pub struct RouterOptions {
     /// Stop after configuring: check the configuration without initialising elements (no
     /// files or devices are opened).
     pub check_only: bool,
+    /// Worker threads (`-j`); 0 or 1 runs everything on the calling thread.
+    pub threads: usize,
 }
 
 /// Why a handler call failed; maps onto ControlSocket reply codes.
@@ -109,16 +130,25 @@ pub struct Router {
     ins: Vec<Box<[Option<PortRef>]>>,
     pub(crate) tasks: TaskList,
     pub(crate) timers: TimerQueue,
-    pub(crate) notifiers: Vec<Notifier>,
+    pub(crate) notifiers: Arc<Vec<Notifier>>,
     pub(crate) selects: Vec<(i32, usize)>,
     pub(crate) clock: Clock,
     pub(crate) stopped: bool,
-    pub(crate) pending_stop_events: u32,
     pub(crate) driver_managers: Vec<usize>,
     flat: FlatConfig,
     source: String,
     class_names: Arc<Vec<&'static str>>,
     initialized: bool,
+    /// This worker's thread number.
+    pub(crate) thread: usize,
+    pub(crate) runtime: Arc<Runtime>,
+    /// Threads fixed by StaticThreadSched, by element.
+    pub(crate) static_threads: HashMap<usize, usize>,
+    placement: Option<Placement>,
+    /// Per-thread copies of replicated elements, gathered back after a multi-threaded run.
+    replicas: Vec<Vec<Box<dyn Element>>>,
+    /// True while workers run on several threads.
+    running_threads: bool,
 }
 
 fn element_desc(name: &str, class: &str) -> String {
@@ -181,8 +211,12 @@ impl Router {
                     )),
                 }
             }
+            let instance = (class.make)();
+            let handlers = instance.handlers();
+            let concurrency = instance.concurrency();
             slots.push(Slot {
-                elem: Some((class.make)()),
+                elem: Some(instance),
+                shared: None,
                 pending: Vec::new(),
             });
             info.push(ElemInfo {
@@ -200,6 +234,8 @@ impl Router {
                 out_peers: vec![Vec::new(); noutputs[i]],
                 task: None,
                 empty_notifier: None,
+                handlers,
+                concurrency,
             });
         }
         for c in &flat.connections {
@@ -221,7 +257,7 @@ impl Router {
             ins: Vec::new(),
             tasks: TaskList::default(),
             timers: TimerQueue::default(),
-            notifiers: Vec::new(),
+            notifiers: Arc::new(Vec::new()),
             selects: Vec::new(),
             clock: if opts.simtime {
                 Clock::simulated()
@@ -229,13 +265,24 @@ impl Router {
                 Clock::real()
             },
             stopped: false,
-            pending_stop_events: 0,
             driver_managers: Vec::new(),
             flat,
             source: opts.source,
             class_names,
             initialized: false,
+            thread: 0,
+            runtime: Arc::new(Runtime::new(opts.threads.max(1))),
+            static_threads: HashMap::new(),
+            placement: None,
+            replicas: Vec::new(),
+            running_threads: false,
         };
+        rt.replicas = (0..n).map(|_| Vec::new()).collect();
+        if opts.threads > 1 && opts.simtime {
+            return Err(vec![
+                "--simtime runs on one thread; drop -j or --simtime".into()
+            ]);
+        }
         if errors.is_empty() {
             rt.resolve_processing(&mut errors);
         }
@@ -254,9 +301,20 @@ impl Router {
         }
         rt.initialize_all(&mut errors);
         if !errors.is_empty() {
+            rt.initialized = true;
+            rt.cleanup();
             return Err(errors);
         }
         rt.initialized = true;
+        if rt.runtime.nthreads() > 1 {
+            match rt.compute_placement() {
+                Ok(p) => rt.placement = Some(p),
+                Err(e) => {
+                    rt.cleanup();
+                    return Err(e);
+                }
+            }
+        }
         Ok(rt)
     }
 
@@ -435,6 +493,7 @@ impl Router {
                 .expect("element present while configuring");
             let mut args = Args::new(&self.info[e].config);
             let res = el.configure(&mut args, &mut ConfigCx { rt: self, me: e });
+            self.info[e].concurrency = el.concurrency();
             let mut msgs: Vec<String> = args.errors().to_vec();
             match args.complete() {
                 Ok(()) => {}
@@ -498,7 +557,10 @@ impl Router {
     #[inline]
     pub(crate) fn push_into(&mut self, e: usize, port: usize, batch: Batch) {
         let Some(mut el) = self.slots[e].elem.take() else {
-            self.slots[e].pending.push((port, batch));
+            match self.slots[e].shared.clone() {
+                Some(sh) => sh.push(port, batch, &mut Cx { rt: self, me: e }),
+                None => self.slots[e].pending.push((port, batch)),
+            }
             return;
         };
         el.push(port, batch, &mut Cx { rt: self, me: e });
@@ -520,7 +582,17 @@ impl Router {
             return Batch::new();
         };
         let Some(mut el) = self.slots[from.elem].elem.take() else {
-            return Batch::new();
+            return match self.slots[from.elem].shared.clone() {
+                Some(sh) => sh.pull(
+                    from.port,
+                    max.min(crate::batch::BATCH_MAX),
+                    &mut Cx {
+                        rt: self,
+                        me: from.elem,
+                    },
+                ),
+                None => Batch::new(),
+            };
         };
         let b = el.pull(
             from.port,
@@ -549,23 +621,41 @@ impl Router {
     // ---- notifiers and router context ----
 
     pub(crate) fn new_notifier(&mut self, active: bool) -> NotifierId {
-        self.notifiers.push(Notifier {
-            active,
+        let ns =
+            Arc::get_mut(&mut self.notifiers).expect("notifiers are created before threads start");
+        ns.push(Notifier {
+            active: active.into(),
             listeners: Vec::new(),
         });
-        self.notifiers.len() - 1
+        ns.len() - 1
+    }
+
+    pub(crate) fn add_listener(&mut self, nid: NotifierId, task: usize) {
+        let ns =
+            Arc::get_mut(&mut self.notifiers).expect("listeners are added before threads start");
+        if !ns[nid].listeners.contains(&task) {
+            ns[nid].listeners.push(task);
+        }
+    }
+
+    /// Schedules task `t`, here or on the thread that owns it.
+    #[inline]
+    pub(crate) fn wake(&mut self, t: usize) {
+        match &self.placement {
+            Some(p) if p.task_thread[t] != self.thread => {
+                self.runtime.wake_task(p.task_thread[t], t)
+            }
+            _ => self.tasks.schedule(t),
+        }
     }
 
     #[inline]
     pub(crate) fn set_notifier(&mut self, nid: NotifierId, active: bool) {
-        let n = &mut self.notifiers[nid];
-        if n.active != active {
-            n.active = active;
-            if active {
-                for i in 0..self.notifiers[nid].listeners.len() {
-                    let t = self.notifiers[nid].listeners[i];
-                    self.tasks.schedule(t);
-                }
+        let was = self.notifiers[nid].active.swap(active, Ordering::AcqRel);
+        if active && !was {
+            for i in 0..self.notifiers[nid].listeners.len() {
+                let t = self.notifiers[nid].listeners[i];
+                self.wake(t);
             }
         }
     }
@@ -679,15 +769,13 @@ impl Router {
                     .iter()
                     .map(|h| (h.to_string(), "r"))
                     .collect();
-                if let Some(el) = self.slots[e].elem.as_deref() {
-                    for h in el.handlers() {
-                        let mode = match (h.read, h.write) {
-                            (true, true) => "rw",
-                            (true, false) => "r",
-                            _ => "w",
-                        };
-                        v.push((h.name.to_string(), mode));
-                    }
+                for h in self.info[e].handlers {
+                    let mode = match (h.read, h.write) {
+                        (true, true) => "rw",
+                        (true, false) => "r",
+                        _ => "w",
+                    };
+                    v.push((h.name.to_string(), mode));
                 }
                 v
             }
@@ -716,50 +804,51 @@ impl Router {
         self.write_handler(e, &h, value)
     }
 
-    /// Reads handler `h` of element `e`, or of the router with `None`.
-    pub fn read_handler(&mut self, e: Option<usize>, h: &str) -> Result<String, HandlerError> {
-        let Some(e) = e else {
-            return match h {
-                "config" => Ok(if self.source.is_empty() {
-                    sluice_lang::unparse(&self.flat)
-                } else {
-                    self.source.clone()
-                }),
-                "flatconfig" => Ok(sluice_lang::unparse(&self.flat)),
-                "list" => {
-                    let mut s = format!("{}\n", self.info.len());
-                    for i in &self.info {
-                        s.push_str(&i.name);
-                        s.push('\n');
-                    }
-                    Ok(s)
-                }
-                "classes" => Ok(self
-                    .class_names
-                    .iter()
-                    .map(|c| format!("{}\n", c))
-                    .collect()),
-                "version" => Ok(format!("{}\n", VERSION)),
-                "requirements" => Ok(self
-                    .flat
-                    .requirements
-                    .iter()
-                    .map(|r| format!("{}\n", r))
-                    .collect()),
-                "handlers" => Ok(self
-                    .handler_list(None)
-                    .iter()
-                    .map(|(n, m)| format!("{}\t{}\n", n, m))
-                    .collect()),
-                "stop" => Err(HandlerError::NotReadable(h.into())),
-                _ => Err(HandlerError::NoHandler(h.into())),
-            };
-        };
-        let inf = &self.info[e];
+    fn router_read(&self, h: &str) -> Result<String, HandlerError> {
         match h {
-            "name" => return Ok(format!("{}\n", inf.name)),
-            "class" => return Ok(format!("{}\n", self.flat.elements[e].class)),
-            "config" => return Ok(format!("{}\n", inf.config)),
+            "config" => Ok(if self.source.is_empty() {
+                sluice_lang::unparse(&self.flat)
+            } else {
+                self.source.clone()
+            }),
+            "flatconfig" => Ok(sluice_lang::unparse(&self.flat)),
+            "list" => {
+                let mut s = format!("{}\n", self.info.len());
+                for i in &self.info {
+                    s.push_str(&i.name);
+                    s.push('\n');
+                }
+                Ok(s)
+            }
+            "classes" => Ok(self
+                .class_names
+                .iter()
+                .map(|c| format!("{}\n", c))
+                .collect()),
+            "version" => Ok(format!("{}\n", VERSION)),
+            "requirements" => Ok(self
+                .flat
+                .requirements
+                .iter()
+                .map(|r| format!("{}\n", r))
+                .collect()),
+            "handlers" => Ok(self
+                .handler_list(None)
+                .iter()
+                .map(|(n, m)| format!("{}\t{}\n", n, m))
+                .collect()),
+            "tasks" => Ok(self.task_report()),
+            "stop" => Err(HandlerError::NotReadable(h.into())),
+            _ => Err(HandlerError::NoHandler(h.into())),
+        }
+    }
+
+    fn generic_read(&self, e: usize, h: &str) -> Option<String> {
+        let inf = &self.info[e];
+        Some(match h {
+            "name" => format!("{}\n", inf.name),
+            "class" => format!("{}\n", self.flat.elements[e].class),
+            "config" => format!("{}\n", inf.config),
             "ports" => {
                 let side = |push: &[bool]| {
                     push.iter()
@@ -767,7 +856,7 @@ impl Router {
                         .collect::<Vec<_>>()
                         .join(", ")
                 };
-                return Ok(format!(
+                format!(
                     "{} input{}\n{}\n{} output{}\n{}\n",
                     inf.ninputs,
                     if inf.ninputs == 1 { "" } else { "s" },
@@ -775,34 +864,104 @@ impl Router {
                     inf.noutputs,
                     if inf.noutputs == 1 { "" } else { "s" },
                     side(&inf.out_push)
-                ));
+                )
             }
-            "handlers" => {
-                return Ok(self
-                    .handler_list(Some(e))
-                    .iter()
-                    .map(|(n, m)| format!("{}\t{}\n", n, m))
-                    .collect());
-            }
-            _ => {}
+            "handlers" => self
+                .handler_list(Some(e))
+                .iter()
+                .map(|(n, m)| format!("{}\t{}\n", n, m))
+                .collect(),
+            _ => return None,
+        })
+    }
+
+    /// Threads other than this one that hold a copy of element `e` while threads run.
+    fn other_threads(&self, e: usize) -> Vec<usize> {
+        match &self.placement {
+            Some(p) if self.running_threads => p.elem_threads[e]
+                .iter()
+                .copied()
+                .filter(|&t| t != self.thread)
+                .collect(),
+            _ => Vec::new(),
         }
-        let Some(el) = self.slots[e].elem.as_deref() else {
-            return Err(HandlerError::Failed(format!(
-                "element '{}' is busy",
-                inf.name
-            )));
+    }
+
+    /// Reads handler `h` of element `e`, or of the router with `None`.
+    pub fn read_handler(&mut self, e: Option<usize>, h: &str) -> Result<String, HandlerError> {
+        let Some(e) = e else {
+            return self.router_read(h);
         };
-        match el.handlers().iter().find(|x| x.name == h) {
-            None => Err(HandlerError::NoHandler(format!("{}.{}", inf.name, h))),
-            Some(x) if !x.read => Err(HandlerError::NotReadable(format!("{}.{}", inf.name, h))),
-            Some(_) => {
-                let mut s = el.read_handler(h).unwrap_or_default();
-                if !s.ends_with('\n') {
-                    s.push('\n');
-                }
-                Ok(s)
+        if let Some(v) = self.generic_read(e, h) {
+            return Ok(v);
+        }
+        let full = format!("{}.{}", self.info[e].name, h);
+        match self.info[e].handlers.iter().find(|x| x.name == h) {
+            None => return Err(HandlerError::NoHandler(full)),
+            Some(x) if !x.read => return Err(HandlerError::NotReadable(full)),
+            Some(_) => {}
+        }
+        let mut vals = Vec::new();
+        if let Some(sh) = &self.slots[e].shared {
+            vals.push(sh.read_handler(h).unwrap_or_default());
+        } else {
+            if let Some(el) = self.slots[e].elem.as_deref() {
+                vals.push(el.read_handler(h).unwrap_or_default());
+            } else if self.other_threads(e).is_empty() {
+                return Err(HandlerError::Failed(format!(
+                    "element '{}' is busy",
+                    self.info[e].name
+                )));
+            }
+            for r in &self.replicas[e] {
+                vals.push(r.read_handler(h).unwrap_or_default());
+            }
+            for t in self.other_threads(e) {
+                let (tx, rx) = std::sync::mpsc::channel();
+                self.runtime.post(
+                    t,
+                    Request::Read {
+                        elem: e,
+                        handler: h.to_string(),
+                        reply: tx,
+                    },
+                );
+                vals.push(self.await_reply(&rx)??);
             }
         }
+        let mut v = if vals.len() == 1 {
+            vals.pop().unwrap_or_default()
+        } else {
+            threads::merge_values(&vals)
+        };
+        if !v.ends_with('\n') {
+            v.push('\n');
+        }
+        Ok(v)
+    }
+
+    /// Waits for another thread's answer, serving this thread's own mail meanwhile so that
+    /// two threads calling each other's handlers cannot deadlock.
+    fn await_reply<T>(&mut self, rx: &std::sync::mpsc::Receiver<T>) -> Result<T, HandlerError> {
+        let mut waited = 0;
+        loop {
+            match rx.recv_timeout(Duration::from_millis(1)) {
+                Ok(v) => return Ok(v),
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    self.service_mail();
+                    if self.runtime.stop.load(Ordering::Relaxed) {
+                        waited += 1;
+                        if waited > 200 {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        Err(HandlerError::Failed(
+            "the thread running that element has stopped".into(),
+        ))
     }
 
     /// Writes handler `h` of element `e`, or of the router with `None`.
@@ -816,9 +975,12 @@ impl Router {
             return match h {
                 "stop" => {
                     self.stopped = true;
+                    self.runtime.stop_all();
                     Ok(())
                 }
-                _ if ROUTER_READ.contains(&h) => Err(HandlerError::NotWritable(h.into())),
+                _ if ROUTER_READ.contains(&h) || h == "tasks" => {
+                    Err(HandlerError::NotWritable(h.into()))
+                }
                 _ => Err(HandlerError::NoHandler(h.into())),
             };
         };
@@ -826,20 +988,97 @@ impl Router {
         if ELEMENT_HANDLERS.contains(&h) {
             return Err(HandlerError::NotWritable(full));
         }
-        let Some(el) = self.slots[e].elem.as_deref() else {
+        match self.info[e].handlers.iter().find(|x| x.name == h) {
+            None => return Err(HandlerError::NoHandler(full)),
+            Some(x) if !x.write => return Err(HandlerError::NotWritable(full)),
+            Some(_) => {}
+        }
+        if let Some(sh) = self.slots[e].shared.clone() {
+            return sh
+                .write_handler(h, value, &mut Cx { rt: self, me: e })
+                .map_err(HandlerError::Failed);
+        }
+        let local = self.slots[e].elem.is_some();
+        let others = self.other_threads(e);
+        if !local && others.is_empty() {
             return Err(HandlerError::Failed(format!(
                 "element '{}' is busy",
                 self.info[e].name
             )));
-        };
-        match el.handlers().iter().find(|x| x.name == h) {
-            None => Err(HandlerError::NoHandler(full)),
-            Some(x) if !x.write => Err(HandlerError::NotWritable(full)),
-            Some(_) => {
-                let h = h.to_string();
-                self.with_element(e, |el, cx| el.write_handler(&h, value, cx))
-                    .unwrap_or_else(|| Err("element is busy".into()))
-                    .map_err(HandlerError::Failed)
+        }
+        if local {
+            let h2 = h.to_string();
+            self.with_element(e, |el, cx| el.write_handler(&h2, value, cx))
+                .unwrap_or_else(|| Err("element is busy".into()))
+                .map_err(HandlerError::Failed)?;
+        }
+        for i in 0..self.replicas[e].len() {
+            std::mem::swap(
+                &mut self.replicas[e][i],
+                self.slots[e].elem.as_mut().expect("primary present"),
+            );
+            let h2 = h.to_string();
+            let r = self.with_element(e, |el, cx| el.write_handler(&h2, value, cx));
+            std::mem::swap(
+                &mut self.replicas[e][i],
+                self.slots[e].elem.as_mut().expect("primary present"),
+            );
+            r.unwrap_or_else(|| Err("element is busy".into()))
+                .map_err(HandlerError::Failed)?;
+        }
+        for t in others {
+            let (tx, rx) = std::sync::mpsc::channel();
+            self.runtime.post(
+                t,
+                Request::Write {
+                    elem: e,
+                    handler: h.to_string(),
+                    value: value.to_string(),
+                    reply: tx,
+                },
+            );
+            self.await_reply(&rx)??;
+        }
+        Ok(())
+    }
+
+    /// Answers handler calls posted by other threads and schedules tasks they woke.
+    pub(crate) fn service_mail(&mut self) {
+        if !self.runtime.links[self.thread]
+            .pending
+            .load(Ordering::Acquire)
+        {
+            return;
+        }
+        let (tasks, mail) = self.runtime.take(self.thread);
+        for t in tasks {
+            self.tasks.schedule(t);
+        }
+        for m in mail {
+            match m {
+                Request::Read {
+                    elem,
+                    handler,
+                    reply,
+                } => {
+                    let r = match self.slots[elem].elem.as_deref() {
+                        Some(el) => Ok(el.read_handler(&handler).unwrap_or_default()),
+                        None => Err(HandlerError::Failed("element is busy".into())),
+                    };
+                    let _ = reply.send(r);
+                }
+                Request::Write {
+                    elem,
+                    handler,
+                    value,
+                    reply,
+                } => {
+                    let r = self
+                        .with_element(elem, |el, cx| el.write_handler(&handler, &value, cx))
+                        .unwrap_or_else(|| Err("element is busy".into()))
+                        .map_err(HandlerError::Failed);
+                    let _ = reply.send(r);
+                }
             }
         }
     }
@@ -906,6 +1145,7 @@ impl Router {
     /// Asks the router to stop.
     pub fn stop(&mut self) {
         self.stopped = true;
+        self.runtime.stop_all();
     }
 
     /// The clock.
@@ -913,11 +1153,78 @@ impl Router {
         &self.clock
     }
 
+    /// Where tasks and elements run, for a router with several threads.
+    pub fn placement(&self) -> Option<&Placement> {
+        self.placement.as_ref()
+    }
+
+    fn task_report(&self) -> String {
+        let mut s = String::from("thread\telement\ttickets\truns\twork\tcycles/run\n");
+        for (id, t) in self.tasks.all().iter().enumerate() {
+            let th = self
+                .placement
+                .as_ref()
+                .map(|p| p.task_thread[id])
+                .unwrap_or(0);
+            let per = if t.runs > 0 { t.cycles / t.runs } else { 0 };
+            s.push_str(&format!(
+                "{}\t{}\t{}\t{}\t{}\t{}\n",
+                th, self.info[t.elem].name, t.tickets, t.runs, t.work, per
+            ));
+        }
+        s
+    }
+
+    fn compute_placement(&mut self) -> Result<Placement, Vec<String>> {
+        let n = self.info.len();
+        let mut next = vec![Vec::new(); n];
+        for (e, nx) in next.iter_mut().enumerate() {
+            let inf = &self.info[e];
+            for o in 0..inf.noutputs {
+                if inf.out_push[o] {
+                    nx.extend(inf.out_peers[o].iter().map(|p| p.elem));
+                }
+            }
+            for i in 0..inf.ninputs {
+                if !inf.in_push[i] {
+                    nx.extend(inf.in_peers[i].iter().map(|p| p.elem));
+                }
+            }
+        }
+        let describe = |e: usize| self.desc(e);
+        let inp = PlacementInput {
+            nthreads: self.runtime.nthreads(),
+            task_elem: self.tasks.all().iter().map(|t| t.elem).collect(),
+            next,
+            concurrency: self.info.iter().map(|i| i.concurrency).collect(),
+            fixed: &self.static_threads,
+            describe: &describe,
+        };
+        threads::place(&inp).map_err(|errs| {
+            errs.into_iter()
+                .map(|m| {
+                    format!(
+                        "{}: {}",
+                        self.flat
+                            .elements
+                            .first()
+                            .map(|e| e.landmark.to_string())
+                            .unwrap_or_default(),
+                        m
+                    )
+                })
+                .collect()
+        })
+    }
+
     fn handle_stop_events(&mut self) {
-        while self.pending_stop_events > 0 {
-            self.pending_stop_events -= 1;
+        if self.thread != 0 {
+            return;
+        }
+        while self.runtime.stop_events.load(Ordering::Relaxed) > 0 {
+            self.runtime.stop_events.fetch_sub(1, Ordering::AcqRel);
             if self.driver_managers.is_empty() {
-                self.stopped = true;
+                self.stop();
             } else {
                 for i in 0..self.driver_managers.len() {
                     let dm = self.driver_managers[i];
@@ -938,9 +1245,11 @@ impl Router {
     }
 
     fn poll_selects(&mut self, timeout_ms: i32) {
-        if self.selects.is_empty() {
+        let efd = self.runtime.links[self.thread].efd;
+        let multi = self.runtime.nthreads() > 1;
+        if self.selects.is_empty() && !multi {
             if timeout_ms > 0 {
-                std::thread::sleep(std::time::Duration::from_millis(timeout_ms as u64));
+                std::thread::sleep(Duration::from_millis(timeout_ms as u64));
             }
             return;
         }
@@ -953,8 +1262,18 @@ impl Router {
                 revents: 0,
             })
             .collect();
+        if multi {
+            fds.push(libc::pollfd {
+                fd: efd,
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
         // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfd structs.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+        if multi && fds.last().is_some_and(|p| p.revents != 0) {
+            self.runtime.drain_efd(self.thread);
+        }
         if n <= 0 {
             return;
         }
@@ -972,11 +1291,28 @@ impl Router {
     }
 
     /// Runs the router until it stops: tasks by stride scheduling, timers, watched file
-    /// descriptors. Stops on a driver stop event, a `stop` handler write, or when nothing can
-    /// ever run again (no task, timer or watched descriptor).
+    /// descriptors, on as many threads as configured. Stops on a driver stop event, a `stop`
+    /// handler write, or when nothing can ever run again (no task, timer or watched descriptor
+    /// on any thread).
     pub fn run(&mut self) {
+        if self.placement.is_some() {
+            self.run_threads();
+        } else {
+            self.run_loop();
+        }
+    }
+
+    fn run_loop(&mut self) {
+        let multi = self.runtime.nthreads() > 1;
         let mut rounds: u32 = 0;
-        while !self.stopped {
+        loop {
+            if self.runtime.stop.load(Ordering::Relaxed) {
+                self.stopped = true;
+            }
+            if self.stopped {
+                break;
+            }
+            self.service_mail();
             self.run_due_timers();
             self.handle_stop_events();
             if self.stopped {
@@ -986,22 +1322,26 @@ impl Router {
                 for _ in 0..64 {
                     let Some(id) = self.tasks.next() else { break };
                     let e = self.tasks.get(id).elem;
-                    if self.with_element(e, |el, cx| el.run_task(cx)) == Some(true) {
-                        self.tasks.note_work(id);
-                    }
-                    if self.pending_stop_events > 0 || self.stopped {
+                    let t0 = cycles();
+                    let worked = self.with_element(e, |el, cx| el.run_task(cx)) == Some(true);
+                    self.tasks.note_run(id, worked, cycles().wrapping_sub(t0));
+                    if self.stopped || self.runtime.stop_events.load(Ordering::Relaxed) > 0 {
                         break;
                     }
                 }
                 rounds = rounds.wrapping_add(1);
-                if rounds % 64 == 0 {
+                if rounds % 64 == 0 && !self.selects.is_empty() {
                     self.poll_selects(0);
                 }
                 continue;
             }
             self.handle_stop_events();
-            if self.stopped {
-                break;
+            if self.stopped
+                || self.runtime.links[self.thread]
+                    .pending
+                    .load(Ordering::Acquire)
+            {
+                continue;
             }
             match self.timers.next_expiry() {
                 Some(at) if self.clock.is_simulated() => {
@@ -1016,9 +1356,168 @@ impl Router {
                     }
                 }
                 None if !self.selects.is_empty() => self.poll_selects(1000),
+                None if multi => {
+                    if self.runtime.enter_idle(self.thread) {
+                        self.poll_selects(1000);
+                        self.runtime.leave_idle(self.thread);
+                    }
+                }
                 None => self.stopped = true,
             }
         }
+    }
+
+    /// Splits the elements over worker routers, runs them on their threads, and gathers them
+    /// back when they stop.
+    fn run_threads(&mut self) {
+        let p = self
+            .placement
+            .clone()
+            .expect("placement computed at initialisation");
+        let nthreads = self.runtime.nthreads();
+        let mut workers: Vec<Router> = (1..nthreads).map(|t| self.worker(t)).collect();
+        for e in 0..self.info.len() {
+            let ths = &p.elem_threads[e];
+            if ths.len() > 1 {
+                match self.info[e].concurrency {
+                    Concurrency::Shared => {
+                        let el = self.slots[e]
+                            .elem
+                            .take()
+                            .expect("element present before threads start");
+                        match el.into_shared() {
+                            Some(sh) => {
+                                for w in workers.iter_mut() {
+                                    w.slots[e].shared = Some(sh.clone());
+                                }
+                                self.slots[e].shared = Some(sh);
+                            }
+                            None => eprintln!("{}: cannot be shared between threads", self.desc(e)),
+                        }
+                        continue;
+                    }
+                    Concurrency::Replicated => {
+                        for &t in &ths[1..] {
+                            if let Some(r) = self.make_replica(e) {
+                                if t == 0 {
+                                    self.replicas[e].push(r);
+                                } else {
+                                    workers[t - 1].slots[e].elem = Some(r);
+                                }
+                            }
+                        }
+                    }
+                    Concurrency::Exclusive => {}
+                }
+            }
+            let home = ths[0];
+            if home != 0 {
+                workers[home - 1].slots[e].elem = self.slots[e].elem.take();
+            }
+        }
+        for w in workers.iter_mut() {
+            let t = w.thread;
+            w.tasks.retain_scheduled(|id| p.task_thread[id] == t);
+            w.timers = self.timers.split_off(|e| p.elem_threads[e][0] == t);
+            w.selects = self
+                .selects
+                .iter()
+                .copied()
+                .filter(|&(_, e)| p.elem_threads[e][0] == t)
+                .collect();
+        }
+        self.tasks.retain_scheduled(|id| p.task_thread[id] == 0);
+        self.selects.retain(|&(_, e)| p.elem_threads[e][0] == 0);
+        self.running_threads = true;
+        for w in workers.iter_mut() {
+            w.running_threads = true;
+        }
+        let workers: Vec<Router> = std::thread::scope(|s| {
+            let handles: Vec<_> = workers
+                .into_iter()
+                .map(|mut w| {
+                    s.spawn(move || {
+                        pin_to_cpu(w.thread);
+                        w.run_loop();
+                        w
+                    })
+                })
+                .collect();
+            pin_to_cpu(0);
+            self.run_loop();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("worker thread panicked"))
+                .collect()
+        });
+        self.running_threads = false;
+        for mut w in workers {
+            for e in 0..self.info.len() {
+                if let Some(el) = w.slots[e].elem.take() {
+                    if self.slots[e].elem.is_none() {
+                        self.slots[e].elem = Some(el);
+                    } else {
+                        self.replicas[e].push(el);
+                    }
+                }
+                w.slots[e].shared = None;
+            }
+            for (id, t) in w.tasks.all().iter().enumerate() {
+                if p.task_thread[id] == w.thread {
+                    self.tasks.absorb_stats(id, t);
+                }
+            }
+            w.initialized = false;
+        }
+    }
+
+    /// An empty worker router for thread `t` sharing this router's graph.
+    fn worker(&self, t: usize) -> Router {
+        Router {
+            slots: (0..self.slots.len()).map(|_| Slot::empty()).collect(),
+            info: self.info.clone(),
+            names: self.names.clone(),
+            outs: self.outs.clone(),
+            ins: self.ins.clone(),
+            tasks: self.tasks.clone(),
+            timers: TimerQueue::default(),
+            notifiers: self.notifiers.clone(),
+            selects: Vec::new(),
+            clock: Clock::real(),
+            stopped: false,
+            driver_managers: Vec::new(),
+            flat: self.flat.clone(),
+            source: String::new(),
+            class_names: self.class_names.clone(),
+            initialized: true,
+            thread: t,
+            runtime: self.runtime.clone(),
+            static_threads: HashMap::new(),
+            placement: self.placement.clone(),
+            replicas: (0..self.slots.len()).map(|_| Vec::new()).collect(),
+            running_threads: false,
+        }
+    }
+
+    /// A fresh copy of element `e`, configured and initialised like the original.
+    fn make_replica(&mut self, e: usize) -> Option<Box<dyn Element>> {
+        let mut el = (self.info[e].class.make)();
+        let mut args = Args::new(&self.info[e].config);
+        let ok = el
+            .configure(&mut args, &mut ConfigCx { rt: self, me: e })
+            .is_ok()
+            && args.complete().is_ok();
+        let init = ok
+            && el
+                .initialize(&mut InitCx {
+                    cx: Cx { rt: self, me: e },
+                })
+                .is_ok();
+        if !init {
+            eprintln!("{}: could not make a per-thread copy", self.desc(e));
+            return None;
+        }
+        Some(el)
     }
 
     /// Calls every element's cleanup (flushing output files); the router stays inspectable.
@@ -1030,6 +1529,40 @@ impl Router {
         for e in 0..self.slots.len() {
             self.with_element(e, |el, cx| el.cleanup(cx));
         }
+    }
+}
+
+/// Reads the processor's cycle counter (a cheap monotonic count for task costs).
+#[inline]
+fn cycles() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: RDTSC has no memory effects and is available on every x86-64 processor.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        0
+    }
+}
+
+/// Pins the calling thread to CPU `n` modulo the CPUs it may use; failures are ignored.
+fn pin_to_cpu(n: usize) {
+    // SAFETY: cpu_set_t is plain data; the libc calls get valid pointers and sizes.
+    unsafe {
+        let mut allowed: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut allowed) != 0 {
+            return;
+        }
+        let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &allowed))
+            .collect();
+        if cpus.is_empty() {
+            return;
+        }
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpus[n % cpus.len()], &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
 }
 

@@ -27,10 +27,12 @@ pub struct Task {
     pub runs: u64,
     /// Times it reported useful work.
     pub work: u64,
+    /// Processor cycles spent in the task (time-stamp counter), for cost-based placement.
+    pub cycles: u64,
 }
 
 /// The task list: picks the scheduled task with the smallest pass.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct TaskList {
     tasks: Vec<Task>,
     runnable: Vec<usize>,
@@ -49,6 +51,7 @@ impl TaskList {
             scheduled: false,
             runs: 0,
             work: 0,
+            cycles: 0,
         });
         self.tasks.len() - 1
     }
@@ -112,9 +115,31 @@ impl TaskList {
         &self.tasks[id]
     }
 
-    /// Records that task `id` did useful work.
-    pub fn note_work(&mut self, id: usize) {
-        self.tasks[id].work += 1;
+    /// Records a run of task `id`: whether it did useful work and the cycles it took.
+    pub fn note_run(&mut self, id: usize, worked: bool, cycles: u64) {
+        let t = &mut self.tasks[id];
+        t.work += worked as u64;
+        t.cycles += cycles;
+    }
+
+    /// Adds another thread's run statistics for task `id`.
+    pub fn absorb_stats(&mut self, id: usize, other: &Task) {
+        let t = &mut self.tasks[id];
+        t.runs += other.runs;
+        t.work += other.work;
+        t.cycles += other.cycles;
+    }
+
+    /// Takes every task not in `keep` off the run list (used when splitting across threads).
+    pub fn retain_scheduled(&mut self, keep: impl Fn(usize) -> bool) {
+        let tasks = &mut self.tasks;
+        self.runnable.retain(|&t| {
+            let k = keep(t);
+            if !k {
+                tasks[t].scheduled = false;
+            }
+            k
+        });
     }
 
     /// All tasks.
@@ -177,17 +202,40 @@ impl TimerQueue {
         }
     }
 
+    /// Moves the pending timers of elements for which `mine` holds into a new queue.
+    pub fn split_off(&mut self, mine: impl Fn(usize) -> bool) -> TimerQueue {
+        let mut out = TimerQueue {
+            seq: self.seq,
+            ..TimerQueue::default()
+        };
+        let heap = std::mem::take(&mut self.heap);
+        for Reverse((at, seq, e, id)) in heap {
+            if self.current.get(&(e, id)) != Some(&seq) {
+                continue;
+            }
+            if mine(e) {
+                self.current.remove(&(e, id));
+                out.current.insert((e, id), seq);
+                out.heap.push(Reverse((at, seq, e, id)));
+            } else {
+                self.heap.push(Reverse((at, seq, e, id)));
+            }
+        }
+        out
+    }
+
     /// True if no timer is pending.
     pub fn is_empty(&mut self) -> bool {
         self.next_expiry().is_none()
     }
 }
 
-/// A notifier signal: a queue's "has packets" state and the tasks waiting on it.
-#[derive(Debug, Default, Clone)]
+/// A notifier signal: a queue's "has packets" state and the tasks waiting on it. The state is
+/// atomic because a queue shared between threads flips it from either side.
+#[derive(Debug, Default)]
 pub struct Notifier {
     /// True while the signal is active (e.g. the queue is non-empty).
-    pub active: bool,
+    pub active: std::sync::atomic::AtomicBool,
     /// Tasks woken when the signal becomes active.
     pub listeners: Vec<usize>,
 }

@@ -13,7 +13,7 @@
 //! - `rate` (r): packets per second over the last second of arrivals; `byte_rate`, `bit_rate` (r).
 //! - `reset` / `reset_counts` (w): zero the counters.
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Timestamp};
+use sluice_core::{Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, Timestamp};
 use sluice_lang::args::{split_words, Args};
 
 const WINDOW: i64 = 1_000_000_000;
@@ -68,6 +68,10 @@ impl Counter {
 }
 
 impl Element for Counter {
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Replicated
+    }
+
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         if let Some(cc) = args.read::<String>("COUNT_CALL")? {
             let w = split_words(&cc);

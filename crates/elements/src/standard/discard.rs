@@ -12,7 +12,9 @@
 //!
 //! Handlers: `count` (r, packets discarded), `reset_counts` (w), `active` (rw).
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId};
+use sluice_core::{
+    Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId,
+};
 use sluice_lang::args::Args;
 
 /// The Discard element.
@@ -53,6 +55,10 @@ impl Element for Discard {
             }
         }
         Ok(())
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Replicated
     }
 
     fn push(&mut self, _port: usize, batch: Batch, _cx: &mut Cx) {

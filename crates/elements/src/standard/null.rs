@@ -9,13 +9,17 @@
 //!
 //! Example: `InfiniteSource -> Null -> Null -> Discard`
 
-use sluice_core::{Batch, Cx, Element, ElementClass};
+use sluice_core::{Batch, Concurrency, Cx, Element, ElementClass};
 
 /// The Null element.
 #[derive(Default)]
 pub struct Null;
 
 impl Element for Null {
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Replicated
+    }
+
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
         cx.push(0, batch);
     }

@@ -1,0 +1,453 @@
+//! Running one configuration on several threads.
+//!
+//! At initialisation the router works out which threads reach each element: a task reaches
+//! the elements downstream of its push outputs and upstream of its pull inputs. Tasks that
+//! reach a common element that cannot be shared are kept on one thread (one packet path stays
+//! together); the other task groups are spread over the threads, heaviest thread last, unless
+//! `StaticThreadSched` places them. An element reached by several threads must say how it can
+//! be shared ([`Concurrency`]): replicated per thread (handlers merge the replicas' values) or
+//! converted into a thread-safe shared element (a queue becomes a lock-free ring). Anything
+//! else is a configuration error naming the element and the threads.
+//!
+//! Each worker thread owns its elements, task list, timers and watched descriptors; workers
+//! talk through [`Runtime`]: task wake-ups (a queue filled on one thread wakes its puller on
+//! another), handler calls for elements another thread owns, stop requests, and idle
+//! detection so that a configuration whose work is done stops.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Mutex;
+
+use crate::router::HandlerError;
+
+/// How an element may be used when more than one thread reaches it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Concurrency {
+    /// Only one thread may reach it (the default).
+    Exclusive,
+    /// Each thread gets its own copy, configured alike; numeric handler values are summed.
+    Replicated,
+    /// The element converts itself into a thread-safe [`crate::SharedElement`].
+    Shared,
+}
+
+/// A handler call for an element owned by another thread.
+pub(crate) enum Request {
+    Read {
+        elem: usize,
+        handler: String,
+        reply: Sender<Result<String, HandlerError>>,
+    },
+    Write {
+        elem: usize,
+        handler: String,
+        value: String,
+        reply: Sender<Result<(), HandlerError>>,
+    },
+}
+
+/// What one worker shares with the others.
+pub(crate) struct WorkerLink {
+    /// Tasks woken by other threads.
+    inbox: Mutex<Vec<usize>>,
+    /// Handler calls from other threads.
+    mail: Mutex<Vec<Request>>,
+    /// Set when the inbox or mail may hold something.
+    pub(crate) pending: AtomicBool,
+    /// True while the worker sleeps with nothing to do.
+    blocked: AtomicBool,
+    /// eventfd that wakes the worker from its poll.
+    pub(crate) efd: i32,
+}
+
+/// State shared by all the workers of one router.
+pub(crate) struct Runtime {
+    pub(crate) stop: AtomicBool,
+    pub(crate) stop_events: AtomicU32,
+    pub(crate) links: Vec<WorkerLink>,
+    idle: AtomicUsize,
+}
+
+impl Runtime {
+    pub(crate) fn new(n: usize) -> Runtime {
+        let links = (0..n)
+            .map(|_| WorkerLink {
+                inbox: Mutex::new(Vec::new()),
+                mail: Mutex::new(Vec::new()),
+                pending: AtomicBool::new(false),
+                blocked: AtomicBool::new(false),
+                // SAFETY: eventfd has no pointer arguments; a failure returns -1, which the
+                // poll loop treats as "no wake-up descriptor".
+                efd: unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) },
+            })
+            .collect();
+        Runtime {
+            stop: AtomicBool::new(false),
+            stop_events: AtomicU32::new(0),
+            links,
+            idle: AtomicUsize::new(0),
+        }
+    }
+
+    pub(crate) fn nthreads(&self) -> usize {
+        self.links.len()
+    }
+
+    /// Wakes worker `w` if it sleeps; a busy worker notices `pending` on its own.
+    fn kick(&self, w: usize) {
+        let l = &self.links[w];
+        if !l.blocked.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        self.idle.fetch_sub(1, Ordering::SeqCst);
+        let one: u64 = 1;
+        if l.efd >= 0 {
+            // SAFETY: writes 8 bytes from a live u64 to our own eventfd.
+            unsafe { libc::write(l.efd, &one as *const u64 as *const libc::c_void, 8) };
+        }
+    }
+
+    /// Schedules task `task` on worker `w` from another thread.
+    pub(crate) fn wake_task(&self, w: usize, task: usize) {
+        self.links[w]
+            .inbox
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(task);
+        self.links[w].pending.store(true, Ordering::SeqCst);
+        self.kick(w);
+    }
+
+    /// Posts a handler call to worker `w`.
+    pub(crate) fn post(&self, w: usize, r: Request) {
+        self.links[w]
+            .mail
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(r);
+        self.links[w].pending.store(true, Ordering::SeqCst);
+        self.kick(w);
+    }
+
+    /// Takes worker `w`'s woken tasks and handler calls.
+    pub(crate) fn take(&self, w: usize) -> (Vec<usize>, Vec<Request>) {
+        let l = &self.links[w];
+        l.pending.store(false, Ordering::SeqCst);
+        let tasks = std::mem::take(&mut *l.inbox.lock().unwrap_or_else(|e| e.into_inner()));
+        let mail = std::mem::take(&mut *l.mail.lock().unwrap_or_else(|e| e.into_inner()));
+        (tasks, mail)
+    }
+
+    /// Stops every worker.
+    pub(crate) fn stop_all(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for w in 0..self.links.len() {
+            self.links[w].pending.store(true, Ordering::SeqCst);
+            self.kick(w);
+        }
+    }
+
+    /// Marks worker `w` idle with nothing that could give it work but another thread. Returns
+    /// false if every worker is now idle (the configuration is done: everyone is stopped).
+    pub(crate) fn enter_idle(&self, w: usize) -> bool {
+        let l = &self.links[w];
+        l.blocked.store(true, Ordering::SeqCst);
+        let n = self.idle.fetch_add(1, Ordering::SeqCst) + 1;
+        if n == self.links.len() {
+            self.stop_all();
+            return false;
+        }
+        if l.pending.load(Ordering::SeqCst) {
+            self.leave_idle(w);
+        }
+        true
+    }
+
+    /// Marks worker `w` busy again (no effect if another thread already did).
+    pub(crate) fn leave_idle(&self, w: usize) {
+        if self.links[w].blocked.swap(false, Ordering::SeqCst) {
+            self.idle.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Clears worker `w`'s eventfd after a wake-up.
+    pub(crate) fn drain_efd(&self, w: usize) {
+        let mut v: u64 = 0;
+        let fd = self.links[w].efd;
+        if fd >= 0 {
+            // SAFETY: reads 8 bytes into a live u64 from our own non-blocking eventfd.
+            unsafe { libc::read(fd, &mut v as *mut u64 as *mut libc::c_void, 8) };
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        for l in &self.links {
+            if l.efd >= 0 {
+                // SAFETY: closes the eventfd this runtime created and nobody else holds.
+                unsafe { libc::close(l.efd) };
+            }
+        }
+    }
+}
+
+/// Where each task and element runs.
+#[derive(Clone, Debug, Default)]
+pub struct Placement {
+    /// Thread of each task.
+    pub task_thread: Vec<usize>,
+    /// Threads that reach each element (sorted; one entry for an element used by one thread).
+    pub elem_threads: Vec<Vec<usize>>,
+}
+
+/// The graph facts placement needs.
+pub(crate) struct PlacementInput<'a> {
+    pub(crate) nthreads: usize,
+    /// Element of each task.
+    pub(crate) task_elem: Vec<usize>,
+    /// Downstream elements along push outputs, upstream along pull inputs, for each element.
+    pub(crate) next: Vec<Vec<usize>>,
+    pub(crate) concurrency: Vec<Concurrency>,
+    /// Thread fixed by StaticThreadSched for an element.
+    pub(crate) fixed: &'a HashMap<usize, usize>,
+    pub(crate) describe: &'a dyn Fn(usize) -> String,
+}
+
+fn find(parent: &mut [usize], mut x: usize) -> usize {
+    while parent[x] != x {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    x
+}
+
+/// Places tasks on threads and works out which threads reach each element.
+pub(crate) fn place(inp: &PlacementInput) -> Result<Placement, Vec<String>> {
+    let ntasks = inp.task_elem.len();
+    let nelem = inp.next.len();
+    let reach: Vec<Vec<usize>> = inp
+        .task_elem
+        .iter()
+        .map(|&start| {
+            let mut seen = vec![false; nelem];
+            let mut stack = vec![start];
+            let mut out = Vec::new();
+            while let Some(e) = stack.pop() {
+                if std::mem::replace(&mut seen[e], true) {
+                    continue;
+                }
+                out.push(e);
+                stack.extend(inp.next[e].iter().copied());
+            }
+            out
+        })
+        .collect();
+    // Tasks that reach a common exclusive element form one group.
+    let mut parent: Vec<usize> = (0..ntasks).collect();
+    let mut owner: HashMap<usize, usize> = HashMap::new();
+    for (t, r) in reach.iter().enumerate() {
+        for &e in r {
+            if inp.concurrency[e] != Concurrency::Exclusive {
+                continue;
+            }
+            match owner.get(&e) {
+                Some(&o) => {
+                    let (a, b) = (find(&mut parent, o), find(&mut parent, t));
+                    parent[a] = b;
+                }
+                None => {
+                    owner.insert(e, t);
+                }
+            }
+        }
+    }
+    let mut errors = Vec::new();
+    let mut group_thread: HashMap<usize, usize> = HashMap::new();
+    let mut group_fixer: HashMap<usize, usize> = HashMap::new();
+    for t in 0..ntasks {
+        let e = inp.task_elem[t];
+        if let Some(&th) = inp.fixed.get(&e) {
+            let g = find(&mut parent, t);
+            match group_thread.get(&g) {
+                Some(&other) if other != th => {
+                    let shared: Vec<String> = reach[t]
+                        .iter()
+                        .filter(|x| {
+                            inp.concurrency[**x] == Concurrency::Exclusive
+                                && reach[group_fixer[&g]].contains(x)
+                        })
+                        .map(|&x| (inp.describe)(x))
+                        .collect();
+                    errors.push(format!(
+                        "{} cannot be shared between threads {} and {} (reached from the tasks of {} and {}); \
+                         put those tasks on one thread or separate the paths with a queue",
+                        shared.first().cloned().unwrap_or_else(|| "an element".into()),
+                        other,
+                        th,
+                        (inp.describe)(inp.task_elem[group_fixer[&g]]),
+                        (inp.describe)(e),
+                    ));
+                }
+                _ => {
+                    group_thread.insert(g, th);
+                    group_fixer.insert(g, t);
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut load = vec![0usize; inp.nthreads];
+    for (t, _) in inp.task_elem.iter().enumerate() {
+        let g = find(&mut parent, t);
+        if let Some(&th) = group_thread.get(&g) {
+            load[th] += 1;
+        }
+    }
+    let mut task_thread = vec![0; ntasks];
+    for t in 0..ntasks {
+        let g = find(&mut parent, t);
+        let th = match group_thread.get(&g) {
+            Some(&th) => th,
+            None => {
+                let th = (0..inp.nthreads).min_by_key(|&i| (load[i], i)).unwrap_or(0);
+                group_thread.insert(g, th);
+                th
+            }
+        };
+        load[th] += 1;
+        task_thread[t] = th;
+    }
+    let mut elem_threads: Vec<Vec<usize>> = vec![Vec::new(); nelem];
+    for (t, r) in reach.iter().enumerate() {
+        for &e in r {
+            if !elem_threads[e].contains(&task_thread[t]) {
+                elem_threads[e].push(task_thread[t]);
+            }
+        }
+    }
+    for (e, ths) in elem_threads.iter_mut().enumerate() {
+        if ths.is_empty() {
+            ths.push(
+                inp.fixed
+                    .get(&e)
+                    .copied()
+                    .unwrap_or(0)
+                    .min(inp.nthreads - 1),
+            );
+        }
+        ths.sort_unstable();
+        if ths.len() > 1 && inp.concurrency[e] == Concurrency::Exclusive {
+            errors.push(format!(
+                "{} is reached by threads {:?} and cannot be shared",
+                (inp.describe)(e),
+                ths
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(Placement {
+            task_thread,
+            elem_threads,
+        })
+    } else {
+        Err(errors)
+    }
+}
+
+/// Merges the values of one handler read from several replicas: numbers are summed, anything
+/// else is taken from the first replica.
+pub(crate) fn merge_values(vals: &[String]) -> String {
+    let trimmed: Vec<&str> = vals.iter().map(|v| v.trim()).collect();
+    if let Some(ints) = trimmed
+        .iter()
+        .map(|v| v.parse::<i64>().ok())
+        .collect::<Option<Vec<_>>>()
+    {
+        return format!("{}\n", ints.iter().sum::<i64>());
+    }
+    if let Some(fl) = trimmed
+        .iter()
+        .map(|v| v.parse::<f64>().ok())
+        .collect::<Option<Vec<_>>>()
+    {
+        return format!("{}\n", fl.iter().sum::<f64>());
+    }
+    vals.first().cloned().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn describe(e: usize) -> String {
+        format!("e{}", e)
+    }
+
+    #[test]
+    fn paths_through_exclusive_elements_stay_together() {
+        // tasks at 0 and 1 both push into exclusive element 2; task at 3 alone.
+        let fixed = HashMap::new();
+        let inp = PlacementInput {
+            nthreads: 2,
+            task_elem: vec![0, 1, 3],
+            next: vec![vec![2], vec![2], vec![], vec![4], vec![]],
+            concurrency: vec![Concurrency::Exclusive; 5],
+            fixed: &fixed,
+            describe: &describe,
+        };
+        let p = place(&inp).unwrap();
+        assert_eq!(p.task_thread[0], p.task_thread[1]);
+        assert_ne!(p.task_thread[0], p.task_thread[2]);
+        assert_eq!(p.elem_threads[2].len(), 1);
+    }
+
+    #[test]
+    fn static_placement_conflict_is_an_error() {
+        let fixed: HashMap<usize, usize> = [(0, 0), (1, 1)].into_iter().collect();
+        let inp = PlacementInput {
+            nthreads: 2,
+            task_elem: vec![0, 1],
+            next: vec![vec![2], vec![2], vec![]],
+            concurrency: vec![Concurrency::Exclusive; 3],
+            fixed: &fixed,
+            describe: &describe,
+        };
+        let e = place(&inp).unwrap_err();
+        assert!(
+            e[0].contains("e2 cannot be shared between threads 0 and 1"),
+            "{:?}",
+            e
+        );
+    }
+
+    #[test]
+    fn shared_elements_join_threads() {
+        let fixed: HashMap<usize, usize> = [(0, 0), (2, 1)].into_iter().collect();
+        // source 0 pushes into queue 1; puller 2 pulls from queue 1.
+        let inp = PlacementInput {
+            nthreads: 2,
+            task_elem: vec![0, 2],
+            next: vec![vec![1], vec![], vec![1]],
+            concurrency: vec![
+                Concurrency::Exclusive,
+                Concurrency::Shared,
+                Concurrency::Exclusive,
+            ],
+            fixed: &fixed,
+            describe: &describe,
+        };
+        let p = place(&inp).unwrap();
+        assert_eq!(p.elem_threads[1], vec![0, 1]);
+        assert_eq!(p.task_thread, vec![0, 1]);
+    }
+
+    #[test]
+    fn merging_sums_numbers() {
+        assert_eq!(merge_values(&["3\n".into(), "4\n".into()]), "7\n");
+        assert_eq!(merge_values(&["a\n".into(), "b\n".into()]), "a\n");
+    }
+}

@@ -1,0 +1,13 @@
+//! Multi-threading: thread placement and queues that cross threads.
+
+use sluice_core::ElementClass;
+
+mod static_thread_sched;
+mod thread_safe_queue;
+
+/// Classes of this family.
+pub const CLASSES: &[ElementClass] = &[
+    static_thread_sched::CLASS,
+    thread_safe_queue::CLASS,
+    thread_safe_queue::CPU_CLASS,
+];

@@ -1,0 +1,201 @@
+//! ThreadSafeQueue — a FIFO queue that threads can share (push on one, pull on another)
+//!
+//! Synopsis: `ThreadSafeQueue([CAPACITY])`, `CPUQueue([CAPACITY])`
+//!
+//! Ports: 1 input (push), 1 output (pull). Like Queue, but the packets live in a lock-free
+//! ring, so producers on several threads and a consumer on another move packets without
+//! locks; each push or pull of a batch is one atomic claim of ring slots. When the queue fills
+//! from empty its notifier wakes the pulling task, on whichever thread runs it. Packets pushed
+//! into a full queue are dropped and counted. `CPUQueue` is the same element under the name
+//! SMP Click used for per-CPU queues.
+//!
+//! Arguments:
+//! - `CAPACITY` (integer, default 1000): maximum packets held (rounded up to a power of two
+//!   internally; the limit enforced is CAPACITY).
+//!
+//! Handlers: `length` (r), `highwater_length` (r), `capacity` (r), `drops` (r),
+//! `reset_counts` (w).
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use sluice_core::ring::Ring;
+use sluice_core::{
+    Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, NotifierId, Packet,
+    SharedElement,
+};
+use sluice_lang::args::Args;
+
+/// The shared state: ring, counters and empty notifier.
+pub struct QueueCore {
+    ring: Ring<Packet>,
+    capacity: usize,
+    drops: AtomicU64,
+    highwater: AtomicUsize,
+    note: NotifierId,
+}
+
+impl QueueCore {
+    fn push_batch(&self, batch: Batch, cx: &mut Cx) {
+        let n = batch.len();
+        let room = self.capacity.saturating_sub(self.ring.len());
+        let mut it = batch.into_iter();
+        let taken = self.ring.push_many(&mut it, n.min(room));
+        let dropped = n - taken;
+        if dropped > 0 {
+            self.drops.fetch_add(dropped as u64, Ordering::Relaxed);
+        }
+        let len = self.ring.len();
+        if len > self.highwater.load(Ordering::Relaxed) {
+            self.highwater.fetch_max(len, Ordering::Relaxed);
+        }
+        if taken > 0 {
+            cx.set_notifier(self.note, true);
+        }
+    }
+
+    fn pull_batch(&self, max: usize, cx: &mut Cx) -> Batch {
+        let mut b = Batch::new();
+        self.ring.pop_many(max, |p| {
+            let _ = b.push(p);
+        });
+        if self.ring.is_empty() {
+            cx.set_notifier(self.note, false);
+            if !self.ring.is_empty() {
+                cx.set_notifier(self.note, true);
+            }
+        }
+        b
+    }
+
+    fn read(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "length" => self.ring.len().to_string(),
+            "highwater_length" => self.highwater.load(Ordering::Relaxed).to_string(),
+            "capacity" => self.capacity.to_string(),
+            "drops" => self.drops.load(Ordering::Relaxed).to_string(),
+            _ => return None,
+        })
+    }
+
+    fn write(&self, name: &str) -> Result<(), String> {
+        match name {
+            "reset_counts" => {
+                self.drops.store(0, Ordering::Relaxed);
+                self.highwater.store(self.ring.len(), Ordering::Relaxed);
+                Ok(())
+            }
+            _ => Err(format!("no handler {}", name)),
+        }
+    }
+}
+
+const HANDLERS: &[Handler] = &[
+    Handler::r("length"),
+    Handler::r("highwater_length"),
+    Handler::r("capacity"),
+    Handler::r("drops"),
+    Handler::w("reset_counts"),
+];
+
+impl SharedElement for QueueCore {
+    fn push(&self, _port: usize, batch: Batch, cx: &mut Cx) {
+        self.push_batch(batch, cx);
+    }
+
+    fn pull(&self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
+        self.pull_batch(max, cx)
+    }
+
+    fn storage(&self) -> Option<(usize, usize)> {
+        Some((self.ring.len(), self.capacity))
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        HANDLERS
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        self.read(name)
+    }
+
+    fn write_handler(&self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
+        self.write(name)
+    }
+}
+
+/// The ThreadSafeQueue element (before the router shares it between threads).
+#[derive(Default)]
+pub struct ThreadSafeQueue {
+    core: Option<Arc<QueueCore>>,
+}
+
+impl ThreadSafeQueue {
+    fn core(&self) -> &QueueCore {
+        self.core.as_deref().expect("configured before use")
+    }
+}
+
+impl Element for ThreadSafeQueue {
+    fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
+        let capacity: usize = args.read_p("CAPACITY")?.unwrap_or(1000).max(1);
+        let note = cx.new_notifier(false);
+        cx.provide_empty_notifier(note);
+        self.core = Some(Arc::new(QueueCore {
+            ring: Ring::new(capacity),
+            capacity,
+            drops: AtomicU64::new(0),
+            highwater: AtomicUsize::new(0),
+            note,
+        }));
+        Ok(())
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
+        self.core().push_batch(batch, cx);
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
+        self.core().pull_batch(max, cx)
+    }
+
+    fn storage(&self) -> Option<(usize, usize)> {
+        Some((self.core().ring.len(), self.core().capacity))
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Shared
+    }
+
+    fn into_shared(self: Box<Self>) -> Option<Arc<dyn SharedElement>> {
+        self.core.map(|c| c as Arc<dyn SharedElement>)
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        HANDLERS
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        self.core().read(name)
+    }
+
+    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
+        self.core().write(name)
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "ThreadSafeQueue",
+    ports: "1/1",
+    processing: "h/l",
+    flow: "",
+    source: include_str!("thread_safe_queue.rs"),
+    make: || Box::new(ThreadSafeQueue::default()),
+};
+
+/// `CPUQueue`: the same queue under SMP Click's name.
+pub const CPU_CLASS: ElementClass = ElementClass {
+    name: "CPUQueue",
+    ..CLASS
+};
