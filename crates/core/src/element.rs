@@ -115,6 +115,8 @@ impl<T: Any> AsAny for T {
 /// the context (`cx.push(port, batch)`), which calls the downstream element directly.
 pub trait Element: AsAny + Send {
     /// Parses the configuration arguments. `args.complete()` is called by the router afterwards.
+    /// Errors are recorded in `args` (hence the unit error type).
+    #[allow(clippy::result_unit_err)]
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
         let _ = (args, cx);
         Ok(())

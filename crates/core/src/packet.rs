@@ -108,8 +108,16 @@ struct Inner {
     anno: Anno,
 }
 
+// Descriptors stay boxed in the pools: a Packet is a pointer to its descriptor, so recycling
+// moves pointers, never descriptors.
+#[allow(clippy::vec_box)]
+mod pool_types {
+    pub(super) type Pool = Vec<Box<super::Inner>>;
+}
+use pool_types::Pool;
+
 thread_local! {
-    static POOL: RefCell<Vec<Box<Inner>>> = const { RefCell::new(Vec::new()) };
+    static POOL: RefCell<Pool> = const { RefCell::new(Vec::new()) };
 }
 
 /// Packets move in chunks of this many descriptors between a thread's pool and the exchange.
@@ -120,17 +128,17 @@ const EXCHANGE_CHUNKS: usize = 512;
 /// Where threads that free more packets than they allocate (the consumer side of a pipeline)
 /// leave whole chunks of descriptors for threads that allocate more than they free. One lock
 /// per chunk, never per packet.
-static EXCHANGE: Mutex<Vec<Vec<Box<Inner>>>> = Mutex::new(Vec::new());
+static EXCHANGE: Mutex<Vec<Pool>> = Mutex::new(Vec::new());
 
-fn refill(pool: &mut Vec<Box<Inner>>) {
+fn refill(pool: &mut Pool) {
     let chunk = EXCHANGE.lock().unwrap_or_else(|e| e.into_inner()).pop();
     if let Some(chunk) = chunk {
         pool.extend(chunk);
     }
 }
 
-fn spill(pool: &mut Vec<Box<Inner>>) {
-    let chunk: Vec<Box<Inner>> = pool.drain(pool.len() - CHUNK..).collect();
+fn spill(pool: &mut Pool) {
+    let chunk: Pool = pool.drain(pool.len() - CHUNK..).collect();
     let mut ex = EXCHANGE.lock().unwrap_or_else(|e| e.into_inner());
     if ex.len() < EXCHANGE_CHUNKS {
         ex.push(chunk);

@@ -1166,7 +1166,7 @@ impl Router {
                 .as_ref()
                 .map(|p| p.task_thread[id])
                 .unwrap_or(0);
-            let per = if t.runs > 0 { t.cycles / t.runs } else { 0 };
+            let per = t.cycles.checked_div(t.runs).unwrap_or(0);
             s.push_str(&format!(
                 "{}\t{}\t{}\t{}\t{}\t{}\n",
                 th, self.info[t.elem].name, t.tickets, t.runs, t.work, per
@@ -1320,7 +1320,9 @@ impl Router {
             }
             if self.tasks.any_runnable() {
                 for _ in 0..64 {
-                    let Some(id) = self.tasks.next() else { break };
+                    let Some(id) = self.tasks.pop_next() else {
+                        break;
+                    };
                     let e = self.tasks.get(id).elem;
                     let t0 = cycles();
                     let worked = self.with_element(e, |el, cx| el.run_task(cx)) == Some(true);
@@ -1330,7 +1332,7 @@ impl Router {
                     }
                 }
                 rounds = rounds.wrapping_add(1);
-                if rounds % 64 == 0 && !self.selects.is_empty() {
+                if rounds.is_multiple_of(64) && !self.selects.is_empty() {
                     self.poll_selects(0);
                 }
                 continue;

@@ -87,7 +87,7 @@ impl TaskList {
     }
 
     /// Removes the next task to run from the run list, advancing its pass.
-    pub fn next(&mut self) -> Option<usize> {
+    pub fn pop_next(&mut self) -> Option<usize> {
         let best = match self.runnable.len() {
             0 => return None,
             1 => 0,
@@ -253,7 +253,7 @@ mod tests {
         tl.schedule(b);
         let mut runs = [0u32; 2];
         for _ in 0..4000 {
-            let id = tl.next().unwrap();
+            let id = tl.pop_next().unwrap();
             runs[id] += 1;
             tl.schedule(id);
         }
@@ -272,13 +272,13 @@ mod tests {
         let b = tl.add(1, 1024);
         tl.schedule(a);
         for _ in 0..1000 {
-            let id = tl.next().unwrap();
+            let id = tl.pop_next().unwrap();
             tl.schedule(id);
         }
         tl.schedule(b);
         let mut runs = [0u32; 2];
         for _ in 0..100 {
-            let id = tl.next().unwrap();
+            let id = tl.pop_next().unwrap();
             runs[id] += 1;
             tl.schedule(id);
         }

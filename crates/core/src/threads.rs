@@ -308,7 +308,7 @@ pub(crate) fn place(inp: &PlacementInput) -> Result<Placement, Vec<String>> {
         }
     }
     let mut task_thread = vec![0; ntasks];
-    for t in 0..ntasks {
+    for (t, slot) in task_thread.iter_mut().enumerate() {
         let g = find(&mut parent, t);
         let th = match group_thread.get(&g) {
             Some(&th) => th,
@@ -319,7 +319,7 @@ pub(crate) fn place(inp: &PlacementInput) -> Result<Placement, Vec<String>> {
             }
         };
         load[th] += 1;
-        task_thread[t] = th;
+        *slot = th;
     }
     let mut elem_threads: Vec<Vec<usize>> = vec![Vec::new(); nelem];
     for (t, r) in reach.iter().enumerate() {
