@@ -32,6 +32,9 @@ pub fn main(args: &[String]) -> Result<(), ()> {
         packets: 20_000_000,
         runs: 5,
     };
+    if args.first().is_some_and(|a| a.starts_with("scaling")) {
+        return crate::scaling::main(args);
+    }
     let mut names = Vec::new();
     let mut i = 0;
     while i < args.len() {

@@ -7,6 +7,7 @@
 
 mod bench;
 mod options;
+mod scaling;
 
 use std::process::ExitCode;
 
