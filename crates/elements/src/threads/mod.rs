@@ -3,11 +3,13 @@
 use sluice_core::ElementClass;
 
 mod static_thread_sched;
+pub mod synthetic_load;
 mod thread_safe_queue;
 
 /// Classes of this family.
 pub const CLASSES: &[ElementClass] = &[
     static_thread_sched::CLASS,
+    synthetic_load::CLASS,
     thread_safe_queue::CLASS,
     thread_safe_queue::CPU_CLASS,
 ];
