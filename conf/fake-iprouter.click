@@ -19,21 +19,20 @@ c1 :: Classifier(12/0806 20/0001,
                   12/0800,
                   -);
 
-// eth0 receives nothing; eth1 receives the benchmark packet.
+// eth0 receives nothing; eth1 receives the benchmark packet: Ethernet header (to eth0's
+// address, type IP), IP header 1.0.0.1 -> 2.0.0.2, UDP, TTL 64, UDP 4969 -> 4969 and a
+// payload. The hex blob is quoted because Sluice reads "\<...>" escapes inside double quotes.
+// `sluice bench fake-iprouter` sets LIMIT=N on the command line.
+define($LIMIT 600000);
 Idle -> [0]c0;
-InfiniteSource(DATA \<
-  // Ethernet: to eth0's address, type IP
+InfiniteSource(DATA "\<
   00 00 c0 ae 67 ef  00 00 00 00 00 00  08 00
-  // IP: 1.0.0.1 -> 2.0.0.2, UDP, TTL 64
   45 00 00 28  00 00 00 00  40 11 77 c3  01 00 00 01  02 00 00 02
-  // UDP: port 4969 -> 4969
   13 69 13 69  00 14 d6 41
-  // payload
   55 44 50 20  70 61 63 6b  65 74 21 0a  04 00 00 00  01 00 00 00
   01 00 00 00  00 00 00 00  00 80 04 08  00 80 04 08  53 53 00 00
   53 53 00 00  05 00 00 00  00 10 00 00  01 00 00 00  54 53 00 00
-  54 e3 04 08  54 e3 04 08  d8 01 00 00
->, LIMIT 600000, BURST 5, STOP true) -> [0]c1;
+  54 e3 04 08  54 e3 04 08  d8 01 00 00>", LIMIT $LIMIT, BURST 5, STOP true) -> [0]c1;
 
 // Transmit queues and the host.
 out0 :: Queue(200) -> Discard;
