@@ -152,6 +152,7 @@ fn build(flat: FlatConfig, source: String, opts: &Options, check_only: bool) -> 
 fn run_router(opts: &Options) -> Result<(), ()> {
     let (flat, source) = load(opts)?;
     let mut router = build(flat, source, opts, false)?;
+    sluice_core::signals::install();
     if !opts.quit {
         router.run();
     }

@@ -351,6 +351,11 @@ impl Cx<'_> {
         self.rt.read_path(path)
     }
 
+    /// Checks that handler `path` exists and is readable (`write` false) or writable.
+    pub fn check_handler(&self, path: &str, write: bool) -> Result<(), HandlerError> {
+        self.rt.check_handler(path, write)
+    }
+
     /// Writes handler `path` with `value`.
     pub fn write_handler(&mut self, path: &str, value: &str) -> Result<(), HandlerError> {
         self.rt.write_path(path, value)

@@ -10,6 +10,11 @@ use crate::context::{ConfigCx, Cx, InitCx};
 use crate::packet::Packet;
 use crate::threads::Concurrency;
 
+/// Configure phase of elements that define information others use (AddressInfo).
+pub const CONFIGURE_PHASE_INFO: i32 = -100;
+/// Configure phase of ordinary elements.
+pub const CONFIGURE_PHASE_DEFAULT: i32 = 0;
+
 /// Static description of an element class: name, ports, processing, documentation, constructor.
 #[derive(Clone, Copy)]
 pub struct ElementClass {
@@ -120,6 +125,12 @@ pub trait Element: AsAny + Send {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
         let _ = (args, cx);
         Ok(())
+    }
+
+    /// Configuration order: elements with a smaller phase are configured first (AddressInfo
+    /// uses [`CONFIGURE_PHASE_INFO`] so its names are defined before anyone reads them).
+    fn configure_phase(&self) -> i32 {
+        CONFIGURE_PHASE_DEFAULT
     }
 
     /// Second initialisation stage, after every element is configured.

@@ -10,6 +10,7 @@ pub mod ports;
 pub mod ring;
 pub mod router;
 pub mod sched;
+pub mod signals;
 pub mod threads;
 pub mod time;
 

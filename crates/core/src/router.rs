@@ -486,7 +486,16 @@ impl Router {
     }
 
     fn configure_all(&mut self, errors: &mut Vec<String>) {
-        for e in 0..self.slots.len() {
+        sluice_lang::names::clear();
+        let mut order: Vec<usize> = (0..self.slots.len()).collect();
+        order.sort_by_key(|&e| {
+            self.slots[e]
+                .elem
+                .as_ref()
+                .map(|el| el.configure_phase())
+                .unwrap_or(0)
+        });
+        for e in order {
             let mut el = self.slots[e]
                 .elem
                 .take()
@@ -494,6 +503,7 @@ impl Router {
             let mut args = Args::new(&self.info[e].config);
             let res = el.configure(&mut args, &mut ConfigCx { rt: self, me: e });
             self.info[e].concurrency = el.concurrency();
+            self.info[e].handlers = el.handlers();
             let mut msgs: Vec<String> = args.errors().to_vec();
             match args.complete() {
                 Ok(()) => {}
@@ -1309,6 +1319,9 @@ impl Router {
             if self.runtime.stop.load(Ordering::Relaxed) {
                 self.stopped = true;
             }
+            if crate::signals::stop_requested() {
+                self.stop();
+            }
             if self.stopped {
                 break;
             }
@@ -1319,6 +1332,7 @@ impl Router {
                 break;
             }
             if self.tasks.any_runnable() {
+                let mut any_work = false;
                 for _ in 0..64 {
                     let Some(id) = self.tasks.pop_next() else {
                         break;
@@ -1326,6 +1340,7 @@ impl Router {
                     let e = self.tasks.get(id).elem;
                     let t0 = cycles();
                     let worked = self.with_element(e, |el, cx| el.run_task(cx)) == Some(true);
+                    any_work |= worked;
                     self.tasks.note_run(id, worked, cycles().wrapping_sub(t0));
                     if self.stopped || self.runtime.stop_events.load(Ordering::Relaxed) > 0 {
                         break;
@@ -1334,6 +1349,13 @@ impl Router {
                 rounds = rounds.wrapping_add(1);
                 if rounds.is_multiple_of(64) && !self.selects.is_empty() {
                     self.poll_selects(0);
+                }
+                if !any_work && self.clock.is_simulated() {
+                    // Only polling tasks ran and none found work: under simulated time
+                    // nothing changes until the next timer, so jump to it.
+                    if let Some(at) = self.timers.next_expiry() {
+                        self.clock.advance_to(at);
+                    }
                 }
                 continue;
             }

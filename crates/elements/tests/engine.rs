@@ -82,3 +82,16 @@ fn handlers_and_router_handlers() {
         vec!["s.count", "c.count", "Discard@3.count"]
     );
 }
+
+#[test]
+fn address_names_work_before_their_declaration() {
+    let mut r = router(
+        "InfiniteSource(LIMIT 3, STOP true) -> SetIPAddress(eth0:bcast) -> s :: Switch(0) -> Discard;
+         rt :: LinearIPLookup(eth0:net 0); AddressInfo(eth0 198.18.0.1/24 00:01:02:03:04:05);
+         Idle -> rt -> Discard;",
+    );
+    r.run();
+    assert!(r.read_path("rt.table").unwrap().contains("198.18.0.0/24"));
+    let e = errors("InfiniteSource -> SetIPAddress(eth9) -> Discard;");
+    assert!(e.contains("expected IP address"), "{}", e);
+}

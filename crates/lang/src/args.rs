@@ -341,7 +341,11 @@ impl FromArg for Word {
 
 impl FromArg for Ipv4Addr {
     fn from_arg(s: &str) -> Result<Self, String> {
-        s.trim().parse().map_err(|_| "expected IP address".into())
+        let s = s.trim();
+        s.parse()
+            .ok()
+            .or_else(|| crate::names::lookup_ip(s))
+            .ok_or_else(|| "expected IP address".into())
     }
 }
 
@@ -353,9 +357,11 @@ impl FromArg for Ipv6Addr {
 
 impl FromArg for EtherAddr {
     fn from_arg(s: &str) -> Result<Self, String> {
-        s.trim()
-            .parse()
-            .map_err(|_| "expected Ethernet address".into())
+        let s = s.trim();
+        s.parse()
+            .ok()
+            .or_else(|| crate::names::lookup_eth(s))
+            .ok_or_else(|| "expected Ethernet address".into())
     }
 }
 
@@ -368,7 +374,10 @@ impl FromArg for Ipv4Prefix {
             2 => format!("{}/{}", w[0], w[1]),
             _ => String::new(),
         };
-        t.parse().map_err(|_| "expected IP prefix".into())
+        t.parse()
+            .ok()
+            .or_else(|| crate::names::lookup_prefix(s.trim()))
+            .ok_or_else(|| "expected IP prefix".into())
     }
 }
 

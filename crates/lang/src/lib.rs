@@ -4,6 +4,7 @@
 pub mod args;
 mod expand;
 mod lexer;
+pub mod names;
 mod parser;
 
 use std::fmt;

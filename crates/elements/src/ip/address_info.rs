@@ -11,8 +11,8 @@
 //! - `NAME` or `NAME:net` — the network prefix (in a prefix argument, e.g. a route);
 //! - `NAME:bcast` — the subnet broadcast address; `NAME:gw` is not supported.
 //!
-//! Sluice configures elements in declaration order, so declare AddressInfo before the
-//! elements that use its names (Click configures it first wherever it is).
+//! AddressInfo is configured before every other element, wherever it is declared, and its
+//! names work in the address arguments of every element.
 //!
 //! Handlers: `table` (r) — one line per name: `NAME IP/LEN ETH`.
 //!
@@ -22,81 +22,13 @@
 //! ARPResponder(eth0) -> ...; ... -> ARPQuerier(eth0) -> ...
 //! ```
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 use sluice_core::{ConfigCx, Element, ElementClass, Handler};
 use sluice_lang::args::{split_words, Args};
 use sluice_wire::{EtherAddr, Ipv4Prefix};
 
-/// One named address set.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AddressEntry {
-    /// IPv4 address, if given.
-    pub ip: Option<Ipv4Addr>,
-    /// Prefix length given with the address (`/24`), if any.
-    pub prefix_len: Option<u8>,
-    /// Ethernet address, if given.
-    pub eth: Option<EtherAddr>,
-}
-
-thread_local! {
-    static TABLE: RefCell<BTreeMap<String, AddressEntry>> = const { RefCell::new(BTreeMap::new()) };
-}
-
-/// The entry named `name`, as defined by an AddressInfo configured on this thread.
-pub fn lookup(name: &str) -> Option<AddressEntry> {
-    TABLE.with(|t| t.borrow().get(name).copied())
-}
-
-fn split(name: &str) -> (&str, &str) {
-    match name.rsplit_once(':') {
-        Some((n, s)) if matches!(s, "ip" | "eth" | "net" | "bcast") => (n, s),
-        _ => (name, ""),
-    }
-}
-
-/// Resolves `NAME` / `NAME:ip` / `NAME:bcast` to an IPv4 address.
-pub fn lookup_ip(name: &str) -> Option<Ipv4Addr> {
-    let (n, s) = split(name);
-    let e = lookup(n)?;
-    let ip = e.ip?;
-    match s {
-        "" | "ip" => Some(ip),
-        "bcast" => {
-            let m = Ipv4Prefix::mask_of(e.prefix_len?);
-            Some(Ipv4Addr::from(u32::from(ip) | !m))
-        }
-        _ => None,
-    }
-}
-
-/// Resolves `NAME` / `NAME:eth` to an Ethernet address.
-pub fn lookup_eth(name: &str) -> Option<EtherAddr> {
-    let (n, s) = split(name);
-    match s {
-        "" | "eth" => lookup(n)?.eth,
-        _ => None,
-    }
-}
-
-/// Resolves `NAME` / `NAME:net` to a network prefix (`NAME:ip` to a /32).
-pub fn lookup_prefix(name: &str) -> Option<Ipv4Prefix> {
-    let (n, s) = split(name);
-    let e = lookup(n)?;
-    let ip = e.ip?;
-    match s {
-        "" | "net" => Some(Ipv4Prefix::new(ip, e.prefix_len.unwrap_or(32))),
-        "ip" => Some(Ipv4Prefix::new(ip, 32)),
-        _ => None,
-    }
-}
-
-/// Defines `name` (replacing an earlier definition on this thread).
-pub fn define(name: &str, e: AddressEntry) {
-    TABLE.with(|t| t.borrow_mut().insert(name.to_string(), e));
-}
+pub use sluice_lang::names::{define, lookup, lookup_eth, lookup_ip, lookup_prefix, AddressEntry};
 
 /// The AddressInfo element.
 #[derive(Default)]
@@ -131,6 +63,10 @@ fn parse_entry(words: &[String]) -> Result<AddressEntry, String> {
 }
 
 impl Element for AddressInfo {
+    fn configure_phase(&self) -> i32 {
+        sluice_core::element::CONFIGURE_PHASE_INFO
+    }
+
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         let mut ok = true;
         for a in args.rest() {

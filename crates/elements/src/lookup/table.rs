@@ -32,6 +32,9 @@ pub fn mask_of(len: u8) -> u32 {
 /// cleared.
 pub fn parse_prefix(s: &str) -> Result<(u32, u8), String> {
     let s = s.trim();
+    if let Some(p) = sluice_lang::names::lookup_prefix(s) {
+        return Ok((u32::from(p.addr), p.len));
+    }
     let bad = || format!("expected IP prefix, got '{}'", s);
     let (a, m) = match s.split_once('/') {
         Some((a, m)) => (a, Some(m)),
@@ -113,7 +116,9 @@ impl Route {
             [gw, out] => {
                 let g: Ipv4Addr = gw
                     .parse()
-                    .map_err(|_| format!("bad gateway '{}' in route '{}'", gw, s.trim()))?;
+                    .ok()
+                    .or_else(|| sluice_lang::names::lookup_ip(gw))
+                    .ok_or_else(|| format!("bad gateway '{}' in route '{}'", gw, s.trim()))?;
                 (u32::from(g), *out)
             }
             _ => unreachable!(),
