@@ -22,8 +22,8 @@ c1 :: Classifier(12/0806 20/0001,
 // eth0 receives nothing; eth1 receives the benchmark packet: Ethernet header (to eth0's
 // address, type IP), IP header 1.0.0.1 -> 2.0.0.2, UDP, TTL 64, UDP 4969 -> 4969 and a
 // payload. The hex blob is quoted because Sluice reads "\<...>" escapes inside double quotes.
-// `sluice bench fake-iprouter` sets LIMIT=N on the command line.
-define($LIMIT 600000);
+// `sluice bench fake-iprouter` sets LIMIT and BURST (32, Sluice's batch size) on its command line.
+define($LIMIT 600000, $BURST 5);
 Idle -> [0]c0;
 InfiniteSource(DATA "\<
   00 00 c0 ae 67 ef  00 00 00 00 00 00  08 00
@@ -32,7 +32,7 @@ InfiniteSource(DATA "\<
   55 44 50 20  70 61 63 6b  65 74 21 0a  04 00 00 00  01 00 00 00
   01 00 00 00  00 00 00 00  00 80 04 08  00 80 04 08  53 53 00 00
   53 53 00 00  05 00 00 00  00 10 00 00  01 00 00 00  54 53 00 00
-  54 e3 04 08  54 e3 04 08  d8 01 00 00>", LIMIT $LIMIT, BURST 5, STOP true) -> [0]c1;
+  54 e3 04 08  54 e3 04 08  d8 01 00 00>", LIMIT $LIMIT, BURST $BURST, STOP true) -> [0]c1;
 
 // Transmit queues and the host.
 out0 :: Queue(200) -> Discard;
