@@ -1,0 +1,551 @@
+//! Multi-threaded behaviour: the SMP configurations of conf/smp, stress tests that count every
+//! packet across threads, pool recycling across threads, handler reads while threads forward,
+//! placement rules. Every test runs with two worker threads and needs no more than two cores;
+//! none asserts on timing.
+
+use std::collections::HashMap;
+
+use sluice_core::{
+    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Library, Packet, Router,
+    RouterOptions,
+};
+use sluice_lang::args::Args;
+
+// ---------------------------------------------------------------------------------------------
+// Test-only elements: a source that writes (source id, sequence number) into each packet, and
+// a sink that checks that no packet is duplicated and that each source's packets arrive in
+// order.
+
+/// `SeqSource(ID, LIMIT)`: pushes LIMIT 64-byte packets carrying ID and 0, 1, 2, … .
+#[derive(Default)]
+struct SeqSource {
+    id: u32,
+    limit: u64,
+    next: u64,
+}
+
+impl Element for SeqSource {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        self.id = args.read_mp("ID")?;
+        self.limit = args.read_mp("LIMIT")?;
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        cx.add_task(1024, true);
+        Ok(())
+    }
+
+    fn run_task(&mut self, cx: &mut Cx) -> bool {
+        let n = (self.limit - self.next).min(32);
+        if n == 0 {
+            return false;
+        }
+        let mut b = Batch::new();
+        for _ in 0..n {
+            let mut p = Packet::new(64);
+            p.data_mut()[0..4].copy_from_slice(&self.id.to_le_bytes());
+            p.data_mut()[4..12].copy_from_slice(&self.next.to_le_bytes());
+            self.next += 1;
+            let _ = b.push(p);
+        }
+        cx.push(0, b);
+        cx.reschedule();
+        true
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const { &[Handler::r("count")] }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        (name == "count").then(|| self.next.to_string())
+    }
+}
+
+/// `SeqCheck`: counts packets, duplicates and per-source reorderings.
+#[derive(Default)]
+struct SeqCheck {
+    last: HashMap<u32, u64>,
+    count: u64,
+    dups_or_reorders: u64,
+    malformed: u64,
+}
+
+impl Element for SeqCheck {
+    fn push(&mut self, _port: usize, batch: Batch, _cx: &mut Cx) {
+        for p in batch {
+            let d = p.data();
+            if d.len() < 12 {
+                self.malformed += 1;
+                continue;
+            }
+            let id = u32::from_le_bytes([d[0], d[1], d[2], d[3]]);
+            let seq = u64::from_le_bytes([d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11]]);
+            self.count += 1;
+            match self.last.insert(id, seq) {
+                Some(prev) if prev >= seq => self.dups_or_reorders += 1,
+                _ => {}
+            }
+        }
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const {
+            &[
+                Handler::r("count"),
+                Handler::r("bad_order"),
+                Handler::r("malformed"),
+            ]
+        }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "count" => self.count.to_string(),
+            "bad_order" => self.dups_or_reorders.to_string(),
+            "malformed" => self.malformed.to_string(),
+            _ => return None,
+        })
+    }
+}
+
+const SEQ_SOURCE: ElementClass = ElementClass {
+    name: "SeqSource",
+    ports: "0/1",
+    processing: "h/h",
+    flow: "",
+    source: "//! SeqSource — test source numbering its packets\n",
+    make: || Box::new(SeqSource::default()),
+};
+
+const SEQ_CHECK: ElementClass = ElementClass {
+    name: "SeqCheck",
+    ports: "1/0",
+    processing: "h/h",
+    flow: "",
+    source: "//! SeqCheck — test sink checking sequence numbers\n",
+    make: || Box::new(SeqCheck::default()),
+};
+
+fn library() -> Library {
+    let mut lib = sluice_elements::library();
+    lib.add(&[SEQ_SOURCE, SEQ_CHECK]);
+    lib
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn build(conf: &str, defines: &[(&str, &str)]) -> Result<Router, String> {
+    let defines: Vec<(String, String)> = defines
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let flat = sluice_lang::parse_config(conf, "smp.click", &defines).map_err(|d| {
+        d.iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
+    Router::new(
+        flat,
+        &library(),
+        RouterOptions {
+            threads: 2,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| e.join("\n"))
+}
+
+fn router(conf: &str, defines: &[(&str, &str)]) -> Router {
+    build(conf, defines).unwrap_or_else(|e| panic!("{}", e))
+}
+
+fn conf_file(name: &str) -> String {
+    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conf/smp/");
+    std::fs::read_to_string(format!("{}{}", p, name)).expect("conf file")
+}
+
+fn num(r: &mut Router, path: &str) -> u64 {
+    r.read_path(path)
+        .unwrap_or_else(|e| panic!("{}: {}", path, e))
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{}: {}", path, e))
+}
+
+/// The thread of each task, by element name, from the `tasks` handler.
+fn task_threads(r: &mut Router) -> HashMap<String, usize> {
+    r.read_path("tasks")
+        .expect("tasks handler")
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            Some((f.get(1)?.to_string(), f.first()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Sum of a numeric handler over the elements of one class whose names start with `prefix`.
+fn sum_class(r: &mut Router, class: &str, prefix: &str, handler: &str) -> u64 {
+    let mut total = 0;
+    for e in 0..r.nelements() {
+        let name = r.element_name(e).to_string();
+        if name.starts_with(prefix) && r.read_handler(Some(e), "class").unwrap().trim() == class {
+            total += num(r, &format!("{}.{}", name, handler));
+        }
+    }
+    total
+}
+
+// ---------------------------------------------------------------------------------------------
+// The configurations of conf/smp.
+
+#[test]
+fn figure3_flow_splitting_runs_each_path_on_its_thread() {
+    let mut r = router(&conf_file("flow-split.click"), &[("LIMIT", "3000")]);
+    let th = task_threads(&mut r);
+    assert_eq!(th["p0"], 0);
+    assert_eq!(th["p1"], 1);
+    assert_eq!(th["f1"], 0);
+    r.run();
+    let (c0, c1) = (num(&mut r, "c0.count"), num(&mut r, "c1.count"));
+    let drops = num(&mut r, "q0.drops") + num(&mut r, "q1.drops") + num(&mut r, "hs.drops");
+    assert_eq!(c0 + c1 + drops, 6 * 3000);
+    assert!(c0 > 0 && c1 > 0, "both paths carry flows: {} {}", c0, c1);
+    assert_eq!(num(&mut r, "w0.count"), c0);
+    assert_eq!(num(&mut r, "w1.count"), c1);
+}
+
+#[test]
+fn figure14_pipeline_splits_the_path_over_two_threads() {
+    let mut r = router(&conf_file("pipeline.click"), &[("LIMIT", "20000")]);
+    let th = task_threads(&mut r);
+    assert_eq!((th["src"], th["uq"]), (0, 1));
+    let p = r.placement().expect("placement with two threads").clone();
+    let stage1 = r.element_index("stage1").unwrap();
+    let stage2 = r.element_index("stage2").unwrap();
+    let q = r.element_index("q").unwrap();
+    assert_eq!(p.elem_threads[stage1], vec![0]);
+    assert_eq!(p.elem_threads[stage2], vec![1]);
+    assert_eq!(p.elem_threads[q], vec![0, 1]);
+    r.run();
+    assert_eq!(num(&mut r, "s1.count"), 20000);
+    assert_eq!(
+        num(&mut r, "s2.count") + num(&mut r, "q.drops"),
+        20000,
+        "every packet crossed or was counted as a drop"
+    );
+    assert_eq!(num(&mut r, "q.length"), 0);
+    assert_eq!(num(&mut r, "stage2.count"), num(&mut r, "s2.count"));
+}
+
+#[test]
+fn figure16_replicated_qos_streams_count_every_packet() {
+    let mut r = router(&conf_file("qos-replicated.click"), &[("LIMIT", "2000")]);
+    let th = task_threads(&mut r);
+    // s0/pp 1, s1/pp 2 -> 0, s2/pp 3 -> 1 with two threads.
+    assert_eq!(th["s0/pp"], 1);
+    assert_eq!(th["s1/pp"], 0);
+    assert_eq!(th["s2/pp"], 1);
+    r.run();
+    let mut delivered = 0;
+    let mut drops = num(&mut r, "hs.drops");
+    for s in ["s0", "s1", "s2"] {
+        let c = num(&mut r, &format!("{}/out.count", s));
+        assert!(c > 0, "stream {} carries flows", s);
+        delivered += c;
+        for q in ["hi", "mid", "lo"] {
+            drops += num(&mut r, &format!("{}/{}.drops", s, q));
+            assert_eq!(num(&mut r, &format!("{}/{}.length", s, q)), 0);
+        }
+    }
+    assert_eq!(delivered + drops, 6 * 2000);
+}
+
+#[test]
+fn two_ip_router_copies_forward_on_their_own_threads() {
+    let mut r = router(&conf_file("fake-iprouter-x2.click"), &[("LIMIT", "5000")]);
+    let th = task_threads(&mut r);
+    assert_eq!(th["r0/src"], 0);
+    assert_eq!(th["r1/src"], 1);
+    // Every task of a copy follows its source (they share its transmit queues).
+    for (name, t) in &th {
+        let want = if name.starts_with("r0/") { 0 } else { 1 };
+        assert_eq!(*t, want, "{}", name);
+    }
+    r.run();
+    for copy in ["r0/", "r1/"] {
+        assert_eq!(num(&mut r, &format!("{}src.count", copy)), 5000);
+        let out = sum_class(&mut r, "Discard", copy, "count");
+        let qdrops = sum_class(&mut r, "Queue", copy, "drops");
+        assert_eq!(out + qdrops, 5000, "copy {}", copy);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// SyntheticLoad.
+
+#[test]
+fn synthetic_load_is_replicated_per_thread_and_counts_add_up() {
+    let mut r = router(
+        "a :: InfiniteSource(LIMIT 7000, BURST 16) -> w :: SyntheticLoad(8, 64K, CYCLES 50);
+         b :: InfiniteSource(LIMIT 5000, BURST 16) -> w;
+         w -> c :: Counter -> Discard;
+         StaticThreadSched(a 0, b 1);",
+        &[],
+    );
+    let w = r.element_index("w").unwrap();
+    assert_eq!(r.placement().unwrap().elem_threads[w], vec![0, 1]);
+    // Read before the run: afterwards the engine sums every numeric handler over the
+    // replicas, settings included (an engine change is requested).
+    assert_eq!(num(&mut r, "w.n"), 8);
+    assert_eq!(num(&mut r, "w.s"), 65536);
+    r.run();
+    assert_eq!(num(&mut r, "w.count"), 12000);
+    assert_eq!(num(&mut r, "c.count"), 12000);
+}
+
+#[test]
+fn synthetic_load_rejects_bad_sizes() {
+    for (conf, want) in [
+        (
+            "Idle -> SyntheticLoad(1, 12Q) -> Discard",
+            "S: expected size",
+        ),
+        ("Idle -> SyntheticLoad(1, 4) -> Discard", "out of range"),
+        ("Idle -> SyntheticLoad(x, 4K) -> Discard", "N"),
+    ] {
+        let e = build(conf, &[]).err().expect("configuration should fail");
+        assert!(e.contains(want), "{}: {}", conf, e);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stress: no packet lost or duplicated across threads.
+
+#[test]
+fn many_producers_one_consumer_lose_and_duplicate_nothing() {
+    // Four numbered sources, two per thread, push into one ThreadSafeQueue; one Unqueue on
+    // thread 1 pulls into a checker. Each source's packets must come out in order, none twice,
+    // and every packet is either delivered or counted as a queue drop.
+    let mut r = router(
+        "s0 :: SeqSource(0, 60000) -> q :: ThreadSafeQueue(256);
+         s1 :: SeqSource(1, 60000) -> q;
+         s2 :: SeqSource(2, 60000) -> q;
+         s3 :: SeqSource(3, 60000) -> q;
+         q -> u :: Unqueue(BURST 64) -> chk :: SeqCheck;
+         StaticThreadSched(s0 0, s1 1, s2 0, s3 1, u 1);",
+        &[],
+    );
+    r.run();
+    let got = num(&mut r, "chk.count");
+    let drops = num(&mut r, "q.drops");
+    assert_eq!(got + drops, 4 * 60000, "got {} drops {}", got, drops);
+    assert_eq!(num(&mut r, "chk.bad_order"), 0);
+    assert_eq!(num(&mut r, "chk.malformed"), 0);
+    assert_eq!(num(&mut r, "q.length"), 0);
+    assert!(got > 0);
+}
+
+#[test]
+fn big_queue_delivers_everything_in_order() {
+    // A queue large enough for everything: no drops allowed at all.
+    let mut r = router(
+        "s0 :: SeqSource(0, 20000) -> q :: ThreadSafeQueue(65536);
+         s1 :: SeqSource(1, 20000) -> q;
+         q -> u :: Unqueue -> chk :: SeqCheck;
+         StaticThreadSched(s0 0, s1 1, u 1);",
+        &[],
+    );
+    r.run();
+    assert_eq!(num(&mut r, "chk.count"), 40000);
+    assert_eq!(num(&mut r, "q.drops"), 0);
+    assert_eq!(num(&mut r, "chk.bad_order"), 0);
+}
+
+#[test]
+fn infinite_sources_and_counters_add_up_across_threads() {
+    let mut r = router(
+        "a :: InfiniteSource(LIMIT 50000, BURST 32) -> ca :: Counter -> q :: ThreadSafeQueue(512);
+         b :: InfiniteSource(LIMIT 30000, BURST 7) -> cb :: Counter -> q;
+         q -> u :: Unqueue -> cq :: Counter -> d :: Discard;
+         StaticThreadSched(a 0, b 1, u 0);",
+        &[],
+    );
+    r.run();
+    assert_eq!(num(&mut r, "ca.count"), 50000);
+    assert_eq!(num(&mut r, "cb.count"), 30000);
+    assert_eq!(num(&mut r, "cq.count") + num(&mut r, "q.drops"), 80000);
+    assert_eq!(num(&mut r, "d.count"), num(&mut r, "cq.count"));
+}
+
+#[test]
+fn pools_recycle_packets_freed_on_the_other_thread() {
+    // Thread 0 allocates every packet, thread 1 frees them: the freeing thread's pool spills
+    // chunks to the exchange, the allocating thread refills from it. 600000 packets cycle a
+    // 4096-descriptor pool many times; every packet is accounted for, and the run ends.
+    let mut r = router(
+        "src :: InfiniteSource(LIMIT 600000, BURST 32, TIMESTAMP false)
+              -> q :: ThreadSafeQueue(2048) -> u :: Unqueue(BURST 64) -> c :: Counter -> d :: Discard;
+         StaticThreadSched(src 0, u 1);",
+        &[],
+    );
+    r.run();
+    assert_eq!(num(&mut r, "src.count"), 600000);
+    assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 600000);
+    assert_eq!(num(&mut r, "d.count"), num(&mut r, "c.count"));
+    assert!(
+        num(&mut r, "c.count") > 4096 * 4,
+        "pools cycled several times"
+    );
+    // Packets made after the run come from the pools without trouble.
+    let made: Vec<Packet> = (0..10000).map(|_| Packet::new(64)).collect();
+    assert!(made.iter().all(|p| p.len() == 64));
+}
+
+#[test]
+fn pools_recycle_both_ways() {
+    // Each thread sends to the other: both allocate and both free foreign packets.
+    let mut r = router(
+        "a :: InfiniteSource(LIMIT 200000, TIMESTAMP false) -> qa :: ThreadSafeQueue(1024)
+              -> ua :: Unqueue -> ca :: Counter -> Discard;
+         b :: InfiniteSource(LIMIT 200000, TIMESTAMP false) -> qb :: ThreadSafeQueue(1024)
+              -> ub :: Unqueue -> cb :: Counter -> Discard;
+         StaticThreadSched(a 0, ua 1, b 1, ub 0);",
+        &[],
+    );
+    r.run();
+    assert_eq!(num(&mut r, "ca.count") + num(&mut r, "qa.drops"), 200000);
+    assert_eq!(num(&mut r, "cb.count") + num(&mut r, "qb.drops"), 200000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Handlers while threads forward.
+
+#[test]
+fn handlers_read_over_a_control_socket_while_two_threads_forward() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::os::unix::net::UnixStream;
+
+    let dir = std::env::temp_dir().join(format!("sluice-smp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sock = dir.join("ctl");
+    let conf = format!(
+        "ControlSocket(UNIX, \"{}\");
+         a :: InfiniteSource(BURST 32, TIMESTAMP false) -> ca :: Counter -> Discard;
+         b :: InfiniteSource(BURST 32, TIMESTAMP false) -> w :: SyntheticLoad(2, 16K) -> cb :: Counter -> Discard;
+         StaticThreadSched(a 0, b 1);",
+        sock.display()
+    );
+    let mut r = router(&conf, &[]);
+    let runner = std::thread::spawn(move || {
+        r.run();
+        r
+    });
+    let mut s = None;
+    for _ in 0..500 {
+        if let Ok(c) = UnixStream::connect(&sock) {
+            s = Some(c);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let s = s.expect("control socket comes up");
+    let mut rd = BufReader::new(s.try_clone().unwrap());
+    let mut w = s;
+    let mut line = String::new();
+    rd.read_line(&mut line).unwrap();
+    assert!(line.starts_with("Click::ControlSocket/1.3"), "{}", line);
+    let mut read = |h: &str| -> u64 {
+        writeln!(w, "READ {}", h).unwrap();
+        let mut l = String::new();
+        rd.read_line(&mut l).unwrap();
+        assert!(l.starts_with("200"), "{}: {}", h, l);
+        l.clear();
+        rd.read_line(&mut l).unwrap();
+        let n: usize = l.trim().strip_prefix("DATA ").unwrap().parse().unwrap();
+        let mut buf = vec![0u8; n];
+        rd.read_exact(&mut buf).unwrap();
+        String::from_utf8(buf).unwrap().trim().parse().unwrap()
+    };
+    let mut last = (0, 0, 0);
+    for _ in 0..5 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let now = (read("ca.count"), read("cb.count"), read("w.count"));
+        assert!(now.0 >= last.0 && now.1 >= last.1 && now.2 >= last.2);
+        last = now;
+    }
+    assert!(last.0 > 0 && last.1 > 0, "both threads forward: {:?}", last);
+    let mut w2 = UnixStream::connect(&sock).unwrap();
+    let mut l = String::new();
+    let mut rd2 = BufReader::new(w2.try_clone().unwrap());
+    rd2.read_line(&mut l).unwrap();
+    writeln!(w2, "WRITE stop").unwrap();
+    l.clear();
+    rd2.read_line(&mut l).unwrap();
+    assert!(l.starts_with("200"), "{}", l);
+    let mut r = runner.join().expect("router thread");
+    assert!(num(&mut r, "ca.count") >= last.0);
+    assert!(num(&mut r, "cb.count") >= last.1);
+    assert_eq!(num(&mut r, "w.count"), num(&mut r, "cb.count"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Placement rules.
+
+#[test]
+fn a_queue_pushed_from_two_threads_is_rejected_naming_it_and_the_threads() {
+    let e = build(
+        "a :: InfiniteSource -> q :: Queue;
+         b :: InfiniteSource -> q;
+         q -> Unqueue -> Discard;
+         StaticThreadSched(a 0, b 1);",
+        &[],
+    )
+    .err()
+    .expect("a Queue cannot be shared");
+    assert!(e.contains("'q :: Queue'"), "{}", e);
+    assert!(e.contains("threads 0 and 1"), "{}", e);
+}
+
+#[test]
+fn an_arp_querier_reached_from_two_threads_is_rejected() {
+    let e = build(
+        "a :: InfiniteSource -> [0]arpq :: ARPQuerier(198.18.0.1, 02:00:00:00:00:01);
+         b :: InfiniteSource -> [1]arpq;
+         arpq -> Discard;
+         StaticThreadSched(a 0, b 1);",
+        &[],
+    )
+    .err()
+    .expect("an ARPQuerier cannot be shared");
+    assert!(e.contains("arpq :: ARPQuerier"), "{}", e);
+    assert!(e.contains("threads 0 and 1"), "{}", e);
+}
+
+#[test]
+fn automatic_placement_keeps_a_path_together_and_spreads_paths() {
+    let mut r = router(
+        "a :: InfiniteSource(LIMIT 1000) -> qa :: Queue(2000) -> ua :: Unqueue -> ca :: Counter -> Discard;
+         b :: InfiniteSource(LIMIT 1000) -> qb :: Queue(2000) -> ub :: Unqueue -> cb :: Counter -> Discard;",
+        &[],
+    );
+    let th = task_threads(&mut r);
+    assert_eq!(
+        th["a"], th["ua"],
+        "a path through a Queue stays on one thread"
+    );
+    assert_eq!(th["b"], th["ub"]);
+    assert_ne!(th["a"], th["b"], "independent paths are spread");
+    let p = r.placement().unwrap().clone();
+    for (q, t) in [("qa", th["a"]), ("qb", th["b"])] {
+        assert_eq!(p.elem_threads[r.element_index(q).unwrap()], vec![t]);
+    }
+    r.run();
+    assert_eq!(num(&mut r, "ca.count"), 1000);
+    assert_eq!(num(&mut r, "cb.count"), 1000);
+}
