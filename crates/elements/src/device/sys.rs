@@ -58,7 +58,7 @@ pub fn strerror(e: i32) -> String {
 
 /// An owned file descriptor, closed on drop.
 #[derive(Debug)]
-pub struct Fd(i32);
+pub struct Fd(pub(crate) i32);
 
 impl Fd {
     /// The raw descriptor.

@@ -1,0 +1,298 @@
+//! AF_XDP device elements (FromXDPDevice, ToXDPDevice) on veth pairs.
+//!
+//! Like `dev.rs`, each test moves its own thread into a fresh, private network namespace
+//! (`unshare(CLONE_NEWNET)`), creates veth pairs there with `ip`, and everything (interfaces,
+//! XDP programs, sockets) disappears with the thread and the router. Not root: they say so and
+//! return.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use sluice_core::{
+    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Router, RouterOptions, Timestamp,
+};
+use sluice_lang::args::Args;
+
+/// Test helper element: counts pushed frames whose EtherType is 0x88b5 and stops the router
+/// after `N` of them, or after `SECS` seconds of real time.
+#[derive(Default)]
+struct StopAfter {
+    n: u64,
+    secs: f64,
+    seen: u64,
+}
+
+impl Element for StopAfter {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        self.n = args.read_mp("N")?;
+        self.secs = args.read("SECS")?.unwrap_or(5.0);
+        Ok(())
+    }
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        cx.schedule_after(0, Timestamp::from_secs_f64(self.secs));
+        Ok(())
+    }
+    fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
+        for p in batch {
+            if p.data().get(12..14) == Some(&[0x88, 0xb5]) {
+                self.seen += 1;
+            }
+        }
+        if self.seen >= self.n {
+            cx.stop_router();
+        }
+    }
+    fn run_timer(&mut self, _id: usize, cx: &mut Cx) {
+        cx.stop_router();
+    }
+    fn handlers(&self) -> &'static [Handler] {
+        const { &[Handler::r("seen")] }
+    }
+    fn read_handler(&self, name: &str) -> Option<String> {
+        (name == "seen").then(|| self.seen.to_string())
+    }
+}
+
+const TEST_CLASSES: &[ElementClass] = &[ElementClass {
+    name: "StopAfter",
+    ports: "1/0",
+    processing: "h/h",
+    flow: "",
+    source: "",
+    make: || Box::new(StopAfter::default()),
+}];
+
+fn build(conf: &str) -> Result<Router, String> {
+    let flat = sluice_lang::parse_config(conf, "dev_xdp.click", &[]).expect("parses");
+    let mut lib = sluice_elements::library();
+    lib.add(TEST_CLASSES);
+    Router::new(flat, &lib, RouterOptions::default()).map_err(|e| e.join("\n"))
+}
+
+fn router(conf: &str) -> Router {
+    build(conf).unwrap_or_else(|e| panic!("{}", e))
+}
+
+fn read(r: &mut Router, h: &str) -> u64 {
+    r.read_path(h)
+        .unwrap_or_else(|e| panic!("{}: {:?}", h, e))
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{} is not a number", h))
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn private_netns(test: &str) -> bool {
+    if !is_root() {
+        eprintln!(
+            "{}: not root, skipped (needs CAP_NET_ADMIN and CAP_BPF)",
+            test
+        );
+        return false;
+    }
+    // SAFETY: unshare affects only the calling thread's namespace membership.
+    let r = unsafe { libc::unshare(libc::CLONE_NEWNET) };
+    assert_eq!(r, 0, "unshare(CLONE_NEWNET) failed as root");
+    sh("ip link set lo up");
+    true
+}
+
+fn sh(cmd: &str) {
+    let st = Command::new("sh").arg("-c").arg(cmd).status().expect("sh");
+    assert!(st.success(), "command failed: {}", cmd);
+}
+
+fn sh_out(cmd: &str) -> String {
+    let o = Command::new("sh").arg("-c").arg(cmd).output().expect("sh");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn veth(a: &str, b: &str) {
+    sh(&format!(
+        "ip link add {a} type veth peer name {b} && \
+         sysctl -qw net.ipv6.conf.{a}.disable_ipv6=1 net.ipv6.conf.{b}.disable_ipv6=1 && \
+         ip link set {a} up && ip link set {b} up"
+    ));
+}
+
+/// A 64-byte test frame, EtherType 0x88b5 (local experimental).
+const FRAME: &str = "\"\\<02 00 00 00 00 02 02 00 00 00 00 01 88 b5 00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f 10 11 12 13 14 15 16 17 18 19 1a 1b 1c 1d 1e 1f 20 21 22 23 24 25 26 27 28 29 2a 2b 2c 2d 2e 2f 30 31>\"";
+
+fn in_netns(name: &'static str, f: impl FnOnce() + Send + 'static) {
+    std::thread::spawn(move || {
+        if private_netns(name) {
+            f();
+        }
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn configuration_errors_name_the_element() {
+    let e = build("FromXDPDevice(nosuchdev0) -> Discard").err().unwrap();
+    assert!(e.contains("FromXDPDevice(nosuchdev0)"), "{}", e);
+    assert!(e.contains("no such interface 'nosuchdev0'"), "{}", e);
+    let e = build("InfiniteSource(ACTIVE false) -> Queue -> ToXDPDevice(nosuchdev1)")
+        .err()
+        .unwrap();
+    assert!(e.contains("ToXDPDevice(nosuchdev1)"), "{}", e);
+    let e = build("FromXDPDevice(lo, MODE turbo) -> Discard")
+        .err()
+        .unwrap();
+    assert!(e.contains("MODE"), "{}", e);
+    let e = build("FromXDPDevice(lo, FRAMES 1000) -> Discard")
+        .err()
+        .unwrap();
+    assert!(e.contains("FRAMES"), "{}", e);
+    let e = build("FromXDPDevice(lo, POLL sometimes) -> Discard")
+        .err()
+        .unwrap();
+    assert!(e.contains("POLL"), "{}", e);
+    let e = build("FromXDPDevice -> Discard").err().unwrap();
+    assert!(e.contains("DEVNAME"), "{}", e);
+    // Pull-only, as ToDevice.
+    let e = build("FromXDPDevice(lo) -> ToXDPDevice(lo)").err().unwrap();
+    assert!(e.contains("pull") || e.contains("push"), "{}", e);
+}
+
+/// Sends `n` frames with ToXDPDevice on `sla` and receives them with FromXDPDevice on `slb`.
+/// (At a rate: an unpaced source in the same thread can outrun the receive frames of the
+/// socket between two polls of its descriptor.)
+fn roundtrip(mode: &str, n: u64) -> (Router, String) {
+    veth("sla", "slb");
+    let conf = format!(
+        "RatedSource(DATA {FRAME}, RATE 100000, LIMIT {n}) -> q :: Queue(4000) -> td :: ToXDPDevice(sla);
+         fd :: FromXDPDevice(slb, MODE {mode}) -> c :: Counter -> s :: StopAfter({n}, SECS 10);"
+    );
+    let mut r = router(&conf);
+    // The program is attached while the router lives.
+    let link = sh_out("ip link show slb");
+    let t0 = Instant::now();
+    r.run();
+    let info = [
+        "s.seen", "td.count", "td.drops", "fd.count", "fd.drops", "q.length",
+    ]
+    .map(|h| format!("{} {}", h, read(&mut r, h)));
+    assert!(
+        t0.elapsed() < Duration::from_secs(9),
+        "timed out: {:?}",
+        info
+    );
+    (r, link)
+}
+
+#[test]
+fn veth_roundtrip_native_mode_counts_every_frame() {
+    in_netns("veth_roundtrip_native_mode_counts_every_frame", || {
+        let (mut r, link) = roundtrip("native", 3000);
+        assert!(link.contains("xdp"), "no XDP program on slb: {}", link);
+        assert_eq!(read(&mut r, "s.seen"), 3000);
+        assert_eq!(read(&mut r, "td.count"), 3000);
+        assert_eq!(read(&mut r, "td.drops"), 0);
+        assert_eq!(read(&mut r, "fd.drops"), 0);
+        assert_eq!(read(&mut r, "fd.count"), 3000);
+        assert_eq!(r.read_path("fd.mode").unwrap().trim(), "native copy");
+        drop(r);
+        // Detached and freed with the router.
+        let link = sh_out("ip link show slb");
+        assert!(!link.contains("xdp"), "XDP program left on slb: {}", link);
+    });
+}
+
+#[test]
+fn veth_roundtrip_generic_mode() {
+    in_netns("veth_roundtrip_generic_mode", || {
+        let (mut r, link) = roundtrip("skb", 1000);
+        assert!(link.contains("xdpgeneric"), "{}", link);
+        assert_eq!(read(&mut r, "s.seen"), 1000);
+        assert_eq!(read(&mut r, "fd.count"), 1000);
+        assert_eq!(read(&mut r, "fd.drops"), 0);
+        assert_eq!(r.read_path("fd.mode").unwrap().trim(), "skb copy");
+        drop(r);
+        assert!(!sh_out("ip link show slb").contains("xdp"));
+        // A second router re-attaches on the same interface.
+        let (mut r, _) = roundtrip_again();
+        assert_eq!(read(&mut r, "s.seen"), 200);
+    });
+}
+
+fn roundtrip_again() -> (Router, ()) {
+    let conf = format!(
+        "InfiniteSource(DATA {FRAME}, LIMIT 200, BURST 16) -> Queue(1000) -> ToXDPDevice(sla);
+         FromXDPDevice(slb) -> s :: StopAfter(200, SECS 10);"
+    );
+    let mut r = router(&conf);
+    r.run();
+    (r, ())
+}
+
+#[test]
+fn interoperates_with_af_packet_and_steals_frames() {
+    in_netns("interoperates_with_af_packet_and_steals_frames", || {
+        veth("sla", "slb");
+        // AF_PACKET -> AF_XDP one way and AF_XDP -> AF_PACKET the other way. An AF_PACKET
+        // FromDevice on the XDP interface sees nothing: XDP took the frames first.
+        let conf = format!(
+            "InfiniteSource(DATA {FRAME}, LIMIT 300, BURST 10) -> Queue(1000) -> ToDevice(sla);
+             x :: FromXDPDevice(slb) -> s1 :: StopAfter(100000, SECS 1.5) ;
+             InfiniteSource(DATA {FRAME}, LIMIT 200, BURST 10) -> Queue(1000) -> tx :: ToXDPDevice(slb);
+             p :: FromDevice(sla) -> pc :: Counter -> Discard;
+             ps :: FromDevice(slb) -> psc :: Counter -> Discard;"
+        );
+        let mut r = router(&conf);
+        r.run();
+        assert_eq!(read(&mut r, "s1.seen"), 300);
+        assert_eq!(read(&mut r, "tx.count"), 200);
+        assert_eq!(read(&mut r, "pc.count"), 200);
+        assert_eq!(read(&mut r, "psc.count"), 0);
+    });
+}
+
+#[test]
+fn bad_frames_are_dropped_and_counted() {
+    in_netns("bad_frames_are_dropped_and_counted", || {
+        veth("sla", "slb");
+        // 10-byte runts and 3000-byte giants cannot be sent; the good frames go through.
+        let conf = format!(
+            "InfiniteSource(DATA \"\\<02 00 00 00 00 02 02 00 00 00>\", LIMIT 5) -> q :: Queue(100);
+             InfiniteSource(LENGTH 3000, LIMIT 7) -> q;
+             InfiniteSource(DATA {FRAME}, LIMIT 50) -> q;
+             q -> td :: ToXDPDevice(sla);
+             FromXDPDevice(slb) -> s :: StopAfter(50, SECS 5);"
+        );
+        let mut r = router(&conf);
+        r.run();
+        assert_eq!(read(&mut r, "s.seen"), 50);
+        assert_eq!(read(&mut r, "td.drops"), 12);
+        assert_eq!(read(&mut r, "td.count"), 50);
+    });
+}
+
+#[test]
+fn queue_zero_only_and_queue_errors() {
+    in_netns("queue_zero_only_and_queue_errors", || {
+        veth("sla", "slb");
+        let e = build("FromXDPDevice(slb, QUEUE 5) -> Discard")
+            .err()
+            .unwrap();
+        assert!(
+            e.contains("FromXDPDevice(slb)") && e.contains("queue 5"),
+            "{}",
+            e
+        );
+        // Two readers of one queue: a clear error for the second.
+        let e = build("FromXDPDevice(slb) -> Discard; FromXDPDevice(slb) -> Discard")
+            .err()
+            .unwrap();
+        assert!(e.contains("already read"), "{}", e);
+        // Everything was released: the interface works again.
+        assert!(!sh_out("ip link show slb").contains("xdp"));
+        let (mut r, _) = roundtrip_again();
+        assert_eq!(read(&mut r, "s.seen"), 200);
+    });
+}
