@@ -1,6 +1,8 @@
 //! The push path and handlers shared by Classifier, IPClassifier and IPFilter.
 
-use sluice_core::{Batch, Cx, Handler, Packet};
+use sluice_core::{Batch, Cx, Handler, Packet, BATCH_MAX};
+
+use crate::ip::common::{push_by_port, NO_PORT};
 
 use super::program::Program;
 
@@ -49,27 +51,16 @@ impl ClassifyElem {
         }
     }
 
-    /// Classifies a batch and pushes one sub-batch per output, in port order.
+    /// Classifies a batch and pushes one sub-batch per output, in port order (the whole
+    /// batch at once when every packet goes to the same output).
     pub fn push(&mut self, batch: Batch, cx: &mut Cx) {
-        for p in batch {
-            match self.classify(&p) {
-                Some(o) if (o as usize) < self.outs.len() => {
-                    let o = o as usize;
-                    if let Err(p) = self.outs[o].push(p) {
-                        let full = std::mem::take(&mut self.outs[o]);
-                        cx.push(o, full);
-                        let _ = self.outs[o].push(p);
-                    }
-                }
-                _ => self.drops += 1,
+        let mut ports = [NO_PORT; BATCH_MAX];
+        for (p, o) in batch.iter().zip(ports.iter_mut()) {
+            if let Some(k) = self.classify(p) {
+                *o = k;
             }
         }
-        for o in 0..self.outs.len() {
-            if !self.outs[o].is_empty() {
-                let b = std::mem::take(&mut self.outs[o]);
-                cx.push(o, b);
-            }
-        }
+        self.drops += push_by_port(batch, &ports, &mut self.outs, cx);
     }
 
     /// Handlers of every classifier.

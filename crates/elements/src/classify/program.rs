@@ -383,12 +383,19 @@ impl Program {
                     let ok = match base.checked_add(ins.need as usize) {
                         Some(end) if end <= net.len() => {
                             let off = base + ins.test.off as usize;
-                            let mut w = [0u8; 4];
-                            let avail = net.len().saturating_sub(off).min(4);
-                            if let Some(src) = net.get(off..off + avail) {
-                                w[..avail].copy_from_slice(src);
-                            }
-                            let v = u32::from_be_bytes(w) & ins.test.mask;
+                            let w = match net.get(off..off + 4) {
+                                Some(src) => u32::from_be_bytes([src[0], src[1], src[2], src[3]]),
+                                None => {
+                                    // Near the end: the missing bytes read as zero.
+                                    let mut w = [0u8; 4];
+                                    let avail = net.len().saturating_sub(off).min(4);
+                                    if let Some(src) = net.get(off..off + avail) {
+                                        w[..avail].copy_from_slice(src);
+                                    }
+                                    u32::from_be_bytes(w)
+                                }
+                            };
+                            let v = w & ins.test.mask;
                             match ins.test.op {
                                 Op::Eq => v == ins.test.value,
                                 Op::Gt => v > ins.test.value,

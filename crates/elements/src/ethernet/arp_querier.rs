@@ -135,35 +135,45 @@ impl ARPQuerier {
         }
     }
 
-    fn handle_ip(&mut self, p: Packet, out: &mut OutBatch, cx: &mut Cx) {
+    /// Handles an IP packet: returns it with its Ethernet header when it can leave now, or
+    /// `None` when it waits for ARP or was dropped. `now` is read once per batch; `last`
+    /// caches the batch's last resolved next hop, so a batch for one next hop costs one
+    /// table lookup.
+    fn handle_ip(
+        &mut self,
+        p: Packet,
+        now: &mut Option<Timestamp>,
+        last: &mut Option<(Ipv4Addr, EtherAddr)>,
+        cx: &mut Cx,
+    ) -> Option<Packet> {
         let nh = Self::next_hop(&p);
+        if let Some((a, eth)) = *last {
+            if a == nh {
+                return Some(self.encap(p, eth));
+            }
+        }
         if nh.is_unspecified() {
             self.drops[5] += 1;
-            return;
+            return None;
         }
         if nh.is_broadcast() || nh == self.bcast {
-            let q = self.encap(p, EtherAddr::BROADCAST);
-            out.add(q, cx);
-            return;
+            return Some(self.encap(p, EtherAddr::BROADCAST));
         }
         if nh.is_multicast() {
             let o = nh.octets();
-            let q = self.encap(p, EtherAddr([0x01, 0x00, 0x5e, o[1] & 0x7f, o[2], o[3]]));
-            out.add(q, cx);
-            return;
+            return Some(self.encap(p, EtherAddr([0x01, 0x00, 0x5e, o[1] & 0x7f, o[2], o[3]])));
         }
-        let now = cx.now();
+        let now = *now.get_or_insert_with(|| cx.now());
         if let Some(e) = self.table.get(&nh) {
             if let Some(eth) = e.eth {
                 if now - e.updated <= self.timeout {
-                    let q = self.encap(p, eth);
-                    out.add(q, cx);
-                    return;
+                    *last = Some((nh, eth));
+                    return Some(self.encap(p, eth));
                 }
             }
         } else if self.entry_capacity > 0 && self.table.len() >= self.entry_capacity {
             self.drops[2] += 1;
-            return;
+            return None;
         }
         let e = self.table.entry(nh).or_insert(Entry {
             eth: None,
@@ -187,6 +197,7 @@ impl ARPQuerier {
                 cx.schedule_after(0, self.retry);
             }
         }
+        None
     }
 
     fn learn(
@@ -386,14 +397,21 @@ impl Element for ARPQuerier {
         Ok(())
     }
 
-    fn push(&mut self, port: usize, batch: Batch, cx: &mut Cx) {
+    fn push(&mut self, port: usize, mut batch: Batch, cx: &mut Cx) {
+        if port == 0 {
+            // In place: packets that leave now keep their slots; ARP queries (if any) are
+            // pushed as they are made, before the batch.
+            let mut now = None;
+            let mut last = None;
+            batch.filter_map(|p| self.handle_ip(p, &mut now, &mut last, cx));
+            if !batch.is_empty() {
+                cx.push(0, batch);
+            }
+            return;
+        }
         let mut out = OutBatch::new(0);
         for p in batch {
-            if port == 0 {
-                self.handle_ip(p, &mut out, cx);
-            } else {
-                self.handle_arp(p, &mut out, cx);
-            }
+            self.handle_arp(p, &mut out, cx);
         }
         out.flush(cx);
     }

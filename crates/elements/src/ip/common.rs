@@ -137,31 +137,89 @@ pub enum Verdict {
 /// Push path for elements that sort packets between outputs: applies `f` to each packet of
 /// `batch` and pushes the results, one batch per output port, order kept within a port.
 /// Returns the number of packets sent to an unconnected port (and therefore dropped).
+///
+/// Packets for output 0 stay in the input batch (no copy into a new batch), which is then
+/// pushed before the packets of the other outputs.
 pub fn push_sorted(
-    batch: Batch,
+    mut batch: Batch,
     cx: &mut Cx,
     mut f: impl FnMut(Packet, &mut Cx) -> Verdict,
 ) -> u64 {
     let n = cx.noutputs();
-    let mut o0 = OutBatch::new(0);
-    let mut o1 = OutBatch::new(1);
+    let mut o1: Option<Batch> = None;
     let mut lost = 0;
-    for p in batch {
-        match f(p, cx) {
-            Verdict::Out(k, p) if k >= n => {
-                drop(p);
-                lost += 1;
+    batch.filter_map(|p| match f(p, cx) {
+        Verdict::Out(k, p) if k >= n => {
+            drop(p);
+            lost += 1;
+            None
+        }
+        Verdict::Out(0, p) => Some(p),
+        Verdict::Out(1, p) => {
+            let b = o1.get_or_insert_with(Batch::new);
+            if let Err(p) = b.push(p) {
+                // Cannot happen (a batch never holds more than BATCH_MAX packets), but
+                // stay correct: send the full batch on.
+                cx.push(1, std::mem::take(b));
+                let _ = b.push(p);
             }
-            Verdict::Out(0, p) => o0.add(p, cx),
-            Verdict::Out(1, p) => o1.add(p, cx),
-            Verdict::Out(k, p) => cx.push_one(k, p),
-            Verdict::Gone => {}
+            None
+        }
+        Verdict::Out(k, p) => {
+            cx.push_one(k, p);
+            None
+        }
+        Verdict::Gone => None,
+    });
+    if !batch.is_empty() {
+        cx.push(0, batch);
+    }
+    if let Some(b) = o1 {
+        if !b.is_empty() {
+            cx.push(1, b);
         }
     }
-    o0.flush(cx);
-    o1.flush(cx);
     lost
 }
+
+/// Pushes `batch`, whose packet `i` is bound for output `ports[i]` (an output at or beyond
+/// `outs.len()`, such as [`NO_PORT`], means dropped: counted in the return value), as one
+/// batch per output in port order, order kept within a port. `outs` is the element's
+/// scratch space, one empty batch per output. When every packet goes to the same output
+/// (the common case on a forwarding path) the batch is pushed as it is, without a copy.
+#[inline]
+pub fn push_by_port(batch: Batch, ports: &[u32], outs: &mut [Batch], cx: &mut Cx) -> u64 {
+    let n = batch.len();
+    if n == 0 {
+        return 0;
+    }
+    let first = ports[0];
+    if (first as usize) < outs.len() && ports[..n].iter().all(|&o| o == first) {
+        cx.push(first as usize, batch);
+        return 0;
+    }
+    let mut lost = 0;
+    for (i, p) in batch.into_iter().enumerate() {
+        let o = ports[i] as usize;
+        if o >= outs.len() {
+            lost += 1;
+            continue;
+        }
+        if let Err(p) = outs[o].push(p) {
+            cx.push(o, std::mem::take(&mut outs[o]));
+            let _ = outs[o].push(p);
+        }
+    }
+    for o in 0..outs.len() {
+        if !outs[o].is_empty() {
+            cx.push(o, std::mem::take(&mut outs[o]));
+        }
+    }
+    lost
+}
+
+/// The "no output" value for [`push_by_port`].
+pub const NO_PORT: u32 = u32::MAX;
 
 /// Pull path for the same elements: pulls up to `max` packets from input 0, returns those for
 /// output 0 and pushes the others out of their (push) ports.

@@ -7,6 +7,7 @@ use sluice_lang::args::Args;
 use sluice_wire::Ipv4Packet;
 
 use super::table::{parse_prefix, Lpm, Route, RouteTable, NH_NONE};
+use crate::ip::common::{push_by_port, NO_PORT};
 
 /// Handlers of the lookup elements that accept route updates.
 pub const DYNAMIC_HANDLERS: &[Handler] = &[
@@ -111,31 +112,16 @@ impl<T: Lpm + 'static> Element for LookupElem<T> {
             *a = u32::from(dst);
         }
         self.table.lpm.lookup_batch(&addrs[..n], &mut nhs[..n]);
-        for (i, mut p) in batch.into_iter().enumerate() {
-            let Some(&(gw, port)) = self.table.nexthops.get(nhs[i] as usize) else {
-                self.drops += 1;
-                continue;
-            };
-            if gw != 0 {
-                p.set_dst_ip_anno(Ipv4Addr::from(gw));
-            }
-            let o = port as usize;
-            if o >= self.outs.len() {
-                self.drops += 1;
-                continue;
-            }
-            if let Err(p) = self.outs[o].push(p) {
-                let full = std::mem::take(&mut self.outs[o]);
-                cx.push(o, full);
-                let _ = self.outs[o].push(p);
+        let mut ports = [NO_PORT; BATCH_MAX];
+        for ((p, &nh), o) in batch.iter_mut().zip(nhs.iter()).zip(ports.iter_mut()) {
+            if let Some(&(gw, port)) = self.table.nexthops.get(nh as usize) {
+                if gw != 0 {
+                    p.set_dst_ip_anno(Ipv4Addr::from(gw));
+                }
+                *o = port;
             }
         }
-        for o in 0..self.outs.len() {
-            if !self.outs[o].is_empty() {
-                let b = std::mem::take(&mut self.outs[o]);
-                cx.push(o, b);
-            }
-        }
+        self.drops += push_by_port(batch, &ports, &mut self.outs, cx);
     }
 
     fn handlers(&self) -> &'static [Handler] {

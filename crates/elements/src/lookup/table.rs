@@ -300,35 +300,42 @@ impl<T: Lpm> RouteTable<T> {
 }
 
 /// Linear search over the routes: the reference structure (and LinearIPLookup's).
+///
+/// Entries are kept sorted by decreasing prefix length with their masks precomputed, so
+/// the first match is the longest one and the search stops there.
 #[derive(Default)]
 pub struct Linear {
-    entries: Vec<(u32, u8, u32)>,
+    /// `(addr, mask, len, nh)`, longest prefixes first.
+    entries: Vec<(u32, u32, u8, u32)>,
 }
 
 impl Lpm for Linear {
     fn set(&mut self, addr: u32, len: u8, nh: u32) {
-        match self.entries.iter_mut().find(|e| e.0 == addr && e.1 == len) {
-            Some(e) => e.2 = nh,
-            None => self.entries.push((addr, len, nh)),
+        match self.entries.iter_mut().find(|e| e.0 == addr && e.2 == len) {
+            Some(e) => e.3 = nh,
+            None => {
+                let at = self.entries.partition_point(|e| e.2 >= len);
+                self.entries.insert(at, (addr, mask_of(len), len, nh));
+            }
         }
     }
 
     fn remove(&mut self, addr: u32, len: u8, _cover: Option<(u8, u32)>) {
-        self.entries.retain(|e| !(e.0 == addr && e.1 == len));
+        self.entries.retain(|e| !(e.0 == addr && e.2 == len));
     }
 
+    #[inline]
     fn lookup(&self, addr: u32) -> u32 {
-        let mut best = (0u8, NH_NONE);
-        for &(a, l, nh) in &self.entries {
-            if addr & mask_of(l) == a && (best.1 == NH_NONE || l > best.0) {
-                best = (l, nh);
+        for &(a, m, _, nh) in &self.entries {
+            if addr & m == a {
+                return nh;
             }
         }
-        best.1
+        NH_NONE
     }
 
     fn mem_bytes(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<(u32, u8, u32)>()
+        self.entries.capacity() * std::mem::size_of::<(u32, u32, u8, u32)>()
     }
 
     fn clear(&mut self) {
