@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every network-namespace scenario: real Linux hosts in namespaces on both sides of a
-# Sluice bridge or router (AF_PACKET FromDevice/ToDevice on veth pairs, KernelTap host path).
+# Sluice bridge or router (AF_PACKET FromDevice/ToDevice and AF_XDP FromXDPDevice/ToXDPDevice
+# on veth pairs, KernelTap host path).
 #
 #   tests/netns/run.sh [PATTERN]     run the scenarios whose name contains PATTERN
 #
