@@ -1,0 +1,367 @@
+"""End-to-end tests of the classifiers and route lookups, checked with scapy.
+
+Classifier, IPClassifier and IPFilter: a scapy-crafted pcap of varied frames (ARP, IPv6, TCP,
+UDP, ICMP, fragments, IP options, TOS values, short frames) goes through a configuration
+whose outputs each go to their own ToDump; each output pcap is dissected with scapy and
+compared with what a Python predicate (the pattern's meaning, written independently) says.
+
+Route lookups: a table taken from /work/shared/data/ipv4-prefixes.txt.gz (every Nth prefix
+plus some nested ones) and a few thousand random destinations (inside table prefixes and
+uniform) go through StaticIPLookup, LinearIPLookup, RadixIPLookup and DirectIPLookup; the
+destinations in each output's pcap must be those a Python longest-prefix-match reference
+sends to that port, and the misses must be counted in `drops`.
+"""
+import gzip
+import ipaddress
+import random
+from pathlib import Path
+
+import pytest
+from scapy.all import (ARP, ICMP, IP, TCP, UDP, Ether, IPOption_RR, IPv6, Raw, rdpcap,
+                       wrpcap)
+
+DATA = Path("/work/shared/data/ipv4-prefixes.txt.gz")
+MAC_R, MAC_H = "00:00:c0:ae:67:ef", "02:00:00:00:00:02"
+
+
+def frames():
+    """A deterministic mix of frames; each carries a unique IP id (or payload) tag."""
+    rnd = random.Random(7)
+    out = []
+    srcs = ["198.18.0.2", "198.18.0.77", "198.18.1.9", "198.19.4.4"]
+    dsts = ["198.18.0.1", "198.18.1.2", "198.18.1.200", "198.19.0.5", "198.18.2.3"]
+    ident = 1
+    for i in range(240):
+        s, d = rnd.choice(srcs), rnd.choice(dsts)
+        kind = rnd.choice(["tcp", "tcp", "udp", "udp", "icmp", "other"])
+        tos = rnd.choice([0, 0, 0xB8, 0x20, 0x03])
+        ttl = rnd.choice([1, 2, 64, 255])
+        ip = IP(src=s, dst=d, id=ident, tos=tos, ttl=ttl)
+        ident += 1
+        if rnd.random() < 0.1:
+            ip.options = [IPOption_RR(routers=["0.0.0.0"] * 2)]
+        if kind == "tcp":
+            flags = rnd.choice(["S", "SA", "A", "FA", "R", "PA"])
+            l4 = TCP(sport=rnd.choice([1024, 4000, 80]), dport=rnd.choice([22, 80, 443, 8080]),
+                     flags=flags, window=rnd.choice([512, 65535]))
+        elif kind == "udp":
+            l4 = UDP(sport=rnd.choice([53, 5000]), dport=rnd.choice([53, 123, 5000, 9]))
+        elif kind == "icmp":
+            l4 = ICMP(type=rnd.choice([0, 8, 3, 11]), code=0)
+        else:
+            ip.proto = 47
+            l4 = Raw(b"\0" * 8)
+        pkt = Ether(src=MAC_H, dst=MAC_R) / ip / l4 / Raw(bytes(rnd.randrange(0, 40)))
+        if rnd.random() < 0.08:
+            # A non-first fragment: transport fields are not there.
+            pkt[IP].frag = 3
+            pkt[IP].flags = 0
+        elif rnd.random() < 0.05:
+            pkt[IP].flags = "MF"
+        out.append(pkt)
+    out.append(Ether(src=MAC_H, dst="ff:ff:ff:ff:ff:ff") / ARP(op=1, psrc="198.18.0.2", pdst="198.18.0.1"))
+    out.append(Ether(src=MAC_H, dst=MAC_R) / ARP(op=2, psrc="198.18.0.2", pdst="198.18.0.1"))
+    out.append(Ether(src=MAC_H, dst=MAC_R) / IPv6(src="2001:db8::1", dst="2001:db8::2") / UDP())
+    out.append(Ether(src=MAC_H, dst=MAC_R, type=0x0800) / Raw(b"\x45\x00"))  # truncated IP
+    for k, p in enumerate(out):
+        p.time = 1 + k * 0.001
+    return out
+
+
+@pytest.fixture(scope="module")
+def pcap(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cls")
+    f = d / "in.pcap"
+    wrpcap(str(f), frames())
+    return f
+
+
+def tag(p):
+    """Identity of a frame in the outputs: IP id, or the raw bytes for non-IP frames."""
+    return ("ip", p[IP].id) if IP in p else ("raw", bytes(p))
+
+
+def read_outs(tmp_path, nout):
+    res = []
+    for k in range(nout):
+        f = tmp_path / f"out{k}.pcap"
+        res.append(list(rdpcap(str(f))) if f.exists() and f.stat().st_size > 24 else [])
+    return res
+
+
+def check(tmp_path, inputs, nout, choose, drops_text):
+    """`choose(pkt)` gives the expected output port or None (dropped)."""
+    outs = read_outs(tmp_path, nout)
+    expect = [[] for _ in range(nout)]
+    dropped = 0
+    for p in inputs:
+        k = choose(p)
+        if k is None:
+            dropped += 1
+        else:
+            expect[k].append(tag(p))
+    assert sum(1 for e in expect if e) >= min(2, nout), "the traffic exercises several outputs"
+    for k in range(nout):
+        got = [tag(Ether(bytes(p))) for p in outs[k]]
+        assert got == expect[k], f"output {k}: got {len(got)} expected {len(expect[k])}"
+    assert int(drops_text) == dropped
+
+
+def handler(proc, name):
+    """Value of a handler read with -h (a single -h prints the bare value, like Click)."""
+    lines = (proc.stdout + proc.stderr).splitlines()
+    if name + ":" in lines:
+        return lines[lines.index(name + ":") + 1].strip()
+    return [ln for ln in proc.stdout.splitlines() if ln.strip()][-1].strip()
+
+
+def is_ip(p):
+    return IP in p and len(bytes(p[IP])) >= 20 and p[IP].version == 4
+
+
+def ip_bytes(p):
+    return bytes(p)[14:]
+
+
+# ---------------------------------------------------------------- Classifier (offset/value)
+
+
+def test_classifier_ether_patterns(run_sluice, pcap, tmp_path):
+    el = "Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800, -)"
+    proc = run_sluice(f"FromDump({pcap}, STOP true) -> e :: {el};"
+                      + "".join(f"e[{k}] -> ToDump(out{k}.pcap);" for k in range(4)), "-h", "e.drops")
+
+    def choose(p):
+        b = bytes(p)
+        if b[12:14] == b"\x08\x06" and b[20:22] == b"\x00\x01":
+            return 0
+        if b[12:14] == b"\x08\x06" and b[20:22] == b"\x00\x02":
+            return 1
+        if b[12:14] == b"\x08\x00":
+            return 2
+        return 3
+
+    check(tmp_path, frames(), 4, choose, handler(proc, "e.drops"))
+
+
+def test_classifier_masks_negation_and_drop(run_sluice, pcap, tmp_path):
+    # 23/06: TCP; 23/11 !36/0035: UDP not to port 53 (header without options only);
+    # 15/b8%fc: DSCP 46 (EF); no '-': everything else dropped.
+    el = "Classifier(12/0800 23/06, 12/0800 23/11 !36/0035, 12/0800 15/b8%fc)"
+    proc = run_sluice(f"FromDump({pcap}, STOP true) -> e :: {el};"
+                      + "".join(f"e[{k}] -> ToDump(out{k}.pcap);" for k in range(3)), "-h", "e.drops")
+
+    def choose(p):
+        b = bytes(p)
+        if len(b) < 24 or b[12:14] != b"\x08\x00":
+            return None
+        if b[23] == 6:
+            return 0
+        if b[23] == 17 and not (len(b) >= 38 and b[36:38] == b"\x00\x35"):
+            return 1
+        if b[15] & 0xFC == 0xB8:
+            return 2
+        return None
+
+    check(tmp_path, frames(), 3, choose, handler(proc, "e.drops"))
+
+
+# ---------------------------------------------------------------- IPClassifier
+
+
+def ip_frames():
+    return [p for p in frames() if is_ip(p)]
+
+
+@pytest.fixture(scope="module")
+def ip_pcap(tmp_path_factory):
+    d = tmp_path_factory.mktemp("clsip")
+    f = d / "in.pcap"
+    wrpcap(str(f), ip_frames())
+    return f
+
+
+def first_frag(ip):
+    return ip.frag == 0
+
+
+def run_ip(run_sluice, ip_pcap, element, nout):
+    conf = (f"FromDump({ip_pcap}, STOP true) -> Strip(14) -> MarkIPHeader -> e :: {element};"
+            + "".join(f"e[{k}] -> Unstrip(14) -> ToDump(out{k}.pcap);" for k in range(nout)))
+    return run_sluice(conf, "-h", "e.drops")
+
+
+IPC_PATTERNS = [
+    ("tcp dst port 80 or tcp dst port 443",
+     lambda ip: ip.proto == 6 and first_frag(ip) and TCP in ip and ip[TCP].dport in (80, 443)),
+    ("udp and src host 198.18.0.2",
+     lambda ip: ip.proto == 17 and ip.src == "198.18.0.2"),
+    ("icmp type echo",
+     lambda ip: ip.proto == 1 and first_frag(ip) and ICMP in ip and ip[ICMP].type == 8),
+    ("dst net 198.18.1.0/24 && ip ttl < 3",
+     lambda ip: ipaddress.ip_address(ip.dst) in ipaddress.ip_network("198.18.1.0/24") and ip.ttl < 3),
+    ("ip dscp 46", lambda ip: ip.tos >> 2 == 46),
+    ("syn and not ack",
+     lambda ip: ip.proto == 6 and first_frag(ip) and TCP in ip and "S" in str(ip[TCP].flags)
+     and "A" not in str(ip[TCP].flags)),
+    ("ip frag", lambda ip: ip.frag != 0 or bool(ip.flags.MF)),
+    ("-", lambda ip: True),
+]
+
+
+def test_ipclassifier_expressions(run_sluice, ip_pcap, tmp_path):
+    el = "IPClassifier(" + ", ".join(p for p, _ in IPC_PATTERNS) + ")"
+    proc = run_ip(run_sluice, ip_pcap, el, len(IPC_PATTERNS))
+
+    def choose(p):
+        ip = p[IP]
+        for k, (_, f) in enumerate(IPC_PATTERNS):
+            if f(ip):
+                return k
+        return None
+
+    check(tmp_path, ip_frames(), len(IPC_PATTERNS), choose, handler(proc, "e.drops"))
+
+
+def test_ipclassifier_ternary_and_ports_by_name(run_sluice, ip_pcap, tmp_path):
+    pats = [("src net 198.18.0.0/24 ? tcp port www : udp port domain",
+             lambda ip: (ipaddress.ip_address(ip.src) in ipaddress.ip_network("198.18.0.0/24")
+                         and ip.proto == 6 and first_frag(ip) and TCP in ip and 80 in (ip[TCP].sport, ip[TCP].dport))
+             or (ipaddress.ip_address(ip.src) not in ipaddress.ip_network("198.18.0.0/24")
+                 and ip.proto == 17 and first_frag(ip) and UDP in ip and 53 in (ip[UDP].sport, ip[UDP].dport))),
+            ("tcp win >= 1024", lambda ip: ip.proto == 6 and first_frag(ip) and TCP in ip and ip[TCP].window >= 1024)]
+    el = "IPClassifier(" + ", ".join(p for p, _ in pats) + ")"
+    proc = run_ip(run_sluice, ip_pcap, el, len(pats))
+
+    def choose(p):
+        for k, (_, f) in enumerate(pats):
+            if f(p[IP]):
+                return k
+        return None
+
+    check(tmp_path, ip_frames(), len(pats), choose, handler(proc, "e.drops"))
+
+
+def test_ipfilter_rules(run_sluice, ip_pcap, tmp_path):
+    el = ("IPFilter(deny src host 198.19.4.4, allow tcp dst port 22, 1 icmp, "
+          "drop ip proto 47, allow udp, deny all)")
+    proc = run_ip(run_sluice, ip_pcap, el, 2)
+
+    def choose(p):
+        ip = p[IP]
+        if ip.src == "198.19.4.4":
+            return None
+        if ip.proto == 6 and first_frag(ip) and TCP in ip and ip[TCP].dport == 22:
+            return 0
+        if ip.proto == 1:
+            return 1
+        if ip.proto == 47:
+            return None
+        if ip.proto == 17:
+            return 0
+        return None
+
+    check(tmp_path, ip_frames(), 2, choose, handler(proc, "e.drops"))
+
+
+# ---------------------------------------------------------------- route lookups
+
+
+def load_table(every=200):
+    routes = {}
+    with gzip.open(DATA, "rt") as f:
+        for n, line in enumerate(f):
+            if line.startswith("#") or not line.strip():
+                continue
+            if n % every:
+                continue
+            pfx, port = line.split()
+            routes[ipaddress.ip_network(pfx)] = int(port)
+    # Nested prefixes: a covering /8 and /16 under some entries, and a few host routes.
+    some = list(routes)[:40]
+    for net in some[:10]:
+        routes.setdefault(net.supernet(new_prefix=max(8, net.prefixlen - 8)), 15)
+    for net in some[10:20]:
+        routes[ipaddress.ip_network((int(net.network_address) + 1, 32))] = 14
+    return routes
+
+
+def reference(routes):
+    by_len = {}
+    for net, port in routes.items():
+        by_len.setdefault(net.prefixlen, {})[int(net.network_address)] = port
+    lens = sorted(by_len, reverse=True)
+
+    def lookup(a):
+        for ln in lens:
+            m = (0xFFFFFFFF << (32 - ln)) & 0xFFFFFFFF if ln else 0
+            p = by_len[ln].get(a & m)
+            if p is not None:
+                return p
+        return None
+
+    return lookup
+
+
+@pytest.fixture(scope="module")
+def lpm_case(tmp_path_factory):
+    if not DATA.exists():
+        pytest.skip(f"{DATA} missing")
+    routes = load_table()
+    rnd = random.Random(42)
+    nets = list(routes)
+    dsts = []
+    for _ in range(2500):
+        if rnd.random() < 0.6:
+            n = rnd.choice(nets)
+            dsts.append(int(n.network_address) + rnd.randrange(n.num_addresses))
+        else:
+            dsts.append(rnd.getrandbits(32))
+    d = tmp_path_factory.mktemp("lpm")
+    pk = []
+    for k, a in enumerate(dsts):
+        p = IP(src="198.18.0.2", dst=str(ipaddress.ip_address(a)), id=k & 0xFFFF) / UDP(dport=9)
+        p.time = 1 + k * 1e-4
+        pk.append(p)
+    f = d / "dsts.pcap"
+    wrpcap(str(f), pk)  # raw IP (DLT_RAW)
+    return routes, dsts, f
+
+
+@pytest.mark.parametrize("cls", ["StaticIPLookup", "LinearIPLookup", "RadixIPLookup", "DirectIPLookup"])
+def test_lookup_matches_reference(run_sluice, lpm_case, tmp_path, cls):
+    routes, dsts, f = lpm_case
+    ref = reference(routes)
+    table = ",\n ".join(f"{n} {p}" for n, p in routes.items())
+    conf = (f"FromDump({f}, STOP true) -> GetIPAddress(16) -> e :: {cls}({table});\n"
+            + "".join(f"e[{k}] -> ToDump(port{k}.pcap, ENCAP IP);\n" for k in range(16)))
+    proc = run_sluice(conf, "-h", "e.drops", timeout=180)
+    expect = [[] for _ in range(16)]
+    misses = 0
+    for a in dsts:
+        p = ref(a)
+        if p is None:
+            misses += 1
+        else:
+            expect[p].append(str(ipaddress.ip_address(a)))
+    for k in range(16):
+        out = tmp_path / f"port{k}.pcap"
+        got = [IP(bytes(p)).dst for p in rdpcap(str(out))] if out.exists() and out.stat().st_size > 24 else []
+        assert got == expect[k], f"{cls} port {k}: {len(got)} vs {len(expect[k])}"
+    assert int(handler(proc, "e.drops")) == misses
+    assert misses > 0 and sum(map(len, expect)) > 1000
+
+
+def test_lookup_handler_agrees(run_sluice, lpm_case):
+    routes, dsts, _ = lpm_case
+    ref = reference(routes)
+    table = ", ".join(f"{n} {p}" for n, p in routes.items())
+    sample = dsts[:60]
+    script = " ".join(f"write e.lookup {ipaddress.ip_address(a)}, read e.lookup," for a in sample)
+    conf = f"e :: RadixIPLookup({table}); Idle -> e; e[0] -> Discard; " \
+           + "".join(f"e[{k}] -> Discard; " for k in range(1, 16)) \
+           + f"Script({script} stop);"
+    proc = run_sluice(conf)
+    vals = [ln.strip() for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip() and not ln.startswith("e.lookup")]
+    got = [int(v.split()[0]) for v in vals]
+    assert got == [ref(a) if ref(a) is not None else -1 for a in sample]
