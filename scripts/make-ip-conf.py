@@ -27,7 +27,8 @@ GetIPAddress(16) into the shared route lookup; and on the way out DropBroadcasts
 FixIPSrc, DecIPTTL, IPFragmenter(MTU), each error path to an ICMPError that goes back into
 the route lookup. Route lookup output 0 holds packets for the router itself (host output).
 
-Usage: make-ip-conf.py [--mode pcap|device|bench] [--lookup CLASS] [--host FILE|discard]
+Usage: make-ip-conf.py [--mode pcap|device|bench] [--lookup CLASS]
+                       [--host FILE|discard|tap:DEVNAME:ADDR/LEN]
                        [--route R]... [--timing] IFSPEC...
 """
 import argparse
@@ -132,6 +133,20 @@ def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", 
     w("// Packets for the router itself.")
     if host == "discard":
         w("rt[0] -> host :: Discard;")
+    elif host.startswith("tap:"):
+        # tap:DEVNAME:ADDR/LEN -- the host's own stack through a KernelTap. Its peer answers
+        # ARP for every address (proxy); the kernel's packets go back into the route lookup.
+        parts = host.split(":", 2)
+        if len(parts) != 3:
+            raise SystemExit("make-ip-conf: --host tap:DEVNAME:ADDR/LEN")
+        _, dev, addr = parts
+        w(f"tap :: KernelTap({addr}, ETHER 02:00:00:00:00:fe, DEVNAME {dev});")
+        w("tc :: Classifier(12/0806 20/0001, 12/0800, -);")
+        w("tap -> tc;")
+        w("tc[0] -> ARPResponder(0.0.0.0/0 02:00:00:00:00:fd) -> tap;")
+        w("tc[1] -> Strip(14) -> CheckIPHeader -> GetIPAddress(16) -> rt;")
+        w("tc[2] -> Discard;")
+        w("rt[0] -> EtherEncap(0x0800, 02:00:00:00:00:fd, 02:00:00:00:00:fe) -> tap;")
     else:
         w(f"rt[0] -> EtherEncap(0x0800, 1:1:1:1:1:1, 2:2:2:2:2:2) -> host :: ToDump({host});")
     w("")
@@ -182,7 +197,9 @@ def main(argv=None):
     ap.add_argument("--mode", choices=["pcap", "device", "bench"], default="pcap")
     ap.add_argument("--lookup", default="StaticIPLookup",
                     help="route lookup class (StaticIPLookup, LinearIPLookup, RadixIPLookup, DirectIPLookup)")
-    ap.add_argument("--host", default="discard", help="pcap file for packets to the router, or 'discard'")
+    ap.add_argument("--host", default="discard",
+                    help="pcap file for packets to the router, 'discard', or tap:DEVNAME:ADDR/LEN "
+                         "(a KernelTap to the host's own stack)")
     ap.add_argument("--route", action="append", default=[], help="PREFIX[:GATEWAY]:IFNAME")
     ap.add_argument("--timing", action="store_true", help="FromDump TIMING true (pcap mode)")
     ap.add_argument("interfaces", nargs="+", help="name=...,addr=A/L,eth=...,[in=,out=|dev=],mtu=")
