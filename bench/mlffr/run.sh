@@ -3,15 +3,27 @@
 #
 #   bench/mlffr/run.sh [SECONDS_PER_STEP] [RATES...]
 #
-# The generator is Sluice itself (RatedSource -> Queue -> ToDevice, 64-byte UDP frames,
-# pinned to CPU 0). The router is either Sluice running the Figure 8 IP router on
-# FromDevice/ToDevice (pinned to CPU 1), or Linux's own forwarding on the same topology and
-# tuning. Offered and forwarded rates are measured by the kernel's interface counters (the
-# generator's tx, the sink's rx), independent of Sluice. The offered rate is stepped up; the
-# maximum loss-free forwarding rate (MLFFR) is the highest offered rate forwarded with <0.1%
-# loss. Writes results.csv and forwarding.png into bench/mlffr/out/ and prints a summary.
+# Routers, measured in the same run on the same topology and tuning:
+#   linux         Linux's own IPv4 forwarding
+#   sluice-packet Sluice's Figure 8 IP router (scripts/make-ip-conf.py) on FromDevice/ToDevice
+#                 (AF_PACKET), POLL busy
+#   sluice-xdp    the same configuration on FromXDPDevice/ToXDPDevice (AF_XDP, copy mode,
+#                 native XDP), POLL busy
 #
-# Generator and router share this machine's cores: the figures say so. Needs root.
+# Generator: Sluice itself, RatedSource -> Queue -> ToXDPDevice (or ToDevice with GEN=packet;
+# adaptive polling, so the softirq work its sends cause on its CPU is not starved), 64-byte UDP frames (60 bytes + FCS) h1 -> h2, pinned to CPU $GEN_CPU; the router
+# (Sluice, or the kernel's forwarding through threaded NAPI) is pinned to CPU $RTR_CPU. The
+# offered rate is stepped up; offered and forwarded rates come from the kernel's interface
+# counters, independent of Sluice: offered = generator's tx_packets + tx_dropped (a veth
+# counts frames its peer refused as tx_dropped), forwarded = sink's rx_packets. MLFFR = the
+# highest offered rate forwarded with < 0.1% loss. A router's stepping ends after two steps
+# with > 5% loss (bounded time). Tuning (ENGINEERING.md): senders `ethtool -K IF tso off`,
+# the router's receiving veth `gro on` with threaded NAPI, its kthread pinned to the router's
+# CPU (RA_NAPI=softirq leaves it in the softirq of the generator's CPU instead). The sink's
+# receive runs in the softirq of its sender (the router's CPU), for every router alike.
+#
+# Writes bench/mlffr/results.csv and bench/mlffr/forwarding.png and prints a summary.
+# Needs root. Every namespace is deleted on every exit path (lib.sh's trap).
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -21,7 +33,10 @@ cd "$ROOT"
 STEP="${1:-2}"
 shift || true
 RATES=("$@")
-[ ${#RATES[@]} -gt 0 ] || RATES=(25000 50000 100000 200000 300000 400000 600000 800000 1200000)
+[ ${#RATES[@]} -gt 0 ] || RATES=(100000 200000 300000 400000 500000 600000 700000 800000 900000 1000000 1100000 1200000 1400000 1600000)
+MODES=(${MODES:-linux sluice-packet sluice-xdp})
+GEN="${GEN:-xdp}"
+RA_NAPI="${RA_NAPI:-threaded}"
 
 if [ -z "${SLUICE:-}" ]; then
   export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
@@ -31,23 +46,19 @@ fi
 export SLUICE
 # shellcheck disable=SC1091
 source "$ROOT/tests/netns/lib.sh"
-# shellcheck disable=SC1091
-source "$ROOT/tests/netns/scenarios/router.sh"
 
-OUT="$HERE/out"
-mkdir -p "$OUT"
-CSV="$OUT/results.csv"
-echo "router,offered_pps,forwarded_pps,gen_tx_pps,loss_pct" >"$CSV"
+CSV="$HERE/results.csv"
+PNG="$HERE/forwarding.png"
+echo "router,requested_pps,offered_pps,forwarded_pps,loss_pct" >"$CSV"
 NCPU=$(nproc)
 GEN_CPU=0
 RTR_CPU=$((NCPU > 1 ? 1 : 0))
 
 stat_of() { nsx "$1" cat "/sys/class/net/$2/statistics/$3"; }
 
-# 64-byte frame (60 + FCS): h1 -> h2 UDP, to the router's ra MAC.
+# 64-byte frame (60 + FCS): h1 -> h2 UDP port 9, to the router's ra MAC.
 frame_hex() {
-  local dst="$1" src="$2"
-  python3 - "$dst" "$src" <<'EOF'
+  python3 - "$1" "$2" <<'EOF'
 import struct, sys
 dst = bytes.fromhex(sys.argv[1].replace(':', ''))
 src = bytes.fromhex(sys.argv[2].replace(':', ''))
@@ -64,6 +75,32 @@ print(' '.join('%02x' % b for b in f))
 EOF
 }
 
+# Threaded NAPI for IF in NS, its kthread(s) pinned to CPU. The kthreads (napi/<dev>-<id>)
+# are told apart from other namespaces' by appearing when threading is switched on.
+napi_pin() {
+  local ns="$1" ifc="$2" cpu="$3" before pid
+  nsx "$ns" ethtool -K "$ifc" gro on >/dev/null 2>&1 || true
+  before=" $(pgrep '^napi/' | tr '\n' ' ') "
+  nsx "$ns" sh -c "echo 1 > /sys/class/net/$ifc/threaded" 2>/dev/null || true
+  sleep 0.2
+  for pid in $(pgrep "^napi/$ifc-"); do
+    [[ "$before" == *" $pid "* ]] && continue
+    taskset -pc "$cpu" "$pid" >/dev/null 2>&1 || true
+  done
+}
+
+router_conf() {
+  local mode="$1" conf
+  conf=$(python3 "$ROOT/scripts/make-ip-conf.py" --mode device \
+    "name=ra,addr=$R_ADDR0/24,eth=$(mac_of r ra),dev=ra" \
+    "name=rb,addr=$R_ADDR1/24,eth=$(mac_of r rb),dev=rb") || return 1
+  if [ "$mode" = sluice-xdp ]; then
+    printf '%s\n' "$conf" | sed -E 's/FromDevice\((r[ab])\)/FromXDPDevice(\1, POLL busy)/; s/ToDevice\((r[ab])\)/ToXDPDevice(\1, POLL busy)/'
+  else
+    printf '%s\n' "$conf" | sed -E 's/FromDevice\((r[ab])\)/FromDevice(\1, POLL busy)/; s/ToDevice\((r[ab])\)/ToDevice(\1, POLL busy)/'
+  fi
+}
+
 run_mode() {
   local mode="$1"
   # Runs in a subshell: its own temporary folder and its own cleanup trap.
@@ -71,74 +108,100 @@ run_mode() {
   SLUICE_LOG="$NETNS_TMP/sluice.log"
   trap netns_cleanup EXIT
   topo_router || return 1
-  nsx h2 ip link set eth0 mtu 1500
-  if [ "$mode" = sluice ]; then
-    local conf
-    conf=$(fig8_conf "$(mac_of r ra)" "$(mac_of r rb)" 1500 1500)
-    sluice_start r "$conf" || return 1
-    taskset -pc "$RTR_CPU" "$SLUICE_PID" >/dev/null
-  else
+  # Same tuning for every router: the generator sends without TSO; the router's receiving
+  # interface uses GRO and threaded NAPI on the router's CPU (RA_NAPI=threaded, default).
+  nsx h1 ethtool -K eth0 tso off >/dev/null 2>&1
+  nsx r ethtool -K rb tso off >/dev/null 2>&1
+  [ "$RA_NAPI" = threaded ] && napi_pin r ra "$RTR_CPU"
+  if [ "$mode" = linux ]; then
     addr r ra $R_ADDR0/24
     addr r rb $R_ADDR1/24
-    nsx r sysctl -qw net.ipv4.ip_forward=1
+    nsx r sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.forwarding=1
+  else
+    local conf
+    conf=$(router_conf "$mode") || { echo "$mode: cannot generate the configuration"; return 1; }
+    sluice_start r "$conf" || return 1
+    taskset -pc "$RTR_CPU" "$SLUICE_PID" >/dev/null
+    taskset -apc "$RTR_CPU" "$SLUICE_PID" >/dev/null
   fi
   # Warm up ARP both ways.
-  nsx h1 ping -c 2 -i 0.2 -W 2 $H2_ADDR >/dev/null || { echo "$mode: no connectivity"; return 1; }
-  local fr
+  nsx h1 ping -c 2 -i 0.2 -W 2 $H2_ADDR >/dev/null || { echo "$mode: no connectivity"; [ -f "$SLUICE_LOG" ] && cat "$SLUICE_LOG"; return 1; }
+  local fr genout
   fr=$(frame_hex "$(mac_of r ra)" "$(mac_of h1 eth0)")
+  if [ "$GEN" = xdp ]; then genout="ToXDPDevice(eth0)"; else genout="ToDevice(eth0)"; fi
+  local bad=0
   for rate in "${RATES[@]}"; do
     local n=$((rate * STEP))
-    local tx0 rx0 tx1 rx1 t0 t1
-    tx0=$(stat_of h1 eth0 tx_packets); rx0=$(stat_of h2 eth0 rx_packets); t0=$(date +%s%N)
-    nsx h1 taskset -c "$GEN_CPU" "$SLUICE" -e "RatedSource(DATA \"\\<$fr>\", RATE $rate, LIMIT $n, STOP true) -> Queue(20000) -> ToDevice(eth0, POLL busy);" >/dev/null 2>&1
+    local tx0 td0 rx0 tx1 td1 rx1
+    tx0=$(stat_of h1 eth0 tx_packets); td0=$(stat_of h1 eth0 tx_dropped); rx0=$(stat_of h2 eth0 rx_packets)
+    local t0 t1
+    t0=$(date +%s%N)
+    nsx h1 taskset -c "$GEN_CPU" timeout $((STEP * 3 + 5)) "$SLUICE" -e "RatedSource(DATA \"\\<$fr>\", RATE $rate, LIMIT $n, STOP true) -> Queue(4096) -> $genout;" >/dev/null 2>&1
+    t1=$(date +%s%N)
     sleep 0.3
-    tx1=$(stat_of h1 eth0 tx_packets); rx1=$(stat_of h2 eth0 rx_packets); t1=$(date +%s%N)
-    local sent=$((tx1 - tx0)) got=$((rx1 - rx0))
-    # Rates over the generator's sending time (STEP seconds at the requested rate, or longer).
-    local secs
-    secs=$(python3 -c "print(max($STEP, ($t1 - $t0) / 1e9 - 0.3))")
-    python3 - "$mode" "$sent" "$got" "$secs" "$CSV" <<'EOF'
+    tx1=$(stat_of h1 eth0 tx_packets); td1=$(stat_of h1 eth0 tx_dropped); rx1=$(stat_of h2 eth0 rx_packets)
+    local line
+    line=$(python3 - "$mode" "$rate" "$((tx1 - tx0 + td1 - td0))" "$((rx1 - rx0))" "$t0" "$t1" "$STEP" "$CSV" <<'EOF'
 import sys
-mode, sent, got, secs, csv = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
-# Packets the sink received beyond what was sent (ICMP, ARP) are not forwarded traffic.
-got = min(got, sent)
-loss = 100.0 * (sent - got) / sent if sent else 0.0
+mode, rate, sent, got, t0, t1, step, csv = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), float(sys.argv[7]), sys.argv[8]
+# The generator's run includes ~0.1 s of start-up: rates over max(STEP, its run time - 0.1 s).
+secs = max(step, (t1 - t0) / 1e9 - 0.1)
+got = min(got, sent)  # frames beyond what was sent (ARP, ICMP) are not forwarded traffic
+loss = 100.0 * (sent - got) / sent if sent else 100.0
 with open(csv, 'a') as f:
-    f.write('%s,%.0f,%.0f,%.0f,%.3f\n' % (mode, sent / secs, got / secs, sent / secs, loss))
-print('%-7s offered %9.0f pps  forwarded %9.0f pps  loss %6.2f%%' % (mode, sent / secs, got / secs, loss))
+    f.write('%s,%d,%.0f,%.0f,%.3f\n' % (mode, rate, sent / secs, got / secs, loss))
+print('%-13s requested %8d  offered %9.0f pps  forwarded %9.0f pps  loss %7.3f%%' % (mode, rate, sent / secs, got / secs, loss))
+print('BAD' if loss > 5 else 'OK')
 EOF
+)
+    echo "$line" | head -1
+    if [ "$(echo "$line" | tail -1)" = BAD ]; then bad=$((bad + 1)); else bad=0; fi
+    [ $bad -ge 2 ] && break
   done
-  sluice_stop
+  if [ "$mode" != linux ]; then
+    sluice_alive || { echo "$mode: sluice died"; cat "$SLUICE_LOG"; }
+    sluice_stop
+  fi
   netns_cleanup
 }
 
-echo "MLFFR on veth, 64-byte frames, ${STEP}s per step; generator on CPU $GEN_CPU, router on CPU $RTR_CPU of $NCPU (shared machine)"
-(run_mode sluice)
-(run_mode linux)
+echo "MLFFR on veth, 64-byte frames, ${STEP}s per step; RA_NAPI=$RA_NAPI; generator (Sluice, GEN=$GEN) on CPU $GEN_CPU, router on CPU $RTR_CPU; $NCPU CPUs shared by generator, router and sink ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r))"
+for m in "${MODES[@]}"; do
+  (run_mode "$m")
+done
 
-"$ROOT/.venv/bin/python" - "$CSV" "$OUT/forwarding.png" "$NCPU" <<'EOF'
+"$ROOT/.venv/bin/python" - "$CSV" "$PNG" "$NCPU" "$GEN_CPU" "$RTR_CPU" <<'EOF'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 modes = {}
 for r in rows:
     modes.setdefault(r['router'], []).append((float(r['offered_pps']), float(r['forwarded_pps']), float(r['loss_pct'])))
+mlffr = {}
 for m, pts in modes.items():
     ok = [o for o, f, l in pts if l < 0.1]
-    print('%s: MLFFR %.0f pps (highest offered rate with <0.1%% loss)' % (m, max(ok) if ok else 0))
+    mlffr[m] = max(ok) if ok else 0.0
+    print('%-13s MLFFR %8.0f pps   peak forwarded %8.0f pps' % (m, mlffr[m], max(f for o, f, l in pts)))
+if mlffr.get('linux'):
+    for m in mlffr:
+        if m != 'linux':
+            print('%-13s MLFFR / linux MLFFR = %.2f' % (m, mlffr[m] / mlffr['linux']))
 try:
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(7, 4.5))
     for m, pts in modes.items():
         pts.sort()
-        ax.plot([p[0] / 1e3 for p in pts], [p[1] / 1e3 for p in pts], 'o-', label=m)
+        ax.plot([p[0] / 1e3 for p in pts], [p[1] / 1e3 for p in pts], 'o-',
+                label='%s (MLFFR %.0f kpps)' % (m, mlffr[m] / 1e3))
     top = max(p[0] for pts in modes.values() for p in pts) / 1e3
     ax.plot([0, top], [0, top], ':', color='gray', label='ideal')
     ax.set_xlabel('offered load (kpps, 64-byte frames)')
     ax.set_ylabel('forwarded (kpps)')
-    ax.set_title('Forwarding rate vs offered load, veth, %s cores shared' % sys.argv[3])
-    ax.legend()
+    ax.set_title('Forwarded vs offered, veth gen->router->sink\n'
+                 'generator CPU %s, router CPU %s, %s CPUs shared' % (sys.argv[4], sys.argv[5], sys.argv[3]),
+                 fontsize=10)
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(sys.argv[2], dpi=100)
     print('plot:', sys.argv[2])
