@@ -37,6 +37,7 @@ RATES=("$@")
 MODES=(${MODES:-linux sluice-packet sluice-xdp})
 GEN="${GEN:-xdp}"
 RA_NAPI="${RA_NAPI:-threaded}"
+RTR_POLL="${RTR_POLL:-busy}"   # the Sluice router's POLL (busy, as the benchmark asks; or adaptive)
 
 if [ -z "${SLUICE:-}" ]; then
   export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
@@ -95,9 +96,9 @@ router_conf() {
     "name=ra,addr=$R_ADDR0/24,eth=$(mac_of r ra),dev=ra" \
     "name=rb,addr=$R_ADDR1/24,eth=$(mac_of r rb),dev=rb") || return 1
   if [ "$mode" = sluice-xdp ]; then
-    printf '%s\n' "$conf" | sed -E 's/FromDevice\((r[ab])\)/FromXDPDevice(\1, POLL busy)/; s/ToDevice\((r[ab])\)/ToXDPDevice(\1, POLL busy)/'
+    printf '%s\n' "$conf" | sed -E "s/FromDevice\\((r[ab])\\)/FromXDPDevice(\\1, POLL $RTR_POLL)/; s/ToDevice\\((r[ab])\\)/ToXDPDevice(\\1, POLL $RTR_POLL)/"
   else
-    printf '%s\n' "$conf" | sed -E 's/FromDevice\((r[ab])\)/FromDevice(\1, POLL busy)/; s/ToDevice\((r[ab])\)/ToDevice(\1, POLL busy)/'
+    printf '%s\n' "$conf" | sed -E "s/FromDevice\\((r[ab])\\)/FromDevice(\\1, POLL $RTR_POLL)/; s/ToDevice\\((r[ab])\\)/ToDevice(\\1, POLL $RTR_POLL)/"
   fi
 }
 
