@@ -484,9 +484,11 @@ fn path_config(skip: Option<usize>, extra: usize) -> String {
         }
         if st.label == "ARPQuerier" {
             c.push_str(&format!("Idle -> [1]{};\n", name));
+            // The gateway, and the destination itself for the variant without the lookup.
             c.push_str(&format!(
-                "Script(write {}.insert 18.26.4.1 00:00:c0:4f:71:ef);\n",
-                name
+                "Script(write {n}.insert 18.26.4.1 00:00:c0:4f:71:ef, \
+                 write {n}.insert 2.0.0.2 00:00:c0:4f:71:ef);\n",
+                n = name
             ));
         }
         tail = format!("{}[{}]", name, st.next);
