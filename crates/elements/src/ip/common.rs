@@ -210,9 +210,9 @@ pub fn push_by_port(batch: Batch, ports: &[u32], outs: &mut [Batch], cx: &mut Cx
             let _ = outs[o].push(p);
         }
     }
-    for o in 0..outs.len() {
-        if !outs[o].is_empty() {
-            cx.push(o, std::mem::take(&mut outs[o]));
+    for (o, b) in outs.iter_mut().enumerate() {
+        if !b.is_empty() {
+            cx.push(o, std::mem::take(b));
         }
     }
     lost
