@@ -76,6 +76,12 @@ impl ConfigCx<'_> {
         self.rt.info[self.me].empty_notifier = Some(nid);
     }
 
+    /// Announces that pushing into this element is pointless while `nid` is inactive (a
+    /// queue's full notifier: active while it has room), for sources found by router context.
+    pub fn provide_full_notifier(&mut self, nid: NotifierId) {
+        self.rt.info[self.me].full_notifier = Some(nid);
+    }
+
     /// True when the router runs on simulated time.
     pub fn is_simulated(&self) -> bool {
         self.rt.clock.is_simulated()
@@ -132,6 +138,12 @@ impl InitCx<'_> {
     /// them are inactive. `None` if some upstream path has no notifier (the puller must poll).
     pub fn upstream_empty_notifiers(&self, port: usize) -> Option<Vec<NotifierId>> {
         self.cx.rt.upstream_empty_notifiers(self.cx.me, port)
+    }
+
+    /// The full notifiers downstream of output `port`: a source may sleep while all of them
+    /// are inactive (every queue it feeds is full). `None` if some path never fills.
+    pub fn downstream_full_notifiers(&self, port: usize) -> Option<Vec<NotifierId>> {
+        self.cx.rt.downstream_full_notifiers(self.cx.me, port)
     }
 
     /// Wakes this element's task whenever `nid` becomes active.

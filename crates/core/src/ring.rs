@@ -60,8 +60,10 @@ impl<T> Ring<T> {
 
     /// Approximate number of items (exact when no operation is in flight).
     pub fn len(&self) -> usize {
-        let t = self.tail.0.load(Ordering::Acquire);
-        let h = self.head.0.load(Ordering::Acquire);
+        // Head first: tail only grows and never falls behind a head read earlier, so the
+        // difference cannot underflow.
+        let h = self.head.0.load(Ordering::SeqCst);
+        let t = self.tail.0.load(Ordering::SeqCst);
         t.wrapping_sub(h).min(self.capacity())
     }
 

@@ -61,6 +61,7 @@ pub(crate) struct ElemInfo {
     out_peers: Vec<Vec<PortRef>>,
     pub(crate) task: Option<usize>,
     pub(crate) empty_notifier: Option<NotifierId>,
+    pub(crate) full_notifier: Option<NotifierId>,
     /// The element's handler table, kept so that handlers of elements owned by another
     /// thread can be listed.
     handlers: &'static [Handler],
@@ -234,6 +235,7 @@ impl Router {
                 out_peers: vec![Vec::new(); noutputs[i]],
                 task: None,
                 empty_notifier: None,
+                full_notifier: None,
                 handlers,
                 concurrency,
             });
@@ -695,6 +697,43 @@ impl Router {
                 if !inf.in_push[i] && inf.flow.flows(i, up.port) {
                     any = true;
                     stack.extend(inf.in_peers[i].iter().copied());
+                }
+            }
+            if !any {
+                return None;
+            }
+        }
+        Some(out)
+    }
+
+    /// The full notifiers downstream of output `port` of `e`: pushing there is pointless while
+    /// all of them are inactive (every queue on the way is full). `None` if some downstream
+    /// path ends without one (it never fills).
+    pub(crate) fn downstream_full_notifiers(
+        &self,
+        e: usize,
+        port: usize,
+    ) -> Option<Vec<NotifierId>> {
+        let mut out = Vec::new();
+        let mut seen = vec![false; self.info.len()];
+        let mut stack: Vec<PortRef> = self.info[e].out_peers.get(port)?.clone();
+        while let Some(down) = stack.pop() {
+            let inf = &self.info[down.elem];
+            if let Some(n) = inf.full_notifier {
+                if !out.contains(&n) {
+                    out.push(n);
+                }
+                continue;
+            }
+            if seen[down.elem] {
+                continue;
+            }
+            seen[down.elem] = true;
+            let mut any = false;
+            for o in 0..inf.noutputs {
+                if inf.out_push[o] && inf.flow.flows(down.port, o) {
+                    any = true;
+                    stack.extend(inf.out_peers[o].iter().copied());
                 }
             }
             if !any {
@@ -1381,6 +1420,12 @@ impl Router {
                 }
                 None if !self.selects.is_empty() => self.poll_selects(1000),
                 None if multi => {
+                    // Another thread is likely to hand over work within microseconds (the
+                    // next batch into a shared queue): spin briefly before paying for a sleep
+                    // and an eventfd wake-up.
+                    if self.spin_for_work() {
+                        continue;
+                    }
                     if self.runtime.enter_idle(self.thread) {
                         self.poll_selects(1000);
                         self.runtime.leave_idle(self.thread);
@@ -1389,6 +1434,19 @@ impl Router {
                 None => self.stopped = true,
             }
         }
+    }
+
+    /// Spins up to [`SPIN_CYCLES`] waiting for another thread to hand this one work.
+    fn spin_for_work(&self) -> bool {
+        let link = &self.runtime.links[self.thread];
+        let start = cycles();
+        while cycles().wrapping_sub(start) < SPIN_CYCLES {
+            if link.pending.load(Ordering::Acquire) || self.runtime.stop.load(Ordering::Relaxed) {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        false
     }
 
     /// Splits the elements over worker routers, runs them on their threads, and gathers them
@@ -1555,6 +1613,10 @@ impl Router {
         }
     }
 }
+
+/// How long an idle worker of a multi-threaded router spins for work before sleeping
+/// (processor cycles: some tens of microseconds).
+const SPIN_CYCLES: u64 = 100_000;
 
 /// Reads the processor's cycle counter (a cheap monotonic count for task costs).
 #[inline]

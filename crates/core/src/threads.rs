@@ -149,17 +149,29 @@ impl Runtime {
     }
 
     /// Marks worker `w` idle with nothing that could give it work but another thread. Returns
-    /// false if every worker is now idle (the configuration is done: everyone is stopped).
+    /// true if it may now sleep until kicked; false if work arrived meanwhile, or if every
+    /// worker is now idle (the configuration is done: everyone is stopped).
     pub(crate) fn enter_idle(&self, w: usize) -> bool {
         let l = &self.links[w];
         l.blocked.store(true, Ordering::SeqCst);
         let n = self.idle.fetch_add(1, Ordering::SeqCst) + 1;
         if n == self.links.len() {
-            self.stop_all();
+            // Everyone is idle: stop, unless a hand-over is still in flight.
+            let quiet = self
+                .links
+                .iter()
+                .all(|l| !l.pending.load(Ordering::SeqCst) && l.blocked.load(Ordering::SeqCst));
+            if quiet {
+                self.stop_all();
+            } else {
+                self.leave_idle(w);
+            }
             return false;
         }
+        // A wake-up that came before `blocked` was set did not write the eventfd: look for it.
         if l.pending.load(Ordering::SeqCst) {
             self.leave_idle(w);
+            return false;
         }
         true
     }

@@ -2,7 +2,8 @@
 //!
 //! Synopsis: `InfiniteSource([DATA, LIMIT, BURST, ACTIVE, *keywords*])`
 //!
-//! Ports: no inputs, 1 output. Push: a task pushes BURST copies of the packet per run. Pull:
+//! Ports: no inputs, 1 output. Push: a task pushes BURST copies of the packet per run, and
+//! sleeps while every queue downstream is full (full notifiers). Pull:
 //! each pull returns copies while the limit allows.
 //!
 //! Arguments:
@@ -21,7 +22,9 @@
 //!
 //! Example: `InfiniteSource(LIMIT 1000, STOP true) -> Counter -> Discard`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, BATCH_MAX};
+use sluice_core::{
+    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, BATCH_MAX,
+};
 use sluice_lang::args::{Args, Data};
 
 use super::discard::parse_bool;
@@ -39,6 +42,7 @@ pub struct InfiniteSource {
     timestamp: bool,
     count: u64,
     ended: bool,
+    full: Option<Vec<NotifierId>>,
 }
 
 impl Default for InfiniteSource {
@@ -53,6 +57,7 @@ impl Default for InfiniteSource {
             timestamp: true,
             count: 0,
             ended: false,
+            full: None,
         }
     }
 }
@@ -124,6 +129,10 @@ impl Element for InfiniteSource {
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
         if cx.output_is_push(0) {
             cx.add_task(sluice_core::sched::DEFAULT_TICKETS, self.active);
+            self.full = cx.downstream_full_notifiers(0);
+            for n in self.full.clone().unwrap_or_default() {
+                cx.listen(n);
+            }
         }
         if self.limit == 0 {
             self.check_end(cx);
@@ -134,6 +143,11 @@ impl Element for InfiniteSource {
     fn run_task(&mut self, cx: &mut Cx) -> bool {
         if !self.active || self.remaining() == 0 {
             return false;
+        }
+        if let Some(full) = &self.full {
+            if !full.is_empty() && !cx.any_active(full) {
+                return false;
+            }
         }
         let b = self.make_batch(BATCH_MAX, cx);
         cx.push(0, b);

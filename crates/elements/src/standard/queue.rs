@@ -5,7 +5,8 @@
 //! Ports: 1 input (push), 1 output (pull). Packets pushed into a full queue are dropped (drop
 //! tail) and counted. The queue's empty notifier lets downstream pullers (Unqueue, ToDevice,
 //! schedulers) sleep while it is empty. Offers the Storage interface (length and capacity) that
-//! RED finds through router context.
+//! RED finds through router context. A drop-tail queue also has a full notifier, so sources
+//! upstream (InfiniteSource, Unqueue) sleep while it is full instead of feeding drops.
 //!
 //! Arguments:
 //! - `CAPACITY` (integer, default 1000): maximum packets held.
@@ -38,6 +39,7 @@ pub struct Queue {
     highwater: usize,
     drops: u64,
     empty_note: NotifierId,
+    full_note: Option<NotifierId>,
 }
 
 impl Default for Queue {
@@ -49,6 +51,7 @@ impl Default for Queue {
             highwater: 0,
             drops: 0,
             empty_note: 0,
+            full_note: None,
         }
     }
 }
@@ -93,6 +96,11 @@ impl Element for Queue {
         self.q = VecDeque::with_capacity(self.capacity.min(1 << 16));
         self.empty_note = cx.new_notifier(false);
         cx.provide_empty_notifier(self.empty_note);
+        if self.mode == QueueMode::DropTail {
+            let full = cx.new_notifier(true);
+            cx.provide_full_notifier(full);
+            self.full_note = Some(full);
+        }
         Ok(())
     }
 
@@ -124,6 +132,11 @@ impl Element for Queue {
         if was_empty && !self.q.is_empty() {
             cx.set_notifier(self.empty_note, true);
         }
+        if let Some(full) = self.full_note {
+            if self.q.len() >= self.capacity {
+                cx.set_notifier(full, false);
+            }
+        }
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
@@ -138,6 +151,11 @@ impl Element for Queue {
         }
         if self.q.is_empty() {
             cx.set_notifier(self.empty_note, false);
+        }
+        if let Some(full) = self.full_note {
+            if self.q.len() < self.capacity {
+                cx.set_notifier(full, true);
+            }
         }
         b
     }

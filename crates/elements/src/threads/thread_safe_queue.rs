@@ -6,7 +6,8 @@
 //! ring, so producers on several threads and a consumer on another move packets without
 //! locks; each push or pull of a batch is one atomic claim of ring slots. When the queue fills
 //! from empty its notifier wakes the pulling task, on whichever thread runs it. Packets pushed
-//! into a full queue are dropped and counted. `CPUQueue` is the same element under the name
+//! into a full queue are dropped and counted; sources upstream sleep on its full notifier until
+//! it has drained to half its capacity. `CPUQueue` is the same element under the name
 //! SMP Click used for per-CPU queues.
 //!
 //! Arguments:
@@ -33,6 +34,8 @@ pub struct QueueCore {
     drops: AtomicU64,
     highwater: AtomicUsize,
     note: NotifierId,
+    /// Active while there is room; producers sleep on it.
+    full: NotifierId,
 }
 
 impl QueueCore {
@@ -52,6 +55,12 @@ impl QueueCore {
         if taken > 0 {
             cx.set_notifier(self.note, true);
         }
+        if len >= self.capacity {
+            cx.set_notifier(self.full, false);
+            if self.ring.len() <= self.capacity / 2 {
+                cx.set_notifier(self.full, true);
+            }
+        }
     }
 
     fn pull_batch(&self, max: usize, cx: &mut Cx) -> Batch {
@@ -64,6 +73,11 @@ impl QueueCore {
             if !self.ring.is_empty() {
                 cx.set_notifier(self.note, true);
             }
+        }
+        // Producers sleeping on a full queue are woken once it has drained to half, so a
+        // cross-thread wake-up moves many packets, not one batch.
+        if self.ring.len() <= self.capacity / 2 {
+            cx.set_notifier(self.full, true);
         }
         b
     }
@@ -141,12 +155,15 @@ impl Element for ThreadSafeQueue {
         let capacity: usize = args.read_p("CAPACITY")?.unwrap_or(1000).max(1);
         let note = cx.new_notifier(false);
         cx.provide_empty_notifier(note);
+        let full = cx.new_notifier(true);
+        cx.provide_full_notifier(full);
         self.core = Some(Arc::new(QueueCore {
             ring: Ring::new(capacity),
             capacity,
             drops: AtomicU64::new(0),
             highwater: AtomicUsize::new(0),
             note,
+            full,
         }));
         Ok(())
     }
