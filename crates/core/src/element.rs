@@ -64,6 +64,9 @@ pub struct Handler {
     pub read: bool,
     /// Writable.
     pub write: bool,
+    /// A setting rather than a count: every per-thread replica holds the same value, so
+    /// merging replicas takes one value instead of summing.
+    pub setting: bool,
 }
 
 impl Handler {
@@ -73,6 +76,7 @@ impl Handler {
             name,
             read: true,
             write: false,
+            setting: false,
         }
     }
 
@@ -82,7 +86,14 @@ impl Handler {
             name,
             read: false,
             write: true,
+            setting: false,
         }
+    }
+
+    /// Marks the handler as a setting (equal in every per-thread replica).
+    pub const fn setting(mut self) -> Handler {
+        self.setting = true;
+        self
     }
 
     /// A read/write handler.
@@ -91,6 +102,7 @@ impl Handler {
             name,
             read: true,
             write: true,
+            setting: false,
         }
     }
 }

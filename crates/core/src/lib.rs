@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod context;
+pub mod cpu;
 pub mod element;
 pub mod library;
 pub mod packet;

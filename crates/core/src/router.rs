@@ -13,6 +13,7 @@ use sluice_lang::{FlatConfig, Landmark};
 
 use crate::batch::Batch;
 use crate::context::{ConfigCx, Cx, InitCx, NotifierId};
+use crate::cpu::cycles;
 use crate::element::{Element, ElementClass, Handler, SharedElement};
 use crate::library::Library;
 use crate::ports::{FlowCode, PortCount, Processing, ProcessingSpec};
@@ -978,7 +979,12 @@ impl Router {
                 vals.push(self.await_reply(&rx)??);
             }
         }
-        let mut v = if vals.len() == 1 {
+        let setting = self.info[e]
+            .handlers
+            .iter()
+            .any(|x| x.name == h && x.setting);
+        let mut v = if vals.len() == 1 || setting {
+            vals.truncate(1);
             vals.pop().unwrap_or_default()
         } else {
             threads::merge_values(&vals)
@@ -1514,19 +1520,27 @@ impl Router {
         for w in workers.iter_mut() {
             w.running_threads = true;
         }
+        let affinity = crate::cpu::Affinity::current();
         let workers: Vec<Router> = std::thread::scope(|s| {
             let handles: Vec<_> = workers
                 .into_iter()
                 .map(|mut w| {
                     s.spawn(move || {
-                        pin_to_cpu(w.thread);
+                        if let Some(a) = affinity {
+                            a.pin(w.thread);
+                        }
                         w.run_loop();
                         w
                     })
                 })
                 .collect();
-            pin_to_cpu(0);
+            if let Some(a) = affinity {
+                a.pin(0);
+            }
             self.run_loop();
+            if let Some(a) = affinity {
+                a.restore();
+            }
             handles
                 .into_iter()
                 .map(|h| h.join().expect("worker thread panicked"))
@@ -1617,40 +1631,6 @@ impl Router {
 /// How long an idle worker of a multi-threaded router spins for work before sleeping
 /// (processor cycles: some tens of microseconds).
 const SPIN_CYCLES: u64 = 100_000;
-
-/// Reads the processor's cycle counter (a cheap monotonic count for task costs).
-#[inline]
-fn cycles() -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: RDTSC has no memory effects and is available on every x86-64 processor.
-        unsafe { core::arch::x86_64::_rdtsc() }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        0
-    }
-}
-
-/// Pins the calling thread to CPU `n` modulo the CPUs it may use; failures are ignored.
-fn pin_to_cpu(n: usize) {
-    // SAFETY: cpu_set_t is plain data; the libc calls get valid pointers and sizes.
-    unsafe {
-        let mut allowed: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut allowed) != 0 {
-            return;
-        }
-        let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &allowed))
-            .collect();
-        if cpus.is_empty() {
-            return;
-        }
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpus[n % cpus.len()], &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
-}
 
 impl Drop for Router {
     fn drop(&mut self) {

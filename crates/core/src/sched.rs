@@ -231,8 +231,10 @@ impl TimerQueue {
 }
 
 /// A notifier signal: a queue's "has packets" state and the tasks waiting on it. The state is
-/// atomic because a queue shared between threads flips it from either side.
+/// atomic because a queue shared between threads flips it from either side; each notifier has
+/// its own cache line so that queues of different threads never share one.
 #[derive(Debug, Default)]
+#[repr(align(128))]
 pub struct Notifier {
     /// True while the signal is active (e.g. the queue is non-empty).
     pub active: std::sync::atomic::AtomicBool,

@@ -47,7 +47,8 @@ pub(crate) enum Request {
     },
 }
 
-/// What one worker shares with the others.
+/// What one worker shares with the others (on its own cache lines).
+#[repr(align(128))]
 pub(crate) struct WorkerLink {
     /// Tasks woken by other threads.
     inbox: Mutex<Vec<usize>>,

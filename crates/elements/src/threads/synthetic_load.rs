@@ -171,9 +171,9 @@ impl Element for SyntheticLoad {
         const {
             &[
                 Handler::r("count"),
-                Handler::r("n"),
-                Handler::r("s"),
-                Handler::r("cycles"),
+                Handler::r("n").setting(),
+                Handler::r("s").setting(),
+                Handler::r("cycles").setting(),
                 Handler::w("reset"),
             ]
         }
