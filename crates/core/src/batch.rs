@@ -1,14 +1,46 @@
 //! Batches: up to [`BATCH_MAX`] packets that travel through the graph together.
+//!
+//! A batch is a pointer to a slot array taken from a per-thread pool, so handing a batch from
+//! element to element moves two words, and making or dropping one allocates nothing once the
+//! pool is warm.
+
+use std::cell::RefCell;
+use std::mem::ManuallyDrop;
 
 use crate::packet::Packet;
 
 /// Largest number of packets in one batch.
 pub const BATCH_MAX: usize = 32;
 
-/// An ordered group of packets moving through one port. Fixed capacity, no heap allocation.
+type Slots = [Option<Packet>; BATCH_MAX];
+
+/// Slot arrays kept per thread for reuse.
+const SLOT_POOL: usize = 256;
+
+thread_local! {
+    static SLOTS: RefCell<Vec<Box<Slots>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// An ordered group of packets moving through one port. Fixed capacity, pooled storage.
 pub struct Batch {
     len: usize,
-    slots: [Option<Packet>; BATCH_MAX],
+    slots: ManuallyDrop<Box<Slots>>,
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        for s in &mut self.slots[..self.len] {
+            *s = None;
+        }
+        // SAFETY: the box is taken exactly once, here, and `self` is never used again.
+        let slots = unsafe { ManuallyDrop::take(&mut self.slots) };
+        let _ = SLOTS.try_with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() < SLOT_POOL {
+                p.push(slots);
+            }
+        });
+    }
 }
 
 impl Default for Batch {
@@ -21,9 +53,14 @@ impl Batch {
     /// An empty batch.
     #[inline]
     pub fn new() -> Batch {
+        let slots = SLOTS
+            .try_with(|p| p.borrow_mut().pop())
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| Box::new([const { None }; BATCH_MAX]));
         Batch {
             len: 0,
-            slots: [const { None }; BATCH_MAX],
+            slots: ManuallyDrop::new(slots),
         }
     }
 

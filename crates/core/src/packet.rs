@@ -90,6 +90,7 @@ enum Buf {
 }
 
 impl Buf {
+    #[inline]
     fn bytes(&self) -> &[u8] {
         match self {
             Buf::Owned(b) => b,
@@ -232,21 +233,37 @@ impl Packet {
     }
 
     /// Spare bytes in front of the data.
+    #[inline]
     pub fn headroom(&self) -> usize {
         self.0.head as usize
     }
 
     /// Spare bytes after the data.
+    #[inline]
     pub fn tailroom(&self) -> usize {
         self.0.buf.bytes().len() - self.0.tail as usize
     }
 
     /// True if the buffer is shared with a clone (a write will copy it).
+    #[inline]
     pub fn is_shared(&self) -> bool {
         matches!(&self.0.buf, Buf::Shared(a) if Arc::strong_count(a) > 1)
     }
 
+    #[inline]
     fn buffer_mut(&mut self) -> &mut [u8] {
+        if matches!(self.0.buf, Buf::Shared(_)) {
+            self.unshare();
+        }
+        match &mut self.0.buf {
+            Buf::Owned(b) => b,
+            Buf::Shared(_) => unreachable!("buffer made unique above"),
+        }
+    }
+
+    /// Gives this packet its own copy of a buffer it shares with clones (copy-on-write).
+    #[cold]
+    fn unshare(&mut self) {
         let inner = &mut **self.0;
         if let Buf::Shared(arc) = &mut inner.buf {
             let owned = match Arc::get_mut(arc) {
@@ -255,13 +272,10 @@ impl Packet {
             };
             inner.buf = Buf::Owned(owned);
         }
-        match &mut inner.buf {
-            Buf::Owned(b) => b,
-            Buf::Shared(_) => unreachable!("buffer made unique above"),
-        }
     }
 
     /// A clone sharing this packet's data copy-on-write, with copied annotations and offsets.
+    #[inline]
     pub fn clone_packet(&mut self) -> Packet {
         let inner = &mut **self.0;
         if let Buf::Owned(b) = &mut inner.buf {
@@ -293,6 +307,7 @@ impl Packet {
     }
 
     /// Prepends `n` bytes (from headroom, or by moving to a larger buffer) and returns them.
+    #[inline]
     pub fn push_front(&mut self, n: usize) -> &mut [u8] {
         if self.headroom() < n {
             self.regrow(n + DEFAULT_HEADROOM, 0);
@@ -303,12 +318,14 @@ impl Packet {
     }
 
     /// Removes `n` bytes from the front (at most the whole packet).
+    #[inline]
     pub fn pull_front(&mut self, n: usize) {
         let n = n.min(self.len()) as u32;
         self.0.head += n;
     }
 
     /// Appends `n` zero bytes at the tail and returns them.
+    #[inline]
     pub fn put(&mut self, n: usize) -> &mut [u8] {
         if self.tailroom() < n {
             self.regrow(0, n);
@@ -321,6 +338,7 @@ impl Packet {
     }
 
     /// Removes `n` bytes from the tail (at most the whole packet).
+    #[inline]
     pub fn take(&mut self, n: usize) {
         let n = n.min(self.len()) as u32;
         self.0.tail -= n;
@@ -351,40 +369,48 @@ impl Packet {
         }
     }
 
+    #[inline]
     fn offset_rel(&self, abs: u32) -> Option<isize> {
         (abs != NO_HEADER).then(|| abs as isize - self.0.head as isize)
     }
 
+    #[inline]
     fn abs_of(&self, rel: isize) -> u32 {
         (self.0.head as isize + rel).clamp(0, self.0.buf.bytes().len() as isize) as u32
     }
 
     /// Offset of the MAC header relative to the data start (may be negative after a strip).
+    #[inline]
     pub fn mac_offset(&self) -> Option<isize> {
         self.offset_rel(self.0.mac)
     }
 
     /// Offset of the network header relative to the data start.
+    #[inline]
     pub fn network_offset(&self) -> Option<isize> {
         self.offset_rel(self.0.net)
     }
 
     /// Offset of the transport header relative to the data start.
+    #[inline]
     pub fn transport_offset(&self) -> Option<isize> {
         self.offset_rel(self.0.trans)
     }
 
     /// Marks the MAC header at `off` bytes from the data start.
+    #[inline]
     pub fn set_mac_offset(&mut self, off: isize) {
         self.0.mac = self.abs_of(off);
     }
 
     /// Marks the network header at `off` bytes from the data start.
+    #[inline]
     pub fn set_network_offset(&mut self, off: isize) {
         self.0.net = self.abs_of(off);
     }
 
     /// Marks the transport header at `off` bytes from the data start.
+    #[inline]
     pub fn set_transport_offset(&mut self, off: isize) {
         self.0.trans = self.abs_of(off);
     }
@@ -397,6 +423,7 @@ impl Packet {
     }
 
     /// Bytes from the network header to the tail, if a network header is set and lies in the buffer.
+    #[inline]
     pub fn network_header(&self) -> Option<&[u8]> {
         let n = self.0.net;
         (n != NO_HEADER && n <= self.0.tail)
@@ -404,6 +431,7 @@ impl Packet {
     }
 
     /// Writable bytes from the network header to the tail.
+    #[inline]
     pub fn network_header_mut(&mut self) -> Option<&mut [u8]> {
         let (n, t) = (self.0.net, self.0.tail);
         if n == NO_HEADER || n > t {
@@ -413,6 +441,7 @@ impl Packet {
     }
 
     /// Bytes from the transport header to the tail.
+    #[inline]
     pub fn transport_header(&self) -> Option<&[u8]> {
         let n = self.0.trans;
         (n != NO_HEADER && n <= self.0.tail)
@@ -420,6 +449,7 @@ impl Packet {
     }
 
     /// Bytes from the MAC header to the tail.
+    #[inline]
     pub fn mac_header(&self) -> Option<&[u8]> {
         let n = self.0.mac;
         (n != NO_HEADER && n <= self.0.tail)
@@ -427,6 +457,7 @@ impl Packet {
     }
 
     /// Moves the data start to the network header (StripToNetworkHeader); false if none is set.
+    #[inline]
     pub fn strip_to_network_header(&mut self) -> bool {
         let n = self.0.net;
         if n == NO_HEADER || n > self.0.tail {
@@ -447,6 +478,7 @@ impl Packet {
     }
 
     /// Moves the data start back by `n` bytes into the headroom (Click's Unstrip).
+    #[inline]
     pub fn unstrip(&mut self, n: usize) {
         let n = n.min(self.headroom()) as u32;
         self.0.head -= n;
@@ -465,21 +497,25 @@ impl Packet {
     }
 
     /// Destination IPv4 annotation.
+    #[inline]
     pub fn dst_ip_anno(&self) -> Ipv4Addr {
         self.0.anno.dst_ip
     }
 
     /// Sets the destination IPv4 annotation.
+    #[inline]
     pub fn set_dst_ip_anno(&mut self, a: Ipv4Addr) {
         self.0.anno.dst_ip = a;
     }
 
     /// Timestamp annotation.
+    #[inline]
     pub fn timestamp(&self) -> Timestamp {
         self.0.anno.timestamp
     }
 
     /// Sets the timestamp annotation.
+    #[inline]
     pub fn set_timestamp(&mut self, t: Timestamp) {
         self.0.anno.timestamp = t;
     }

@@ -126,6 +126,8 @@ pub fn unquote_bytes(s: &str) -> Vec<u8> {
                 }
                 i += 1;
             }
+            // Click also reads `\<hex>` data outside quotes (`InfiniteSource(\<0800>)`).
+            '\\' if c.get(i + 1) == Some(&'<') => i = escape(&c, i + 1, &mut out),
             ch => {
                 push_char(&mut out, ch);
                 i += 1;
@@ -681,3 +683,15 @@ impl Args {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod unquoted_data_tests {
+    use super::unquote_bytes;
+
+    #[test]
+    fn hex_data_outside_quotes() {
+        assert_eq!(unquote_bytes(r"\<08 00 ff>"), vec![8, 0, 0xff]);
+        assert_eq!(unquote_bytes(r"ab\<41>c"), b"abAc".to_vec());
+        assert_eq!(unquote_bytes(r"a\b"), br"a\b".to_vec());
+    }
+}
