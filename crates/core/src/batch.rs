@@ -17,8 +17,13 @@ type Slots = [Option<Packet>; BATCH_MAX];
 /// Slot arrays kept per thread for reuse.
 const SLOT_POOL: usize = 256;
 
+/// Slot arrays stay boxed in the pool: a batch points at its array, so recycling moves
+/// pointers, not arrays.
+#[allow(clippy::vec_box)]
+type SlotPool = Vec<Box<Slots>>;
+
 thread_local! {
-    static SLOTS: RefCell<Vec<Box<Slots>>> = const { RefCell::new(Vec::new()) };
+    static SLOTS: RefCell<SlotPool> = const { RefCell::new(Vec::new()) };
 }
 
 /// An ordered group of packets moving through one port. Fixed capacity, pooled storage.
