@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ use crate::element::{Element, ElementClass, Handler, SharedElement};
 use crate::library::Library;
 use crate::ports::{FlowCode, PortCount, Processing, ProcessingSpec};
 use crate::sched::{Notifier, TaskList, TimerQueue};
-use crate::threads::{self, Concurrency, Placement, PlacementInput, Request, Runtime};
+use crate::threads::{self, Adoption, Concurrency, Placement, PlacementInput, Request, Runtime};
 use crate::time::Clock;
 
 /// Sluice's version string.
@@ -151,6 +151,11 @@ pub struct Router {
     replicas: Vec<Vec<Box<dyn Element>>>,
     /// True while workers run on several threads.
     running_threads: bool,
+    /// Tasks woken here before their group arrived from another thread.
+    orphans: Vec<usize>,
+    /// Adaptive placement (worker 0): when to look next, and task cycles at the last look.
+    balance_at: u64,
+    balance_seen: Vec<u64>,
 }
 
 fn element_desc(name: &str, class: &str) -> String {
@@ -279,6 +284,9 @@ impl Router {
             placement: None,
             replicas: Vec::new(),
             running_threads: false,
+            orphans: Vec::new(),
+            balance_at: 0,
+            balance_seen: Vec::new(),
         };
         rt.replicas = (0..n).map(|_| Vec::new()).collect();
         if opts.threads > 1 && opts.simtime {
@@ -654,16 +662,24 @@ impl Router {
     /// Schedules task `t`, here or on the thread that owns it.
     #[inline]
     pub(crate) fn wake(&mut self, t: usize) {
-        match &self.placement {
-            Some(p) if p.task_thread[t] != self.thread => {
-                self.runtime.wake_task(p.task_thread[t], t)
-            }
+        match self
+            .runtime
+            .task_thread
+            .get(t)
+            .map(|th| th.load(Ordering::Acquire))
+        {
+            Some(th) if th != self.thread => self.runtime.wake_task(th, t),
             _ => self.tasks.schedule(t),
         }
     }
 
     #[inline]
     pub(crate) fn set_notifier(&mut self, nid: NotifierId, active: bool) {
+        // A plain load first: when the state does not change (the common case, e.g. a queue
+        // that stays non-empty) the cache line is only read, not bounced between threads.
+        if self.notifiers[nid].active.load(Ordering::Acquire) == active {
+            return;
+        }
         let was = self.notifiers[nid].active.swap(active, Ordering::AcqRel);
         if active && !was {
             for i in 0..self.notifiers[nid].listeners.len() {
@@ -928,11 +944,17 @@ impl Router {
     /// Threads other than this one that hold a copy of element `e` while threads run.
     fn other_threads(&self, e: usize) -> Vec<usize> {
         match &self.placement {
-            Some(p) if self.running_threads => p.elem_threads[e]
-                .iter()
-                .copied()
-                .filter(|&t| t != self.thread)
-                .collect(),
+            Some(p) if self.running_threads => {
+                if p.elem_threads[e].len() == 1 {
+                    self.moved_to(e).into_iter().collect()
+                } else {
+                    p.elem_threads[e]
+                        .iter()
+                        .copied()
+                        .filter(|&t| t != self.thread)
+                        .collect()
+                }
+            }
             _ => Vec::new(),
         }
     }
@@ -1004,7 +1026,7 @@ impl Router {
                 Ok(v) => return Ok(v),
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    self.service_mail();
+                    self.service_mail(false);
                     if self.runtime.stop.load(Ordering::Relaxed) {
                         waited += 1;
                         if waited > 200 {
@@ -1097,8 +1119,9 @@ impl Router {
         Ok(())
     }
 
-    /// Answers handler calls posted by other threads and schedules tasks they woke.
-    pub(crate) fn service_mail(&mut self) {
+    /// Answers handler calls posted by other threads, schedules tasks they woke, and (when
+    /// `migrate`, i.e. between task runs) hands over or takes over task groups.
+    pub(crate) fn service_mail(&mut self, migrate: bool) {
         if !self.runtime.links[self.thread]
             .pending
             .load(Ordering::Acquire)
@@ -1107,7 +1130,7 @@ impl Router {
         }
         let (tasks, mail) = self.runtime.take(self.thread);
         for t in tasks {
-            self.tasks.schedule(t);
+            self.wake(t);
         }
         for m in mail {
             match m {
@@ -1115,26 +1138,159 @@ impl Router {
                     elem,
                     handler,
                     reply,
-                } => {
-                    let r = match self.slots[elem].elem.as_deref() {
-                        Some(el) => Ok(el.read_handler(&handler).unwrap_or_default()),
-                        None => Err(HandlerError::Failed("element is busy".into())),
-                    };
-                    let _ = reply.send(r);
-                }
+                } => match self.slots[elem].elem.as_deref() {
+                    Some(el) => {
+                        let _ = reply.send(Ok(el.read_handler(&handler).unwrap_or_default()));
+                    }
+                    None => match self.moved_to(elem) {
+                        Some(t) => self.runtime.post(
+                            t,
+                            Request::Read {
+                                elem,
+                                handler,
+                                reply,
+                            },
+                        ),
+                        None => {
+                            let _ = reply.send(Err(HandlerError::Failed("element is busy".into())));
+                        }
+                    },
+                },
                 Request::Write {
                     elem,
                     handler,
                     value,
                     reply,
                 } => {
+                    if self.slots[elem].elem.is_none() {
+                        if let Some(t) = self.moved_to(elem) {
+                            self.runtime.post(
+                                t,
+                                Request::Write {
+                                    elem,
+                                    handler,
+                                    value,
+                                    reply,
+                                },
+                            );
+                            continue;
+                        }
+                    }
                     let r = self
                         .with_element(elem, |el, cx| el.write_handler(&handler, &value, cx))
                         .unwrap_or_else(|| Err("element is busy".into()))
                         .map_err(HandlerError::Failed);
                     let _ = reply.send(r);
                 }
+                Request::Release { group, to } if migrate => self.release(group, to),
+                Request::Adopt(a) if migrate => self.adopt(*a),
+                r => self.runtime.post(self.thread, r),
             }
+        }
+    }
+
+    /// The thread element `e` moved to, if it is no longer here.
+    fn moved_to(&self, e: usize) -> Option<usize> {
+        let home = self.runtime.elem_home.get(e)?.load(Ordering::Acquire);
+        (home != self.thread).then_some(home)
+    }
+
+    /// Hands task group `g` (elements, tasks, timers, watched descriptors) to thread `to`.
+    fn release(&mut self, g: usize, to: usize) {
+        let Some(group) = self.placement.as_ref().map(|p| p.groups[g].clone()) else {
+            return;
+        };
+        let mut a = Adoption {
+            elems: Vec::new(),
+            tasks: Vec::new(),
+            timers: TimerQueue::default(),
+            selects: Vec::new(),
+        };
+        for &e in &group.elems {
+            if let Some(el) = self.slots[e].elem.take() {
+                a.elems.push((e, el));
+            }
+            self.runtime.elem_home[e].store(to, Ordering::Release);
+        }
+        for &t in &group.tasks {
+            a.tasks.push((t, self.tasks.get(t).scheduled));
+            self.tasks.unschedule(t);
+            self.runtime.task_thread[t].store(to, Ordering::Release);
+        }
+        a.timers = self.timers.split_off(|e| group.elems.contains(&e));
+        a.selects = self
+            .selects
+            .iter()
+            .copied()
+            .filter(|(_, e)| group.elems.contains(e))
+            .collect();
+        self.selects.retain(|(_, e)| !group.elems.contains(e));
+        self.runtime.post(to, Request::Adopt(Box::new(a)));
+    }
+
+    /// Takes over a task group released by another thread.
+    fn adopt(&mut self, a: Adoption) {
+        for (e, el) in a.elems {
+            self.slots[e].elem = Some(el);
+        }
+        for (t, scheduled) in a.tasks {
+            if scheduled {
+                self.tasks.schedule(t);
+            }
+        }
+        self.timers.absorb(a.timers);
+        self.selects.extend(a.selects);
+        for t in std::mem::take(&mut self.orphans) {
+            self.wake(t);
+        }
+        self.runtime.migrating.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Adaptive placement, run by thread 0 now and then: measures what each task group cost
+    /// since the last look and moves groups so the busiest thread gets lighter.
+    fn balance(&mut self) {
+        let now = cycles();
+        if now < self.balance_at || self.runtime.migrating.load(Ordering::Acquire) > 0 {
+            return;
+        }
+        self.balance_at = now + BALANCE_CYCLES;
+        let Some(p) = &self.placement else { return };
+        let tc: Vec<u64> = self
+            .runtime
+            .task_cycles
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .collect();
+        if self.balance_seen.len() != tc.len() {
+            self.balance_seen = tc;
+            return;
+        }
+        let cost: Vec<u64> = p
+            .groups
+            .iter()
+            .map(|g| {
+                g.tasks
+                    .iter()
+                    .map(|&t| tc[t].wrapping_sub(self.balance_seen[t]))
+                    .sum()
+            })
+            .collect();
+        let current: Vec<usize> = p
+            .groups
+            .iter()
+            .map(|g| {
+                g.tasks
+                    .first()
+                    .map(|&t| self.runtime.task_thread[t].load(Ordering::Acquire))
+                    .unwrap_or(0)
+            })
+            .collect();
+        self.balance_seen = tc;
+        let moves = threads::rebalance(&p.groups, &cost, &current, self.runtime.nthreads());
+        for (g, to) in moves {
+            self.runtime.migrating.fetch_add(1, Ordering::AcqRel);
+            self.runtime
+                .post(current[g], Request::Release { group: g, to });
         }
     }
 
@@ -1216,11 +1372,14 @@ impl Router {
     fn task_report(&self) -> String {
         let mut s = String::from("thread\telement\ttickets\truns\twork\tcycles/run\n");
         for (id, t) in self.tasks.all().iter().enumerate() {
-            let th = self
-                .placement
-                .as_ref()
-                .map(|p| p.task_thread[id])
-                .unwrap_or(0);
+            let th = match self.runtime.task_thread.get(id) {
+                Some(t) => t.load(Ordering::Acquire),
+                None => self
+                    .placement
+                    .as_ref()
+                    .map(|p| p.task_thread[id])
+                    .unwrap_or(0),
+            };
             let per = t.cycles.checked_div(t.runs).unwrap_or(0);
             s.push_str(&format!(
                 "{}\t{}\t{}\t{}\t{}\t{}\n",
@@ -1370,7 +1529,10 @@ impl Router {
             if self.stopped {
                 break;
             }
-            self.service_mail();
+            self.service_mail(true);
+            if self.thread == 0 && self.running_threads {
+                self.balance();
+            }
             self.run_due_timers();
             self.handle_stop_events();
             if self.stopped {
@@ -1384,9 +1546,18 @@ impl Router {
                     };
                     let e = self.tasks.get(id).elem;
                     let t0 = cycles();
-                    let worked = self.with_element(e, |el, cx| el.run_task(cx)) == Some(true);
+                    let ran = self.with_element(e, |el, cx| el.run_task(cx));
+                    let spent = cycles().wrapping_sub(t0);
+                    let worked = ran == Some(true);
                     any_work |= worked;
-                    self.tasks.note_run(id, worked, cycles().wrapping_sub(t0));
+                    self.tasks.note_run(id, worked, spent);
+                    if let Some(c) = self.runtime.task_cycles.get(id) {
+                        c.fetch_add(spent, Ordering::Relaxed);
+                    }
+                    if ran.is_none() && multi {
+                        // Its group is still on the way from another thread.
+                        self.orphans.push(id);
+                    }
                     if self.stopped || self.runtime.stop_events.load(Ordering::Relaxed) > 0 {
                         break;
                     }
@@ -1425,6 +1596,7 @@ impl Router {
                     }
                 }
                 None if !self.selects.is_empty() => self.poll_selects(1000),
+                None if multi && !self.orphans.is_empty() => self.poll_selects(1),
                 None if multi => {
                     // Another thread is likely to hand over work within microseconds (the
                     // next batch into a shared queue): spin briefly before paying for a sleep
@@ -1463,6 +1635,20 @@ impl Router {
             .clone()
             .expect("placement computed at initialisation");
         let nthreads = self.runtime.nthreads();
+        {
+            let rt =
+                Arc::get_mut(&mut self.runtime).expect("runtime not shared before threads start");
+            rt.task_thread = p.task_thread.iter().map(|&t| AtomicUsize::new(t)).collect();
+            rt.elem_home = p
+                .elem_threads
+                .iter()
+                .map(|t| AtomicUsize::new(t[0]))
+                .collect();
+            rt.task_cycles = (0..p.task_thread.len())
+                .map(|_| AtomicU64::new(0))
+                .collect();
+        }
+        self.balance_at = cycles() + BALANCE_CYCLES;
         let mut workers: Vec<Router> = (1..nthreads).map(|t| self.worker(t)).collect();
         for e in 0..self.info.len() {
             let ths = &p.elem_threads[e];
@@ -1559,9 +1745,7 @@ impl Router {
                 w.slots[e].shared = None;
             }
             for (id, t) in w.tasks.all().iter().enumerate() {
-                if p.task_thread[id] == w.thread {
-                    self.tasks.absorb_stats(id, t);
-                }
+                self.tasks.absorb_stats(id, t);
             }
             w.initialized = false;
         }
@@ -1592,6 +1776,9 @@ impl Router {
             placement: self.placement.clone(),
             replicas: (0..self.slots.len()).map(|_| Vec::new()).collect(),
             running_threads: false,
+            orphans: Vec::new(),
+            balance_at: 0,
+            balance_seen: Vec::new(),
         }
     }
 
@@ -1627,6 +1814,10 @@ impl Router {
         }
     }
 }
+
+/// How often thread 0 reconsiders task placement (processor cycles: some tens of
+/// milliseconds).
+const BALANCE_CYCLES: u64 = 100_000_000;
 
 /// How long an idle worker of a multi-threaded router spins for work before sleeping
 /// (processor cycles: some tens of microseconds).

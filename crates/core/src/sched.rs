@@ -224,6 +224,16 @@ impl TimerQueue {
         out
     }
 
+    /// Takes over every pending timer of `other`.
+    pub fn absorb(&mut self, mut other: TimerQueue) {
+        other.drop_stale();
+        for std::cmp::Reverse((at, _, e, id)) in other.heap.into_vec() {
+            if other.current.contains_key(&(e, id)) {
+                self.schedule(e, id, at);
+            }
+        }
+    }
+
     /// True if no timer is pending.
     pub fn is_empty(&mut self) -> bool {
         self.next_expiry().is_none()

@@ -9,13 +9,22 @@
 //! converted into a thread-safe shared element (a queue becomes a lock-free ring). Anything
 //! else is a configuration error naming the element and the threads.
 //!
+//! Placement then adapts (SMP Click §4.1.1): every task's cycles are counted, and thread 0
+//! periodically sums them per task group and, when that would make the busiest thread at
+//! least a tenth lighter, moves movable groups (heaviest first, to the least-loaded thread).
+//! A move happens between task runs: the owning thread hands the group's elements, tasks,
+//! timers and descriptors to the other, which takes them over; nothing in flight is lost.
+//! Groups placed by StaticThreadSched, or reaching an element another group also uses (other
+//! than a shared queue), stay where they are. The `tasks` router handler shows each task's
+//! thread, runs and cycles per run.
+//!
 //! Each worker thread owns its elements, task list, timers and watched descriptors; workers
 //! talk through [`Runtime`]: task wake-ups (a queue filled on one thread wakes its puller on
 //! another), handler calls for elements another thread owns, stop requests, and idle
 //! detection so that a configuration whose work is done stops.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Mutex;
 
@@ -34,6 +43,10 @@ pub enum Concurrency {
 
 /// A handler call for an element owned by another thread.
 pub(crate) enum Request {
+    /// Hand task group `group` (its tasks, elements, timers, descriptors) to thread `to`.
+    Release { group: usize, to: usize },
+    /// Take over a task group released by another thread.
+    Adopt(Box<Adoption>),
     Read {
         elem: usize,
         handler: String,
@@ -45,6 +58,15 @@ pub(crate) enum Request {
         value: String,
         reply: Sender<Result<(), HandlerError>>,
     },
+}
+
+/// A task group in transit between threads.
+pub(crate) struct Adoption {
+    pub(crate) elems: Vec<(usize, Box<dyn crate::Element>)>,
+    /// Tasks, and whether each was scheduled.
+    pub(crate) tasks: Vec<(usize, bool)>,
+    pub(crate) timers: crate::sched::TimerQueue,
+    pub(crate) selects: Vec<(i32, usize)>,
 }
 
 /// What one worker shares with the others (on its own cache lines).
@@ -68,6 +90,14 @@ pub(crate) struct Runtime {
     pub(crate) stop_events: AtomicU32,
     pub(crate) links: Vec<WorkerLink>,
     idle: AtomicUsize,
+    /// Current thread of each task (set when threads start; changed by adaptive placement).
+    pub(crate) task_thread: Vec<AtomicUsize>,
+    /// Current thread of each element used by one thread.
+    pub(crate) elem_home: Vec<AtomicUsize>,
+    /// Cycles spent in each task, summed over threads.
+    pub(crate) task_cycles: Vec<AtomicU64>,
+    /// Task groups in transit.
+    pub(crate) migrating: AtomicUsize,
 }
 
 impl Runtime {
@@ -88,6 +118,10 @@ impl Runtime {
             stop_events: AtomicU32::new(0),
             links,
             idle: AtomicUsize::new(0),
+            task_thread: Vec::new(),
+            elem_home: Vec::new(),
+            task_cycles: Vec::new(),
+            migrating: AtomicUsize::new(0),
         }
     }
 
@@ -209,10 +243,25 @@ impl Drop for Runtime {
 /// Where each task and element runs.
 #[derive(Clone, Debug, Default)]
 pub struct Placement {
-    /// Thread of each task.
+    /// Thread of each task (at start; adaptive placement may move tasks later).
     pub task_thread: Vec<usize>,
     /// Threads that reach each element (sorted; one entry for an element used by one thread).
     pub elem_threads: Vec<Vec<usize>>,
+    /// Task groups: tasks that share a non-shareable element, placed together.
+    pub groups: Vec<TaskGroup>,
+}
+
+/// Tasks that must run on one thread, and the elements only they reach.
+#[derive(Clone, Debug, Default)]
+pub struct TaskGroup {
+    /// The tasks.
+    pub tasks: Vec<usize>,
+    /// Elements reached by these tasks and no others (they move with the group).
+    pub elems: Vec<usize>,
+    /// Placed by StaticThreadSched: never moved.
+    pub fixed: bool,
+    /// True if the group can move: every element it reaches is its own or shared.
+    pub movable: bool,
 }
 
 /// The graph facts placement needs.
@@ -334,6 +383,49 @@ pub(crate) fn place(inp: &PlacementInput) -> Result<Placement, Vec<String>> {
         load[th] += 1;
         *slot = th;
     }
+    let mut members: HashMap<usize, Vec<usize>> = HashMap::new();
+    for t in 0..ntasks {
+        let g = find(&mut parent, t);
+        members.entry(g).or_default().push(t);
+    }
+    let mut reached_by: Vec<Vec<usize>> = vec![Vec::new(); nelem];
+    for (t, r) in reach.iter().enumerate() {
+        let g = find(&mut parent, t);
+        for &e in r {
+            if !reached_by[e].contains(&g) {
+                reached_by[e].push(g);
+            }
+        }
+    }
+    let mut roots: Vec<usize> = members.keys().copied().collect();
+    roots.sort_unstable();
+    let groups = roots
+        .iter()
+        .map(|g| {
+            let tasks = members[g].clone();
+            let mut elems = Vec::new();
+            let mut movable = true;
+            for (e, by) in reached_by.iter().enumerate() {
+                if !by.contains(g) {
+                    continue;
+                }
+                if by.len() == 1 {
+                    elems.push(e);
+                } else if inp.concurrency[e] != Concurrency::Shared {
+                    movable = false;
+                }
+            }
+            let fixed = tasks
+                .iter()
+                .any(|t| inp.fixed.contains_key(&inp.task_elem[*t]));
+            TaskGroup {
+                tasks,
+                elems,
+                fixed,
+                movable,
+            }
+        })
+        .collect();
     let mut elem_threads: Vec<Vec<usize>> = vec![Vec::new(); nelem];
     for (t, r) in reach.iter().enumerate() {
         for &e in r {
@@ -365,10 +457,53 @@ pub(crate) fn place(inp: &PlacementInput) -> Result<Placement, Vec<String>> {
         Ok(Placement {
             task_thread,
             elem_threads,
+            groups,
         })
     } else {
         Err(errors)
     }
+}
+
+/// Greedy rebalancing (SMP Click §4.1.1): groups that cannot move keep their thread; the
+/// movable ones, heaviest first, go to the least-loaded thread. Returns the moves `(group,
+/// to)` if they lower the busiest thread's load by at least a tenth.
+pub(crate) fn rebalance(
+    groups: &[TaskGroup],
+    cost: &[u64],
+    current: &[usize],
+    nthreads: usize,
+) -> Vec<(usize, usize)> {
+    let mut old = vec![0u64; nthreads];
+    for (g, &c) in cost.iter().enumerate() {
+        old[current[g]] += c;
+    }
+    let mut load = vec![0u64; nthreads];
+    let mut movable = Vec::new();
+    for (g, grp) in groups.iter().enumerate() {
+        if grp.fixed || !grp.movable {
+            load[current[g]] += cost[g];
+        } else {
+            movable.push(g);
+        }
+    }
+    movable.sort_by_key(|&g| std::cmp::Reverse(cost[g]));
+    let mut assign = current.to_vec();
+    for g in movable {
+        let best = (0..nthreads)
+            .min_by_key(|&t| (load[t], t != current[g]))
+            .unwrap_or(current[g]);
+        assign[g] = best;
+        load[best] += cost[g];
+    }
+    let old_max = old.iter().copied().max().unwrap_or(0);
+    let new_max = load.iter().copied().max().unwrap_or(0);
+    if new_max.saturating_mul(10) > old_max.saturating_mul(9) {
+        return Vec::new();
+    }
+    (0..groups.len())
+        .filter(|&g| assign[g] != current[g])
+        .map(|g| (g, assign[g]))
+        .collect()
 }
 
 /// Merges the values of one handler read from several replicas: numbers are summed, anything
@@ -456,6 +591,26 @@ mod tests {
         let p = place(&inp).unwrap();
         assert_eq!(p.elem_threads[1], vec![0, 1]);
         assert_eq!(p.task_thread, vec![0, 1]);
+    }
+
+    #[test]
+    fn rebalancing_moves_the_heaviest_group_to_the_idle_thread() {
+        let g = |fixed| TaskGroup {
+            tasks: vec![],
+            elems: vec![],
+            fixed,
+            movable: true,
+        };
+        let groups = vec![g(false), g(false), g(false)];
+        // Two heavy groups on thread 0, a light one on thread 1.
+        let moves = rebalance(&groups, &[100, 90, 10], &[0, 0, 1], 2);
+        assert_eq!(moves.len(), 1);
+        assert_eq!(moves[0].1, 1);
+        // Balanced already: nothing moves.
+        assert!(rebalance(&groups, &[100, 90, 10], &[0, 1, 1], 2).is_empty());
+        // Fixed groups never move.
+        let fixed = vec![g(true), g(true), g(false)];
+        assert!(rebalance(&fixed, &[100, 90, 10], &[0, 0, 1], 2).is_empty());
     }
 
     #[test]
