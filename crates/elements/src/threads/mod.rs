@@ -2,6 +2,7 @@
 
 use sluice_core::ElementClass;
 
+mod cpu_queue;
 mod static_thread_sched;
 pub mod synthetic_load;
 mod thread_safe_queue;
@@ -11,5 +12,5 @@ pub const CLASSES: &[ElementClass] = &[
     static_thread_sched::CLASS,
     synthetic_load::CLASS,
     thread_safe_queue::CLASS,
-    thread_safe_queue::CPU_CLASS,
+    cpu_queue::CLASS,
 ];

@@ -1,14 +1,13 @@
 //! ThreadSafeQueue — a FIFO queue that threads can share (push on one, pull on another)
 //!
-//! Synopsis: `ThreadSafeQueue([CAPACITY])`, `CPUQueue([CAPACITY])`
+//! Synopsis: `ThreadSafeQueue([CAPACITY])`
 //!
 //! Ports: 1 input (push), 1 output (pull). Like Queue, but the packets live in a lock-free
 //! ring, so producers on several threads and a consumer on another move packets without
 //! locks; each push or pull of a batch is one atomic claim of ring slots. When the queue fills
 //! from empty its notifier wakes the pulling task, on whichever thread runs it. Packets pushed
 //! into a full queue are dropped and counted; sources upstream sleep on its full notifier until
-//! it has drained to half its capacity. `CPUQueue` is the same element under the name
-//! SMP Click used for per-CPU queues.
+//! it has drained to half its capacity. (CPUQueue keeps one ring per pushing thread.)
 //!
 //! Arguments:
 //! - `CAPACITY` (integer, default 1000): maximum packets held (rounded up to a power of two
@@ -209,10 +208,4 @@ pub const CLASS: ElementClass = ElementClass {
     flow: "",
     source: include_str!("thread_safe_queue.rs"),
     make: || Box::new(ThreadSafeQueue::default()),
-};
-
-/// `CPUQueue`: the same queue under SMP Click's name.
-pub const CPU_CLASS: ElementClass = ElementClass {
-    name: "CPUQueue",
-    ..CLASS
 };

@@ -1,0 +1,200 @@
+//! CPUQueue — one queue per thread, pulled round-robin (SMP Click's per-CPU queues)
+//!
+//! Synopsis: `CPUQueue([CAPACITY])`
+//!
+//! Ports: 1 input (push), 1 output (pull). Each worker thread pushes into its own lock-free
+//! ring, so producers on different threads never touch the same queue memory; the puller
+//! takes from the rings in turn, a batch at a time. Order is kept among the packets of one
+//! pushing thread. Packets pushed into a full ring are dropped and counted. The queue's empty
+//! notifier wakes the pulling task, on whichever thread runs it. There is no full notifier:
+//! sources upstream keep running (use ThreadSafeQueue to make them wait for room).
+//!
+//! Arguments:
+//! - `CAPACITY` (integer, default 1000): packets each thread's ring holds.
+//!
+//! Handlers: `length` (r, all rings), `capacity` (r, per ring), `drops` (r),
+//! `reset_counts` (w).
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use sluice_core::ring::Ring;
+use sluice_core::{
+    Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, NotifierId, Packet,
+    SharedElement,
+};
+use sluice_lang::args::Args;
+
+/// The shared state: one ring per thread.
+pub struct PerThreadRings {
+    rings: Vec<Ring<Packet>>,
+    capacity: usize,
+    next: AtomicUsize,
+    drops: AtomicU64,
+    note: NotifierId,
+}
+
+impl PerThreadRings {
+    fn len(&self) -> usize {
+        self.rings.iter().map(|r| r.len()).sum()
+    }
+
+    fn push_batch(&self, batch: Batch, cx: &mut Cx) {
+        let ring = &self.rings[cx.thread() % self.rings.len()];
+        let n = batch.len();
+        let room = self.capacity.saturating_sub(ring.len());
+        let taken = ring.push_many(&mut batch.into_iter(), n.min(room));
+        if taken < n {
+            self.drops.fetch_add((n - taken) as u64, Ordering::Relaxed);
+        }
+        if taken > 0 {
+            cx.set_notifier(self.note, true);
+        }
+    }
+
+    fn pull_batch(&self, max: usize, cx: &mut Cx) -> Batch {
+        let mut b = Batch::new();
+        let n = self.rings.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        for i in 0..n {
+            let want = max - b.len();
+            if want == 0 {
+                break;
+            }
+            self.rings[(start + i) % n].pop_many(want, |p| {
+                let _ = b.push(p);
+            });
+        }
+        if b.is_empty() && self.len() == 0 {
+            cx.set_notifier(self.note, false);
+            if self.len() > 0 {
+                cx.set_notifier(self.note, true);
+            }
+        }
+        b
+    }
+
+    fn read(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "length" => self.len().to_string(),
+            "capacity" => self.capacity.to_string(),
+            "drops" => self.drops.load(Ordering::Relaxed).to_string(),
+            _ => return None,
+        })
+    }
+
+    fn write(&self, name: &str) -> Result<(), String> {
+        match name {
+            "reset_counts" => {
+                self.drops.store(0, Ordering::Relaxed);
+                Ok(())
+            }
+            _ => Err(format!("no handler {}", name)),
+        }
+    }
+}
+
+const HANDLERS: &[Handler] = &[
+    Handler::r("length"),
+    Handler::r("capacity").setting(),
+    Handler::r("drops"),
+    Handler::w("reset_counts"),
+];
+
+impl SharedElement for PerThreadRings {
+    fn push(&self, _port: usize, batch: Batch, cx: &mut Cx) {
+        self.push_batch(batch, cx);
+    }
+
+    fn pull(&self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
+        self.pull_batch(max, cx)
+    }
+
+    fn storage(&self) -> Option<(usize, usize)> {
+        Some((self.len(), self.capacity * self.rings.len()))
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        HANDLERS
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        self.read(name)
+    }
+
+    fn write_handler(&self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
+        self.write(name)
+    }
+}
+
+/// The CPUQueue element (before the router shares it between threads).
+#[derive(Default)]
+pub struct CpuQueue {
+    core: Option<Arc<PerThreadRings>>,
+}
+
+impl CpuQueue {
+    fn core(&self) -> &PerThreadRings {
+        self.core.as_deref().expect("configured before use")
+    }
+}
+
+impl Element for CpuQueue {
+    fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
+        let capacity: usize = args.read_p("CAPACITY")?.unwrap_or(1000).max(1);
+        let note = cx.new_notifier(false);
+        cx.provide_empty_notifier(note);
+        self.core = Some(Arc::new(PerThreadRings {
+            rings: (0..cx.nthreads().max(1))
+                .map(|_| Ring::new(capacity))
+                .collect(),
+            capacity,
+            next: AtomicUsize::new(0),
+            drops: AtomicU64::new(0),
+            note,
+        }));
+        Ok(())
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
+        self.core().push_batch(batch, cx);
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
+        self.core().pull_batch(max, cx)
+    }
+
+    fn storage(&self) -> Option<(usize, usize)> {
+        SharedElement::storage(self.core())
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Shared
+    }
+
+    fn into_shared(self: Box<Self>) -> Option<Arc<dyn SharedElement>> {
+        self.core.map(|c| c as Arc<dyn SharedElement>)
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        HANDLERS
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        self.core().read(name)
+    }
+
+    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
+        self.core().write(name)
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "CPUQueue",
+    ports: "1/1",
+    processing: "h/l",
+    flow: "",
+    source: include_str!("cpu_queue.rs"),
+    make: || Box::new(CpuQueue::default()),
+};

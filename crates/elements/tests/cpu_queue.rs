@@ -1,0 +1,46 @@
+//! CPUQueue: per-thread rings pulled round-robin.
+
+use sluice_core::{Router, RouterOptions};
+
+fn num(r: &mut Router, path: &str) -> u64 {
+    r.read_path(path).unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn producers_on_two_threads_lose_nothing() {
+    let conf = "a :: InfiniteSource(LIMIT 200000) -> q :: CPUQueue(100000);
+                b :: InfiniteSource(LIMIT 100000) -> q;
+                q -> u :: Unqueue -> c :: Counter -> d :: Discard;
+                StaticThreadSched(a 0, b 1, u 1);";
+    let flat = sluice_lang::parse_config(conf, "cpuq.click", &[]).unwrap();
+    let mut r = Router::new(
+        flat,
+        &sluice_elements::library(),
+        RouterOptions {
+            threads: 2,
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{}", e.join("\n")));
+    r.run();
+    assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 300000);
+    assert_eq!(num(&mut r, "q.length"), 0);
+    assert_eq!(num(&mut r, "q.capacity"), 100000);
+}
+
+#[test]
+fn one_thread_behaves_like_a_queue() {
+    let conf = "InfiniteSource(LIMIT 5000) -> q :: CPUQueue(10000) -> u :: Unqueue -> c :: Counter -> Discard;";
+    let flat = sluice_lang::parse_config(conf, "cpuq.click", &[]).unwrap();
+    let mut r = Router::new(
+        flat,
+        &sluice_elements::library(),
+        RouterOptions {
+            simtime: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    r.run();
+    assert_eq!(num(&mut r, "c.count"), 5000);
+}
