@@ -5,7 +5,7 @@ UDP, ICMP, fragments, IP options, TOS values, short frames) goes through a confi
 whose outputs each go to their own ToDump; each output pcap is dissected with scapy and
 compared with what a Python predicate (the pattern's meaning, written independently) says.
 
-Route lookups: a table taken from /work/shared/data/ipv4-prefixes.txt.gz (every Nth prefix
+Route lookups: a table taken from ../shared/data/ipv4-prefixes.txt.gz (every Nth prefix
 plus some nested ones) and a few thousand random destinations (inside table prefixes and
 uniform) go through StaticIPLookup, LinearIPLookup, RadixIPLookup and DirectIPLookup; the
 destinations in each output's pcap must be those a Python longest-prefix-match reference
@@ -20,7 +20,7 @@ import pytest
 from scapy.all import (ARP, ICMP, IP, TCP, UDP, Ether, IPOption_RR, IPv6, Raw, rdpcap,
                        wrpcap)
 
-DATA = Path("/work/shared/data/ipv4-prefixes.txt.gz")
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "ipv4-prefixes.txt.gz"
 MAC_R, MAC_H = "00:00:c0:ae:67:ef", "02:00:00:00:00:02"
 
 
@@ -305,8 +305,7 @@ def reference(routes):
 
 @pytest.fixture(scope="module")
 def lpm_case(tmp_path_factory):
-    if not DATA.exists():
-        pytest.skip(f"{DATA} missing")
+    assert DATA.exists(), f"{DATA} missing: ../shared/data must sit beside the repository"
     routes = load_table()
     rnd = random.Random(42)
     nets = list(routes)

@@ -3,7 +3,7 @@
 //! answers against an exact reference.
 //!
 //! Run: `cargo run --release -p sluice-elements --example lpm_bench -- [TABLE.gz] [LOOKUPS]`
-//! (default table /work/shared/data/ipv4-prefixes.txt.gz, derived from RouteViews, the RIRs
+//! (default table ../shared/data/ipv4-prefixes.txt.gz, derived from RouteViews, the RIRs
 //! via NRO, and DB-IP, CC BY 4.0). LinearIPLookup's structure is measured on a 10K-prefix
 //! subset only.
 
@@ -94,10 +94,10 @@ fn bench<T: Lpm + Default>(
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let path = args
-        .get(1)
-        .map(String::as_str)
-        .unwrap_or("/work/shared/data/ipv4-prefixes.txt.gz");
+    let path = args.get(1).map(String::as_str).unwrap_or(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/ipv4-prefixes.txt.gz"
+    ));
     let n: usize = args
         .get(2)
         .and_then(|s| s.parse().ok())

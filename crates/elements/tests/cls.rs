@@ -1,7 +1,7 @@
 //! Classifier, IPClassifier, IPFilter and the IPv4 route lookup elements: crafted packets
 //! through real configurations, and lookup structures checked against a linear reference on
 //! random tables (with adds and removes) and on the real Internet table in
-//! /work/shared/data/ipv4-prefixes.txt.gz (derived from RouteViews, the RIRs via NRO, and
+//! ../shared/data/ipv4-prefixes.txt.gz (derived from RouteViews, the RIRs via NRO, and
 //! DB-IP, CC BY 4.0).
 
 use std::collections::HashMap;
@@ -623,8 +623,14 @@ fn dir24_agrees_with_linear_on_random_updates() {
     }
 }
 
+/// The shared routing table, `../shared/data/` beside the repository.
+const TABLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/data/ipv4-prefixes.txt.gz"
+);
+
 fn load_real_table() -> Option<Vec<Route>> {
-    let path = "/work/shared/data/ipv4-prefixes.txt.gz";
+    let path = TABLE;
     let out = std::process::Command::new("gzip")
         .args(["-dc", path])
         .output()
@@ -645,10 +651,8 @@ fn load_real_table() -> Option<Vec<Route>> {
 
 #[test]
 fn real_table_radix_and_dir24_agree_with_reference() {
-    let Some(routes) = load_real_table() else {
-        eprintln!("ipv4-prefixes.txt.gz not available; skipped");
-        return;
-    };
+    let routes = load_real_table()
+        .unwrap_or_else(|| panic!("cannot read {} (gzip and ../shared/data are needed)", TABLE));
     assert!(routes.len() > 500_000);
     let mut reference = Reference(HashMap::new());
     let mut radix: RouteTable<Radix> = RouteTable::default();
