@@ -6,10 +6,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 failed=()
+passed=0
 step() {
   local name=$1; shift
   echo "=== $name"
-  if "$@"; then echo "=== $name: ok"; else echo "=== $name: FAILED"; failed+=("$name"); fi
+  if "$@"; then echo "=== $name: ok"; passed=$((passed + 1)); else echo "=== $name: FAILED"; failed+=("$name"); fi
 }
 
 bash scripts/setup.sh || { echo "setup failed"; exit 1; }
@@ -31,6 +32,7 @@ fi
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "FAILED: ${failed[*]}"
+  echo "suites: $passed passed, ${#failed[@]} failed"
   exit 1
 fi
-echo "all test suites passed"
+echo "suites: $passed passed, 0 failed"
