@@ -92,6 +92,19 @@ impl ConfigCx<'_> {
         self.rt.runtime.nthreads()
     }
 
+    /// Scales the tickets of element `elem`'s task by `factor` (ScheduleInfo).
+    pub fn scale_tickets(&mut self, elem: usize, factor: f64) {
+        self.rt.ticket_scale.insert(elem, factor);
+    }
+
+    /// Element indices whose names are `name` or start with `name/` (a compound's insides).
+    pub fn elements_named(&self, name: &str) -> Vec<usize> {
+        let prefix = format!("{}/", name);
+        (0..self.rt.info.len())
+            .filter(|&e| self.rt.info[e].name == name || self.rt.info[e].name.starts_with(&prefix))
+            .collect()
+    }
+
     /// Places the task of element `elem` (and the elements only it reaches) on `thread`
     /// (StaticThreadSched).
     pub fn set_home_thread(&mut self, elem: usize, thread: usize) {
@@ -122,6 +135,12 @@ impl InitCx<'_> {
     /// Gives this element a task with `tickets` (use [`DEFAULT_TICKETS`]), scheduled if `now`.
     pub fn add_task(&mut self, tickets: u32, now: bool) {
         let me = self.cx.me;
+        let tickets = match self.cx.rt.ticket_scale.get(&me) {
+            Some(f) => (tickets as f64 * f)
+                .round()
+                .clamp(1.0, crate::sched::MAX_TICKETS as f64) as u32,
+            None => tickets,
+        };
         let id = self.cx.rt.tasks.add(me, tickets);
         self.cx.rt.info[me].task = Some(id);
         if now {

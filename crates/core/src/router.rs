@@ -146,6 +146,8 @@ pub struct Router {
     pub(crate) runtime: Arc<Runtime>,
     /// Threads fixed by StaticThreadSched, by element.
     pub(crate) static_threads: HashMap<usize, usize>,
+    /// Ticket multipliers set by ScheduleInfo, by element.
+    pub(crate) ticket_scale: HashMap<usize, f64>,
     placement: Option<Placement>,
     /// Per-thread copies of replicated elements, gathered back after a multi-threaded run.
     replicas: Vec<Vec<Box<dyn Element>>>,
@@ -281,6 +283,7 @@ impl Router {
             thread: 0,
             runtime: Arc::new(Runtime::new(opts.threads.max(1))),
             static_threads: HashMap::new(),
+            ticket_scale: HashMap::new(),
             placement: None,
             replicas: Vec::new(),
             running_threads: false,
@@ -1773,6 +1776,7 @@ impl Router {
             thread: t,
             runtime: self.runtime.clone(),
             static_threads: HashMap::new(),
+            ticket_scale: HashMap::new(),
             placement: self.placement.clone(),
             replicas: (0..self.slots.len()).map(|_| Vec::new()).collect(),
             running_threads: false,

@@ -95,3 +95,20 @@ fn address_names_work_before_their_declaration() {
     let e = errors("InfiniteSource -> SetIPAddress(eth9) -> Discard;");
     assert!(e.contains("expected IP address"), "{}", e);
 }
+
+#[test]
+fn schedule_info_scales_task_shares() {
+    // Both sources always have work; with twice the tickets, a runs twice as often as b.
+    let mut r = router(
+        "a :: InfiniteSource(LIMIT 20000, BURST 1, STOP true) -> ca :: Counter -> Discard;
+         b :: InfiniteSource(BURST 1) -> cb :: Counter -> Discard;
+         ScheduleInfo(a 2);",
+    );
+    r.run();
+    let ca: f64 = r.read_path("ca.count").unwrap().trim().parse().unwrap();
+    let cb: f64 = r.read_path("cb.count").unwrap().trim().parse().unwrap();
+    assert!(ca > 0.0 && cb > 0.0);
+    assert!((ca / cb - 2.0).abs() < 0.1, "a {} b {}", ca, cb);
+    let e = errors("ScheduleInfo(nosuch 2); InfiniteSource -> Discard;");
+    assert!(e.contains("no element named 'nosuch'"), "{}", e);
+}

@@ -1,14 +1,16 @@
-//! Multi-threading: thread placement and queues that cross threads.
+//! Scheduling and multi-threading: task shares, thread placement, queues that cross threads.
 
 use sluice_core::ElementClass;
 
 mod cpu_queue;
+mod schedule_info;
 mod static_thread_sched;
 pub mod synthetic_load;
 mod thread_safe_queue;
 
 /// Classes of this family.
 pub const CLASSES: &[ElementClass] = &[
+    schedule_info::CLASS,
     static_thread_sched::CLASS,
     synthetic_load::CLASS,
     thread_safe_queue::CLASS,
