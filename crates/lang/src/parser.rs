@@ -101,7 +101,8 @@ struct Endpoint {
     out_idx: usize,
     in_port: usize,
     out_port: usize,
-    list: bool,
+    /// Further elements of a declaration list `a, b :: Class` (each on port 0).
+    more: Vec<usize>,
 }
 
 const MAX_DEPTH: usize = 200;
@@ -560,34 +561,90 @@ impl Parser {
         });
     }
 
+    /// One position of a connection: endpoints separated by commas (`c[0], c[1]`), with
+    /// declaration lists (`a, b :: Class`) expanded.
+    fn endpoint_list(&mut self, first: bool) -> Option<Vec<Endpoint>> {
+        let mut out = Vec::new();
+        loop {
+            let mut e = self.endpoint(first)?;
+            let more = std::mem::take(&mut e.more);
+            out.push(e);
+            for i in more {
+                out.push(Endpoint {
+                    in_idx: i,
+                    out_idx: i,
+                    in_port: 0,
+                    out_port: 0,
+                    more: Vec::new(),
+                });
+            }
+            if !matches!(self.peek(), Tok::Comma) {
+                return Some(out);
+            }
+            self.next();
+        }
+    }
+
+    /// A connection chain. `->` joins one endpoint to many or many to one; `=>` matches
+    /// endpoints pairwise, a lone element on one side standing for its consecutive ports.
     fn chain(&mut self) {
-        let Some(mut prev) = self.endpoint(true) else {
+        let Some(mut prev) = self.endpoint_list(true) else {
             return;
         };
         let mut count = 1;
         while matches!(self.peek(), Tok::Arrow | Tok::DArrow) {
             let arrow = self.next();
-            let Some(next) = self.endpoint(false) else {
+            let Some(next) = self.endpoint_list(false) else {
                 return;
             };
             count += 1;
-            if (prev.list || next.list) && count > 1 {
+            let (m, n) = (prev.len(), next.len());
+            let mut pairs: Vec<(usize, usize, usize, usize)> = Vec::new();
+            if matches!(arrow.tok, Tok::DArrow) && m != n && m != 1 && n != 1 {
                 self.error(
                     arrow.lm.clone(),
-                    "element declaration list used in a connection",
+                    format!(
+                        "'=>' connects {} outputs to {} inputs; the counts must match",
+                        m, n
+                    ),
                 );
                 return;
             }
-            self.connect(
-                prev.out_idx,
-                prev.out_port,
-                next.in_idx,
-                next.in_port,
-                arrow.lm,
-            );
+            if matches!(arrow.tok, Tok::DArrow) && m != n {
+                if m == 1 {
+                    let a = &prev[0];
+                    for (k, b) in next.iter().enumerate() {
+                        pairs.push((a.out_idx, a.out_port + k, b.in_idx, b.in_port));
+                    }
+                } else {
+                    let b = &next[0];
+                    for (k, a) in prev.iter().enumerate() {
+                        pairs.push((a.out_idx, a.out_port, b.in_idx, b.in_port + k));
+                    }
+                }
+            } else if matches!(arrow.tok, Tok::DArrow) {
+                for (a, b) in prev.iter().zip(next.iter()) {
+                    pairs.push((a.out_idx, a.out_port, b.in_idx, b.in_port));
+                }
+            } else if m == 1 || n == 1 {
+                for a in &prev {
+                    for b in &next {
+                        pairs.push((a.out_idx, a.out_port, b.in_idx, b.in_port));
+                    }
+                }
+            } else {
+                self.error(
+                    arrow.lm.clone(),
+                    "many-to-many connection with '->'; use '=>'",
+                );
+                return;
+            }
+            for (f, fp, t, tp) in pairs {
+                self.connect(f, fp, t, tp, arrow.lm.clone());
+            }
             prev = next;
         }
-        if count == 1 && (prev.in_port != 0 || prev.out_port != 0) {
+        if count == 1 && prev.len() == 1 && (prev[0].in_port != 0 || prev[0].out_port != 0) {
             let lm = self.lm();
             self.error(lm, "syntax error: port without connection");
         }
@@ -615,7 +672,7 @@ impl Parser {
                         out_idx: gin,
                         in_port: 0,
                         out_port: in_port,
-                        list: false,
+                        more: Vec::new(),
                     });
                 }
                 if !first && !Self::starts_element(self.peek()) {
@@ -624,13 +681,13 @@ impl Parser {
                         out_idx: gout,
                         in_port,
                         out_port: 0,
-                        list: false,
+                        more: Vec::new(),
                     });
                 }
             }
         }
         let t = self.peek_n(0).clone();
-        let (in_idx, out_idx, list) = match t.tok {
+        let (in_idx, out_idx, more) = match t.tok {
             Tok::Ident(name) => {
                 let (i, l) = self.element_ref(name, t.lm)?;
                 (i, i, l)
@@ -643,12 +700,12 @@ impl Parser {
                 let config = self.opt_config();
                 let name = self.anon_name(&cname);
                 let i = self.declare(name, DeclKind::Class(ClassRef::Compound(id)), config, t.lm);
-                (i, i, false)
+                (i, i, Vec::new())
             }
             Tok::LParen => {
                 self.next();
                 let (a, b) = self.group(t.lm)?;
-                (a, b, false)
+                (a, b, Vec::new())
             }
             _ => {
                 self.syntax_error();
@@ -664,7 +721,7 @@ impl Parser {
             out_idx,
             in_port,
             out_port,
-            list,
+            more,
         })
     }
 
@@ -741,9 +798,23 @@ impl Parser {
     }
 
     /// An identifier in element position: declaration(s), reference, or anonymous element.
-    fn element_ref(&mut self, name: String, lm: Landmark) -> Option<(usize, bool)> {
+    /// True if the tokens ahead are `NAME (, NAME)* ::` (a declaration list).
+    fn declaration_list_ahead(&mut self) -> bool {
+        let mut k = 1;
+        loop {
+            let comma = matches!(self.peek_n(k).tok, Tok::Comma);
+            let colons = matches!(self.peek_n(k).tok, Tok::Colon2);
+            if comma && matches!(self.peek_n(k + 1).tok, Tok::Ident(_)) {
+                k += 2;
+            } else {
+                return colons && k > 1;
+            }
+        }
+    }
+
+    fn element_ref(&mut self, name: String, lm: Landmark) -> Option<(usize, Vec<usize>)> {
         // Declaration list `a, b, c :: Class`.
-        if matches!(self.peek_n(1).tok, Tok::Comma) {
+        if self.declaration_list_ahead() {
             let mut names = vec![name];
             self.next();
             while matches!(self.peek(), Tok::Comma) {
@@ -762,17 +833,21 @@ impl Parser {
             }
             self.next();
             let (kind, config) = self.class_spec()?;
-            let mut last = 0;
+            let mut idx = Vec::new();
             for n in names {
-                last = self.check_name_and_declare(n, kind.clone(), config.clone(), lm.clone());
+                idx.push(self.check_name_and_declare(n, kind.clone(), config.clone(), lm.clone()));
             }
-            return Some((last, true));
+            let first = idx.remove(0);
+            return Some((first, idx));
         }
         self.next();
         if matches!(self.peek(), Tok::Colon2) {
             self.next();
             let (kind, config) = self.class_spec()?;
-            return Some((self.check_name_and_declare(name, kind, config, lm), false));
+            return Some((
+                self.check_name_and_declare(name, kind, config, lm),
+                Vec::new(),
+            ));
         }
         let has_config = matches!(self.peek(), Tok::LParen);
         if let Some(&i) = self.scope().names.get(&name) {
@@ -780,12 +855,12 @@ impl Parser {
                 self.error(lm, format!("'{name}' is an element, not a class"));
                 return None;
             }
-            return Some((i, false));
+            return Some((i, Vec::new()));
         }
         if let Some(r) = self.lookup_class(&name) {
             let config = self.opt_config();
             let n = self.anon_name(&name);
-            return Some((self.declare(n, DeclKind::Class(r), config, lm), false));
+            return Some((self.declare(n, DeclKind::Class(r), config, lm), Vec::new()));
         }
         if !has_config && name.starts_with(|c: char| c.is_ascii_lowercase()) {
             let s = self.scope();
@@ -797,13 +872,13 @@ impl Parser {
                 lm,
             });
             s.names.insert(name, i);
-            return Some((i, false));
+            return Some((i, Vec::new()));
         }
         let config = self.opt_config();
         let n = self.anon_name(&name);
         Some((
             self.declare(n, DeclKind::Class(ClassRef::Primitive(name)), config, lm),
-            false,
+            Vec::new(),
         ))
     }
 

@@ -568,3 +568,34 @@ fn deep_nesting_is_rejected_not_overflowing() {
     }
     let _ = parse_config(&s, "f", &[]);
 }
+
+#[test]
+fn many_to_one_and_many_to_many_connections() {
+    let c = parse("a, b :: Idle -> d :: Discard;");
+    assert_eq!(conns(&c), vec!["a[0]->[0]d", "b[0]->[0]d"]);
+    let c = parse(
+        "c :: Classifier(a, b); Idle -> c; c[0], c[1] => x :: Null, y :: Null -> d :: Discard;",
+    );
+    let cs = conns(&c);
+    assert!(
+        cs.contains(&"c[0]->[0]x".to_string()) && cs.contains(&"c[1]->[0]y".to_string()),
+        "{:?}",
+        cs
+    );
+    assert!(
+        cs.contains(&"x[0]->[0]d".to_string()) && cs.contains(&"y[0]->[0]d".to_string()),
+        "{:?}",
+        cs
+    );
+    let c = parse("c :: Classifier(a, b); Idle -> c; c => x :: Null, y :: Null; x, y => m :: Mix;");
+    let cs = conns(&c);
+    assert!(
+        cs.contains(&"c[1]->[0]y".to_string()) && cs.contains(&"y[0]->[1]m".to_string()),
+        "{:?}",
+        cs
+    );
+    assert!(!errs("a :: A; b :: B; c :: C; d :: D; a, b -> c, d;").is_empty());
+    assert!(!errs("a :: A; b :: B; c :: C; d :: D; e :: E; a, b => c, d, e;").is_empty());
+    let c = parse("a :: Idle; a -> x :: Null, y :: Null;");
+    assert_eq!(conns(&c), vec!["a[0]->[0]x", "a[0]->[0]y"]);
+}
