@@ -44,3 +44,24 @@ fn one_thread_behaves_like_a_queue() {
     r.run();
     assert_eq!(num(&mut r, "c.count"), 5000);
 }
+
+#[test]
+fn queue_batching_holds_packets_back_only_for_a_while() {
+    // 100 packets, batches of 64: the last 36 wait for LATENCY, then the puller gets them.
+    let conf = "s :: InfiniteSource(LIMIT 100) -> q :: ThreadSafeQueue(1000, BATCH 64, LATENCY 1ms)
+                -> u :: Unqueue -> c :: Counter -> Discard;
+                StaticThreadSched(s 0, u 1);";
+    let flat = sluice_lang::parse_config(conf, "batch.click", &[]).unwrap();
+    let mut r = Router::new(
+        flat,
+        &sluice_elements::library(),
+        RouterOptions {
+            threads: 2,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    r.run();
+    assert_eq!(num(&mut r, "c.count"), 100);
+    assert_eq!(num(&mut r, "q.length"), 0);
+}
