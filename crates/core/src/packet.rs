@@ -99,8 +99,13 @@ impl Buf {
     }
 }
 
+/// A packet descriptor. The buffer reference has a cache line of its own: a thread that
+/// frees a packet reads only that line, while the thread that reuses the descriptor writes the
+/// others, so handing descriptors between threads does not bounce a line both touch.
+#[repr(C, align(64))]
 struct Inner {
     buf: Buf,
+    _line: [u8; 64 - std::mem::size_of::<Buf>()],
     head: u32,
     tail: u32,
     mac: u32,
@@ -157,6 +162,7 @@ fn fresh_inner() -> Box<Inner> {
     recycled.unwrap_or_else(|| {
         Box::new(Inner {
             buf: Buf::Owned(vec![0u8; BUFFER_SIZE].into_boxed_slice()),
+            _line: [0; 64 - std::mem::size_of::<Buf>()],
             head: 0,
             tail: 0,
             mac: NO_HEADER,

@@ -55,14 +55,17 @@ impl QueueCore {
         if self.batch > 1 && self.ring.is_empty() {
             self.since.store(cx.now().0, Ordering::Relaxed);
         }
-        let room = self.capacity.saturating_sub(self.ring.len());
+        // One look at the consumer-written head per batch: the length after the push is
+        // taken as the length before plus what went in.
+        let before = self.ring.len();
+        let room = self.capacity.saturating_sub(before);
         let mut it = batch.into_iter();
         let taken = self.ring.push_many(&mut it, n.min(room));
         let dropped = n - taken;
         if dropped > 0 {
             self.drops.fetch_add(dropped as u64, Ordering::Relaxed);
         }
-        let len = self.ring.len();
+        let len = before + taken;
         if len > self.highwater.load(Ordering::Relaxed) {
             self.highwater.fetch_max(len, Ordering::Relaxed);
         }
