@@ -232,10 +232,20 @@ pub trait Element: AsAny + Send {
     }
 
     /// For [`Concurrency::Shared`] elements: the thread-safe form of this configured and
-    /// initialised element.
-    fn into_shared(self: Box<Self>) -> Option<Arc<dyn SharedElement>> {
+    /// initialised element, given how many threads push into it and pull from it.
+    fn into_shared(self: Box<Self>, sharing: Sharing) -> Option<Arc<dyn SharedElement>> {
+        let _ = sharing;
         None
     }
+}
+
+/// How many threads use a shared element from each side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sharing {
+    /// Threads that push packets into it.
+    pub producers: usize,
+    /// Threads that pull packets from it.
+    pub consumers: usize,
 }
 
 /// The thread-safe form of an element that several threads use at once (a queue between

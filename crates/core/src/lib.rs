@@ -17,7 +17,7 @@ pub mod time;
 
 pub use batch::{Batch, BATCH_MAX};
 pub use context::{ConfigCx, Cx, InitCx, NotifierId};
-pub use element::{Element, ElementClass, Handler, SharedElement};
+pub use element::{Element, ElementClass, Handler, SharedElement, Sharing};
 pub use library::Library;
 pub use packet::{Anno, Packet, PacketType};
 pub use router::{HandlerError, Router, RouterOptions};

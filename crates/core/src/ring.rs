@@ -261,3 +261,200 @@ mod tests {
         assert!(r.pop().is_none());
     }
 }
+
+/// A bounded single-producer, single-consumer ring. The producer and the consumer each keep
+/// their position on their own cache line and a cached copy of the other's, so a batch moves
+/// with one look at the other side's line at most, and slots carry no sequence numbers.
+///
+/// It stays safe if misused: a second thread pushing (or popping) while another one does is
+/// turned away (the call moves nothing) instead of racing.
+pub struct SpscRing<T> {
+    slots: Box<[UnsafeCell<MaybeUninit<T>>]>,
+    mask: usize,
+    prod: CachePadded<Side>,
+    cons: CachePadded<Side>,
+}
+
+/// One side's state: its own position, its cached copy of the other side's, and a busy flag.
+struct Side {
+    pos: AtomicUsize,
+    seen: AtomicUsize,
+    busy: std::sync::atomic::AtomicBool,
+}
+
+impl Side {
+    fn new() -> Side {
+        Side {
+            pos: AtomicUsize::new(0),
+            seen: AtomicUsize::new(0),
+            busy: false.into(),
+        }
+    }
+}
+
+// SAFETY: a slot is written only by the producer between its claim (tail not yet published)
+// and the release store of the new tail, and read only by the consumer after acquiring that
+// tail and before publishing its new head; the busy flags keep each side to one thread at a
+// time. `T: Send` is enough to move values across threads.
+unsafe impl<T: Send> Send for SpscRing<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for SpscRing<T> {}
+
+impl<T> SpscRing<T> {
+    /// A ring of at least `capacity` slots (rounded up to a power of two, at least 2).
+    pub fn new(capacity: usize) -> SpscRing<T> {
+        let cap = capacity.max(2).next_power_of_two();
+        SpscRing {
+            slots: (0..cap)
+                .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+                .collect(),
+            mask: cap - 1,
+            prod: CachePadded(Side::new()),
+            cons: CachePadded(Side::new()),
+        }
+    }
+
+    /// Slots in the ring.
+    pub fn capacity(&self) -> usize {
+        self.mask + 1
+    }
+
+    /// Items in the ring (exact when no operation is in flight).
+    pub fn len(&self) -> usize {
+        let h = self.cons.0.pos.load(Ordering::SeqCst);
+        let t = self.prod.0.pos.load(Ordering::SeqCst);
+        t.wrapping_sub(h)
+    }
+
+    /// True if the ring looks empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The producer's estimate of the length (never below the true length).
+    pub fn producer_len(&self) -> usize {
+        let p = &self.prod.0;
+        p.pos
+            .load(Ordering::Relaxed)
+            .wrapping_sub(p.seen.load(Ordering::Relaxed))
+    }
+
+    /// The consumer's estimate of the length (never above the true length).
+    pub fn consumer_len(&self) -> usize {
+        let c = &self.cons.0;
+        c.seen
+            .load(Ordering::Relaxed)
+            .wrapping_sub(c.pos.load(Ordering::Relaxed))
+    }
+
+    /// Adds up to `max` items from `items`, in order; returns how many went in (0 if the ring
+    /// is full or another thread is pushing).
+    pub fn push_many(&self, items: &mut impl Iterator<Item = T>, max: usize) -> usize {
+        let p = &self.prod.0;
+        if max == 0 || p.busy.swap(true, Ordering::Acquire) {
+            return 0;
+        }
+        let tail = p.pos.load(Ordering::Relaxed);
+        let mut head = p.seen.load(Ordering::Relaxed);
+        if self.capacity() - tail.wrapping_sub(head) < max {
+            head = self.cons.0.pos.load(Ordering::Acquire);
+            p.seen.store(head, Ordering::Relaxed);
+        }
+        let room = self.capacity() - tail.wrapping_sub(head);
+        let mut n = 0;
+        while n < max.min(room) {
+            let Some(v) = items.next() else { break };
+            // SAFETY: slots from tail to head + capacity are free and owned by the producer
+            // until the release store below publishes them.
+            unsafe { (*self.slots[tail.wrapping_add(n) & self.mask].get()).write(v) };
+            n += 1;
+        }
+        p.pos.store(tail.wrapping_add(n), Ordering::Release);
+        p.busy.store(false, Ordering::Release);
+        n
+    }
+
+    /// Removes up to `max` items, passing each to `f` in order; returns how many (0 if empty
+    /// or another thread is popping).
+    pub fn pop_many(&self, max: usize, mut f: impl FnMut(T)) -> usize {
+        let c = &self.cons.0;
+        if max == 0 || c.busy.swap(true, Ordering::Acquire) {
+            return 0;
+        }
+        let head = c.pos.load(Ordering::Relaxed);
+        let mut tail = c.seen.load(Ordering::Relaxed);
+        if tail.wrapping_sub(head) < max {
+            tail = self.prod.0.pos.load(Ordering::Acquire);
+            c.seen.store(tail, Ordering::Relaxed);
+        }
+        let n = tail.wrapping_sub(head).min(max);
+        for i in 0..n {
+            // SAFETY: slots from head to tail were published by the producer's release store
+            // (acquired above) and belong to the consumer until its release store below.
+            let v =
+                unsafe { (*self.slots[head.wrapping_add(i) & self.mask].get()).assume_init_read() };
+            f(v);
+        }
+        c.pos.store(head.wrapping_add(n), Ordering::Release);
+        c.busy.store(false, Ordering::Release);
+        n
+    }
+}
+
+impl<T> Drop for SpscRing<T> {
+    fn drop(&mut self) {
+        while self.pop_many(64, drop) > 0 {}
+    }
+}
+
+#[cfg(test)]
+mod spsc_tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn fifo_bounds_and_drop() {
+        let r = SpscRing::new(4);
+        assert_eq!(r.push_many(&mut (0..10), 10), 4);
+        assert_eq!(r.len(), 4);
+        let mut got = Vec::new();
+        assert_eq!(r.pop_many(3, |v| got.push(v)), 3);
+        assert_eq!(r.push_many(&mut (10..20), 10), 3);
+        r.pop_many(10, |v| got.push(v));
+        assert_eq!(got, vec![0, 1, 2, 3, 10, 11, 12]);
+        let v = Arc::new(());
+        let r2 = SpscRing::new(8);
+        r2.push_many(&mut std::iter::repeat_n(v.clone(), 3), 3);
+        drop(r2);
+        assert_eq!(Arc::strong_count(&v), 1);
+    }
+
+    #[test]
+    fn one_producer_one_consumer_lose_nothing() {
+        const N: usize = 1_000_000;
+        let r = Arc::new(SpscRing::new(256));
+        let p = r.clone();
+        let h = std::thread::spawn(move || {
+            let mut i = 0;
+            while i < N {
+                let n = p.push_many(&mut (i..(i + 16).min(N)), (N - i).min(16));
+                i += n;
+                if n == 0 {
+                    std::thread::yield_now();
+                }
+            }
+        });
+        let mut next = 0;
+        while next < N {
+            if r.pop_many(32, |v| {
+                assert_eq!(v, next);
+                next += 1;
+            }) == 0
+            {
+                std::thread::yield_now();
+            }
+        }
+        h.join().unwrap();
+        assert!(r.is_empty());
+    }
+}

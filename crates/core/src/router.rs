@@ -1662,7 +1662,8 @@ impl Router {
                             .elem
                             .take()
                             .expect("element present before threads start");
-                        match el.into_shared() {
+                        let sharing = self.sharing(&p, e);
+                        match el.into_shared(sharing) {
                             Some(sh) => {
                                 for w in workers.iter_mut() {
                                     w.slots[e].shared = Some(sh.clone());
@@ -1751,6 +1752,36 @@ impl Router {
                 self.tasks.absorb_stats(id, t);
             }
             w.initialized = false;
+        }
+    }
+
+    /// How many threads push into element `e` (those reaching its upstream neighbours on push
+    /// inputs) and pull from it (those reaching its downstream neighbours on pull outputs).
+    fn sharing(&self, p: &Placement, e: usize) -> crate::element::Sharing {
+        let inf = &self.info[e];
+        let mut prod: Vec<usize> = Vec::new();
+        let mut cons: Vec<usize> = Vec::new();
+        for i in 0..inf.ninputs {
+            if inf.in_push[i] {
+                for up in &inf.in_peers[i] {
+                    prod.extend(p.elem_threads[up.elem].iter().copied());
+                }
+            }
+        }
+        for o in 0..inf.noutputs {
+            if !inf.out_push[o] {
+                for down in &inf.out_peers[o] {
+                    cons.extend(p.elem_threads[down.elem].iter().copied());
+                }
+            }
+        }
+        prod.sort_unstable();
+        prod.dedup();
+        cons.sort_unstable();
+        cons.dedup();
+        crate::element::Sharing {
+            producers: prod.len(),
+            consumers: cons.len(),
         }
     }
 

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use sluice_core::ring::Ring;
 use sluice_core::{
     Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, NotifierId, Packet,
-    SharedElement,
+    SharedElement, Sharing,
 };
 use sluice_lang::args::Args;
 
@@ -172,7 +172,7 @@ impl Element for CpuQueue {
         Concurrency::Shared
     }
 
-    fn into_shared(self: Box<Self>) -> Option<Arc<dyn SharedElement>> {
+    fn into_shared(self: Box<Self>, _sharing: Sharing) -> Option<Arc<dyn SharedElement>> {
         self.core.map(|c| c as Arc<dyn SharedElement>)
     }
 

@@ -4,7 +4,9 @@
 //!
 //! Ports: 1 input (push), 1 output (pull). Like Queue, but the packets live in a lock-free
 //! ring, so producers on several threads and a consumer on another move packets without
-//! locks; each push or pull of a batch is one atomic claim of ring slots. When the queue fills
+//! locks; each push or pull of a batch is one atomic claim of ring slots. When only one thread
+//! pushes and one pulls, the router gives it a single-producer ring, whose sides read each
+//! other's position about once per batch. When the queue fills
 //! from empty its notifier wakes the pulling task, on whichever thread runs it. Packets pushed
 //! into a full queue are dropped and counted; sources upstream sleep on its full notifier until
 //! it has drained to half its capacity. (CPUQueue keeps one ring per pushing thread.)
@@ -26,16 +28,67 @@
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use sluice_core::ring::Ring;
+use sluice_core::ring::{Ring, SpscRing};
 use sluice_core::{
     Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, NotifierId, Packet,
-    SharedElement, Timestamp,
+    SharedElement, Sharing, Timestamp,
 };
 use sluice_lang::args::{Args, Seconds};
 
+/// The packet ring: multi-producer in general, single-producer/single-consumer when the
+/// router says only one thread pushes and one pulls (cheaper: no per-slot sequence numbers,
+/// each side reads the other's position about once per batch).
+enum PacketRing {
+    Multi(Ring<Packet>),
+    Single(SpscRing<Packet>),
+}
+
+impl PacketRing {
+    fn len(&self) -> usize {
+        match self {
+            PacketRing::Multi(r) => r.len(),
+            PacketRing::Single(r) => r.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A length the producer can read cheaply; never below the true length.
+    fn producer_len(&self) -> usize {
+        match self {
+            PacketRing::Multi(r) => r.len(),
+            PacketRing::Single(r) => r.producer_len(),
+        }
+    }
+
+    /// A length the consumer can read cheaply; never above the true length.
+    fn consumer_len(&self) -> usize {
+        match self {
+            PacketRing::Multi(r) => r.len(),
+            PacketRing::Single(r) => r.consumer_len(),
+        }
+    }
+
+    fn push_many(&self, items: &mut impl Iterator<Item = Packet>, max: usize) -> usize {
+        match self {
+            PacketRing::Multi(r) => r.push_many(items, max),
+            PacketRing::Single(r) => r.push_many(items, max),
+        }
+    }
+
+    fn pop_many(&self, max: usize, f: impl FnMut(Packet)) -> usize {
+        match self {
+            PacketRing::Multi(r) => r.pop_many(max, f),
+            PacketRing::Single(r) => r.pop_many(max, f),
+        }
+    }
+}
+
 /// The shared state: ring, counters and empty notifier.
 pub struct QueueCore {
-    ring: Ring<Packet>,
+    ring: PacketRing,
     capacity: usize,
     drops: AtomicU64,
     highwater: AtomicUsize,
@@ -57,7 +110,10 @@ impl QueueCore {
         }
         // One look at the consumer-written head per batch: the length after the push is
         // taken as the length before plus what went in.
-        let before = self.ring.len();
+        let mut before = self.ring.producer_len();
+        if self.capacity.saturating_sub(before) < n {
+            before = self.ring.len();
+        }
         let room = self.capacity.saturating_sub(before);
         let mut it = batch.into_iter();
         let taken = self.ring.push_many(&mut it, n.min(room));
@@ -96,7 +152,7 @@ impl QueueCore {
         self.ring.pop_many(max, |p| {
             let _ = b.push(p);
         });
-        if self.ring.is_empty() {
+        if self.ring.consumer_len() == 0 && self.ring.is_empty() {
             cx.set_notifier(self.note, false);
             if !self.ring.is_empty() {
                 cx.set_notifier(self.note, true);
@@ -104,7 +160,7 @@ impl QueueCore {
         }
         // Producers sleeping on a full queue are woken once it has drained to half, so a
         // cross-thread wake-up moves many packets, not one batch.
-        if self.ring.len() <= self.capacity / 2 {
+        if self.ring.consumer_len() <= self.capacity / 2 {
             cx.set_notifier(self.full, true);
         }
         b
@@ -191,7 +247,7 @@ impl Element for ThreadSafeQueue {
             batch,
             latency: Timestamp::from_secs_f64(latency.0),
             since: AtomicI64::new(0),
-            ring: Ring::new(capacity),
+            ring: PacketRing::Multi(Ring::new(capacity)),
             capacity,
             drops: AtomicU64::new(0),
             highwater: AtomicUsize::new(0),
@@ -217,8 +273,12 @@ impl Element for ThreadSafeQueue {
         Concurrency::Shared
     }
 
-    fn into_shared(self: Box<Self>) -> Option<Arc<dyn SharedElement>> {
-        self.core.map(|c| c as Arc<dyn SharedElement>)
+    fn into_shared(self: Box<Self>, sharing: Sharing) -> Option<Arc<dyn SharedElement>> {
+        let mut core = Arc::try_unwrap(self.core?).ok()?;
+        if sharing.producers <= 1 && sharing.consumers <= 1 && core.ring.is_empty() {
+            core.ring = PacketRing::Single(SpscRing::new(core.capacity));
+        }
+        Some(Arc::new(core))
     }
 
     fn handlers(&self) -> &'static [Handler] {
