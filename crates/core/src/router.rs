@@ -155,6 +155,8 @@ pub struct Router {
     running_threads: bool,
     /// Tasks woken here before their group arrived from another thread.
     orphans: Vec<usize>,
+    /// Reused list of tasks woken by other threads.
+    woken_scratch: Vec<usize>,
     /// Adaptive placement (worker 0): when to look next, and task cycles at the last look.
     balance_at: u64,
     balance_seen: Vec<u64>,
@@ -288,6 +290,7 @@ impl Router {
             replicas: Vec::new(),
             running_threads: false,
             orphans: Vec::new(),
+            woken_scratch: Vec::new(),
             balance_at: 0,
             balance_seen: Vec::new(),
         };
@@ -1131,10 +1134,14 @@ impl Router {
         {
             return;
         }
-        let (tasks, mail) = self.runtime.take(self.thread);
-        for t in tasks {
+        let mut woken = std::mem::take(&mut self.woken_scratch);
+        let runtime = self.runtime.clone();
+        let mail = runtime.take(self.thread, |t| woken.push(t));
+        for &t in &woken {
             self.wake(t);
         }
+        woken.clear();
+        self.woken_scratch = woken;
         for m in mail {
             match m {
                 Request::Read {
@@ -1650,6 +1657,7 @@ impl Router {
             rt.task_cycles = (0..p.task_thread.len())
                 .map(|_| AtomicU64::new(0))
                 .collect();
+            rt.size_wakeups(p.task_thread.len());
         }
         self.balance_at = cycles() + BALANCE_CYCLES;
         let mut workers: Vec<Router> = (1..nthreads).map(|t| self.worker(t)).collect();
@@ -1812,6 +1820,7 @@ impl Router {
             replicas: (0..self.slots.len()).map(|_| Vec::new()).collect(),
             running_threads: false,
             orphans: Vec::new(),
+            woken_scratch: Vec::new(),
             balance_at: 0,
             balance_seen: Vec::new(),
         }

@@ -73,7 +73,10 @@ pub(crate) struct Adoption {
 #[repr(align(128))]
 pub(crate) struct WorkerLink {
     /// Tasks woken by other threads.
-    inbox: Mutex<Vec<usize>>,
+    /// Tasks woken by other threads, one bit per task (sized when threads start).
+    pub(crate) woken: Box<[AtomicU64]>,
+    /// Set when `mail` may hold something.
+    has_mail: AtomicBool,
     /// Handler calls from other threads.
     mail: Mutex<Vec<Request>>,
     /// Set when the inbox or mail may hold something.
@@ -104,7 +107,8 @@ impl Runtime {
     pub(crate) fn new(n: usize) -> Runtime {
         let links = (0..n)
             .map(|_| WorkerLink {
-                inbox: Mutex::new(Vec::new()),
+                woken: Box::new([]),
+                has_mail: AtomicBool::new(false),
                 mail: Mutex::new(Vec::new()),
                 pending: AtomicBool::new(false),
                 blocked: AtomicBool::new(false),
@@ -145,12 +149,12 @@ impl Runtime {
 
     /// Schedules task `task` on worker `w` from another thread.
     pub(crate) fn wake_task(&self, w: usize, task: usize) {
-        self.links[w]
-            .inbox
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(task);
-        self.links[w].pending.store(true, Ordering::SeqCst);
+        let l = &self.links[w];
+        let (word, bit) = (task / 64, 1u64 << (task % 64));
+        if l.woken[word].load(Ordering::Acquire) & bit == 0 {
+            l.woken[word].fetch_or(bit, Ordering::AcqRel);
+        }
+        l.pending.store(true, Ordering::SeqCst);
         self.kick(w);
     }
 
@@ -161,17 +165,39 @@ impl Runtime {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(r);
+        self.links[w].has_mail.store(true, Ordering::SeqCst);
         self.links[w].pending.store(true, Ordering::SeqCst);
         self.kick(w);
     }
 
-    /// Takes worker `w`'s woken tasks and handler calls.
-    pub(crate) fn take(&self, w: usize) -> (Vec<usize>, Vec<Request>) {
+    /// Takes worker `w`'s woken tasks (passed to `on_task`) and handler calls.
+    pub(crate) fn take(&self, w: usize, mut on_task: impl FnMut(usize)) -> Vec<Request> {
         let l = &self.links[w];
         l.pending.store(false, Ordering::SeqCst);
-        let tasks = std::mem::take(&mut *l.inbox.lock().unwrap_or_else(|e| e.into_inner()));
-        let mail = std::mem::take(&mut *l.mail.lock().unwrap_or_else(|e| e.into_inner()));
-        (tasks, mail)
+        for (i, word) in l.woken.iter().enumerate() {
+            if word.load(Ordering::Acquire) == 0 {
+                continue;
+            }
+            let mut bits = word.swap(0, Ordering::AcqRel);
+            while bits != 0 {
+                on_task(i * 64 + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+        if l.has_mail.swap(false, Ordering::AcqRel) {
+            std::mem::take(&mut *l.mail.lock().unwrap_or_else(|e| e.into_inner()))
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Sizes the wake-up bitmaps for `ntasks` tasks (before threads start).
+    pub(crate) fn size_wakeups(&mut self, ntasks: usize) {
+        for l in &mut self.links {
+            l.woken = (0..ntasks.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect();
+        }
     }
 
     /// Stops every worker.
