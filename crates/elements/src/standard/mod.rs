@@ -4,7 +4,6 @@ use sluice_core::ElementClass;
 
 mod adjust_timestamp;
 mod average_counter;
-mod bandwidth_rated_splitter;
 mod bandwidth_rated_unqueue;
 mod bypass;
 mod check_paint;
@@ -54,7 +53,7 @@ pub use queue::Queue;
 pub const CLASSES: &[ElementClass] = &[
     adjust_timestamp::CLASS,
     average_counter::CLASS,
-    bandwidth_rated_splitter::CLASS,
+    rated_splitter::BANDWIDTH_CLASS,
     bandwidth_rated_unqueue::CLASS,
     bypass::CLASS,
     check_paint::CLASS,

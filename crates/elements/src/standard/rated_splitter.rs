@@ -1,34 +1,70 @@
-//! RatedSplitter — splits a packet stream at a given rate
+//! RatedSplitter, BandwidthRatedSplitter — split a packet stream at a given rate
 //!
-//! Synopsis: `RatedSplitter(RATE, [*keywords* BURST_DURATION, BURST_SIZE])`
+//! Synopsis: `RatedSplitter(RATE, [*keywords* BURST_DURATION, BURST_SIZE])`,
+//! `BandwidthRatedSplitter(RATE, [*keywords* BURST_DURATION, BURST_BYTES])`
 //!
-//! Ports: 1 push input, 1 or 2 push outputs. Packets up to RATE per second go to output 0; the
-//! rest go to output 1, or are dropped and counted if output 1 is not connected. Unlike a
-//! meter, RATE packets per second still leave on output 0 when the input rate is higher. A
-//! token bucket driven by the router clock decides; its capacity is RATE × BURST_DURATION
-//! (default 20 ms) or BURST_SIZE packets, at least 1.
+//! Ports: 1 push input, 1 or 2 push outputs. Packets up to RATE go to output 0; the rest go to
+//! output 1, or are dropped and counted if output 1 is not connected. Unlike a meter, RATE's
+//! worth of packets still leaves on output 0 when the input rate is higher. A token bucket
+//! driven by the router clock decides; its capacity is RATE × BURST_DURATION (default 20 ms),
+//! or BURST_SIZE (packets) / BURST_BYTES (bytes).
 //!
-//! Handlers: `rate` (rw), `drops` (r), `count0` (r), `count1` (r).
+//! RatedSplitter counts packets: RATE is packets per second. BandwidthRatedSplitter counts
+//! bytes: RATE is a bandwidth (`10Mbps`, `1MBps`, or plain bytes per second), and a packet
+//! conforms while the bucket is positive and then takes its length (so the bucket may go into
+//! debt by one packet, and a packet longer than the bucket's capacity can still conform).
+//!
+//! Handlers: `rate` (rw; packets/s or bytes/s), `drops` (r), `count0` (r), `count1` (r).
 //!
 //! Example: `src -> rs :: RatedSplitter(2000); rs[0] -> sample; rs[1] -> rest`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
-use sluice_lang::args::{Args, Rate};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_lang::args::{Args, Bandwidth, FromArg, Rate};
 
 use super::rated_unqueue::read_burst;
 use super::util::{fmt_f64, TokenBucket};
 
-/// The RatedSplitter element.
+/// What the bucket counts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    Packets,
+    Bytes,
+}
+
+impl Unit {
+    fn parse(self, s: &str) -> Result<f64, String> {
+        match self {
+            Unit::Packets => Rate::from_arg(s).map(|r| r.0),
+            Unit::Bytes => Bandwidth::from_arg(s).map(|b| b.0),
+        }
+    }
+
+    /// Takes what `p` costs if it conforms.
+    fn conforms(self, bucket: &mut TokenBucket, p: &Packet) -> bool {
+        match self {
+            Unit::Packets => bucket.try_take(1.0),
+            Unit::Bytes if bucket.tokens() > 1e-6 => {
+                bucket.take(p.len() as f64);
+                true
+            }
+            Unit::Bytes => false,
+        }
+    }
+}
+
+/// The RatedSplitter and BandwidthRatedSplitter elements.
 pub struct RatedSplitter {
+    unit: Unit,
     bucket: TokenBucket,
     burst_dur: f64,
     drops: u64,
     counts: [u64; 2],
 }
 
-impl Default for RatedSplitter {
-    fn default() -> RatedSplitter {
+impl RatedSplitter {
+    fn new(unit: Unit) -> RatedSplitter {
         RatedSplitter {
+            unit,
             bucket: TokenBucket::new(0.0, 1.0),
             burst_dur: 0.02,
             drops: 0,
@@ -39,8 +75,15 @@ impl Default for RatedSplitter {
 
 impl Element for RatedSplitter {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        let Rate(rate) = args.read_mp::<Rate>("RATE")?;
-        let cap = read_burst(args, rate, &["BURST_SIZE"])?;
+        let rate = match self.unit {
+            Unit::Packets => args.read_mp::<Rate>("RATE")?.0,
+            Unit::Bytes => args.read_mp::<Bandwidth>("RATE")?.0,
+        };
+        let burst_keys: &[&str] = match self.unit {
+            Unit::Packets => &["BURST_SIZE"],
+            Unit::Bytes => &["BURST_SIZE", "BURST_BYTES"],
+        };
+        let cap = read_burst(args, rate, burst_keys)?;
         self.burst_dur = cap / rate.max(1e-9);
         self.bucket = TokenBucket::new(rate, cap);
         Ok(())
@@ -49,9 +92,9 @@ impl Element for RatedSplitter {
     fn push(&mut self, _port: usize, mut batch: Batch, cx: &mut Cx) {
         self.bucket.refill(cx.now());
         let mut over = Batch::new();
-        let bucket = &mut self.bucket;
+        let (unit, bucket) = (self.unit, &mut self.bucket);
         batch.filter_map(|p| {
-            if bucket.try_take(1.0) {
+            if unit.conforms(bucket, &p) {
                 Some(p)
             } else {
                 let _ = over.push(p);
@@ -96,7 +139,9 @@ impl Element for RatedSplitter {
     fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
         match name {
             "rate" => {
-                let Rate(r) = <Rate as sluice_lang::args::FromArg>::from_arg(value.trim())
+                let r = self
+                    .unit
+                    .parse(value.trim())
                     .map_err(|e| format!("rate: {}", e))?;
                 self.bucket.set(r, r * self.burst_dur);
                 Ok(())
@@ -113,5 +158,12 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "h/h",
     flow: "",
     source: include_str!("rated_splitter.rs"),
-    make: || Box::new(RatedSplitter::default()),
+    make: || Box::new(RatedSplitter::new(Unit::Packets)),
+};
+
+/// `BandwidthRatedSplitter`: the same splitter counting bytes.
+pub const BANDWIDTH_CLASS: ElementClass = ElementClass {
+    name: "BandwidthRatedSplitter",
+    make: || Box::new(RatedSplitter::new(Unit::Bytes)),
+    ..CLASS
 };
