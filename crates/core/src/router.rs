@@ -223,8 +223,6 @@ impl Router {
                 }
             }
             let instance = (class.make)();
-            let handlers = instance.handlers();
-            let concurrency = instance.concurrency();
             slots.push(Slot {
                 elem: Some(instance),
                 shared: None,
@@ -246,8 +244,9 @@ impl Router {
                 task: None,
                 empty_notifier: None,
                 full_notifier: None,
-                handlers,
-                concurrency,
+                // Both depend on the configuration: filled in once the element is configured.
+                handlers: &[],
+                concurrency: Concurrency::Exclusive,
             });
         }
         for c in &flat.connections {
@@ -584,8 +583,13 @@ impl Router {
     #[inline]
     pub(crate) fn push_into(&mut self, e: usize, port: usize, batch: Batch) {
         let Some(mut el) = self.slots[e].elem.take() else {
-            match self.slots[e].shared.clone() {
-                Some(sh) => sh.push(port, batch, &mut Cx { rt: self, me: e }),
+            // A shared element: this thread's handle is taken out while it runs (no reference
+            // count traffic on the handle other threads use), like an exclusive element.
+            match self.slots[e].shared.take() {
+                Some(sh) => {
+                    sh.push(port, batch, &mut Cx { rt: self, me: e });
+                    self.restore_shared(e, sh);
+                }
                 None => self.slots[e].pending.push((port, batch)),
             }
             return;
@@ -603,23 +607,33 @@ impl Router {
         self.slots[e].elem = Some(el);
     }
 
+    fn restore_shared(&mut self, e: usize, sh: Arc<dyn SharedElement>) {
+        while !self.slots[e].pending.is_empty() {
+            let (port, batch) = self.slots[e].pending.remove(0);
+            sh.push(port, batch, &mut Cx { rt: self, me: e });
+        }
+        self.slots[e].shared = Some(sh);
+    }
+
     #[inline]
     pub(crate) fn pull_in(&mut self, to: usize, port: usize, max: usize) -> Batch {
         let Some(Some(from)) = self.ins[to].get(port).copied() else {
             return Batch::new();
         };
         let Some(mut el) = self.slots[from.elem].elem.take() else {
-            return match self.slots[from.elem].shared.clone() {
-                Some(sh) => sh.pull(
-                    from.port,
-                    max.min(crate::batch::BATCH_MAX),
-                    &mut Cx {
-                        rt: self,
-                        me: from.elem,
-                    },
-                ),
-                None => Batch::new(),
+            let Some(sh) = self.slots[from.elem].shared.take() else {
+                return Batch::new();
             };
+            let b = sh.pull(
+                from.port,
+                max.min(crate::batch::BATCH_MAX),
+                &mut Cx {
+                    rt: self,
+                    me: from.elem,
+                },
+            );
+            self.restore_shared(from.elem, sh);
+            return b;
         };
         let b = el.pull(
             from.port,
@@ -695,38 +709,14 @@ impl Router {
         }
     }
 
+    /// The empty notifiers upstream of input `port` of `e`: pulling there returns nothing
+    /// while all of them are inactive. `None` if some upstream path has none.
     pub(crate) fn upstream_empty_notifiers(
         &self,
         e: usize,
         port: usize,
     ) -> Option<Vec<NotifierId>> {
-        let mut out = Vec::new();
-        let mut seen = vec![false; self.info.len()];
-        let mut stack: Vec<PortRef> = self.info[e].in_peers.get(port)?.clone();
-        while let Some(up) = stack.pop() {
-            let inf = &self.info[up.elem];
-            if let Some(n) = inf.empty_notifier {
-                if !out.contains(&n) {
-                    out.push(n);
-                }
-                continue;
-            }
-            if seen[up.elem] {
-                continue;
-            }
-            seen[up.elem] = true;
-            let mut any = false;
-            for i in 0..inf.ninputs {
-                if !inf.in_push[i] && inf.flow.flows(i, up.port) {
-                    any = true;
-                    stack.extend(inf.in_peers[i].iter().copied());
-                }
-            }
-            if !any {
-                return None;
-            }
-        }
-        Some(out)
+        self.notifiers_along(e, port, false)
     }
 
     /// The full notifiers downstream of output `port` of `e`: pushing there is pointless while
@@ -737,26 +727,51 @@ impl Router {
         e: usize,
         port: usize,
     ) -> Option<Vec<NotifierId>> {
+        self.notifiers_along(e, port, true)
+    }
+
+    /// Walks from port `port` of `e` along the packet flow — upstream through pull inputs, or
+    /// downstream through push outputs — collecting the first empty (upstream) or full
+    /// (downstream) notifier on every path. `None` if a path ends without one.
+    fn notifiers_along(&self, e: usize, port: usize, down: bool) -> Option<Vec<NotifierId>> {
         let mut out = Vec::new();
         let mut seen = vec![false; self.info.len()];
-        let mut stack: Vec<PortRef> = self.info[e].out_peers.get(port)?.clone();
-        while let Some(down) = stack.pop() {
-            let inf = &self.info[down.elem];
-            if let Some(n) = inf.full_notifier {
+        let start = if down {
+            self.info[e].out_peers.get(port)
+        } else {
+            self.info[e].in_peers.get(port)
+        };
+        let mut stack: Vec<PortRef> = start?.clone();
+        while let Some(at) = stack.pop() {
+            let inf = &self.info[at.elem];
+            let provided = if down {
+                inf.full_notifier
+            } else {
+                inf.empty_notifier
+            };
+            if let Some(n) = provided {
                 if !out.contains(&n) {
                     out.push(n);
                 }
                 continue;
             }
-            if seen[down.elem] {
+            if std::mem::replace(&mut seen[at.elem], true) {
                 continue;
             }
-            seen[down.elem] = true;
             let mut any = false;
-            for o in 0..inf.noutputs {
-                if inf.out_push[o] && inf.flow.flows(down.port, o) {
-                    any = true;
-                    stack.extend(inf.out_peers[o].iter().copied());
+            if down {
+                for o in 0..inf.noutputs {
+                    if inf.out_push[o] && inf.flow.flows(at.port, o) {
+                        any = true;
+                        stack.extend(inf.out_peers[o].iter().copied());
+                    }
+                }
+            } else {
+                for i in 0..inf.ninputs {
+                    if !inf.in_push[i] && inf.flow.flows(i, at.port) {
+                        any = true;
+                        stack.extend(inf.in_peers[i].iter().copied());
+                    }
                 }
             }
             if !any {
