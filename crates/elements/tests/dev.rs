@@ -120,6 +120,35 @@ fn fanout_group_splits_flows_between_members() {
 }
 
 #[test]
+fn fanout_members_run_on_their_own_threads() {
+    // One receive "queue" (fanout member) per thread, as with -j 2 and StaticThreadSched.
+    std::thread::spawn(|| {
+        if !private_netns("fanout_members_run_on_their_own_threads") {
+            return;
+        }
+        veth("sla", "slb");
+        let conf = format!(
+            "src :: InfiniteSource(DATA {FRAME}, LIMIT 300, BURST 10) -> Queue(1000) -> ToDevice(sla);
+             f1 :: FromDevice(slb, FANOUT 78) -> c1 :: Counter -> s :: StopAfter(100000, SECS 1.5);
+             f2 :: FromDevice(slb, FANOUT 78) -> c2 :: Counter -> s2 :: StopAfter(100000, SECS 10);
+             StaticThreadSched(f1 0, f2 1, src 0);"
+        );
+        let mut r = build_threads(&conf, 2).unwrap_or_else(|e| panic!("{}", e));
+        r.run();
+        let (a, b) = (read(&mut r, "c1.count"), read(&mut r, "c2.count"));
+        assert_eq!(a + b, 300, "{} + {}", a, b);
+        let tasks = r.read_path("tasks").unwrap();
+        let thread_of = |name: &str| {
+            tasks.lines().find(|l| l.split('\t').nth(1) == Some(name)).and_then(|l| l.split('\t').next()).map(str::to_string)
+        };
+        assert_eq!(thread_of("f1").as_deref(), Some("0"), "{}", tasks);
+        assert_eq!(thread_of("f2").as_deref(), Some("1"), "{}", tasks);
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
 fn interface_down_or_gone_is_counted_not_fatal() {
     std::thread::spawn(|| {
         if !private_netns("interface_down_or_gone_is_counted_not_fatal") {

@@ -71,6 +71,27 @@ pub fn build(conf: &str) -> Result<Router, String> {
     Router::new(flat, &lib, RouterOptions::default()).map_err(|e| e.join("\n"))
 }
 
+/// Like `build`, with `threads` worker threads.
+pub fn build_threads(conf: &str, threads: usize) -> Result<Router, String> {
+    let flat = sluice_lang::parse_config(conf, "netns.click", &[]).expect("parses");
+    let mut lib = sluice_elements::library();
+    lib.add(TEST_CLASSES);
+    Router::new(
+        flat,
+        &lib,
+        RouterOptions {
+            threads,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| {
+        e.join(
+            "
+",
+        )
+    })
+}
+
 pub fn router(conf: &str) -> Router {
     build(conf).unwrap_or_else(|e| panic!("{}", e))
 }
