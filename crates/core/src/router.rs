@@ -1544,6 +1544,7 @@ impl Router {
     fn run_loop(&mut self) {
         let multi = self.runtime.nthreads() > 1;
         let mut rounds: u32 = 0;
+        let mut last_yield = cycles();
         loop {
             if self.runtime.stop.load(Ordering::Relaxed) {
                 self.stopped = true;
@@ -1597,6 +1598,17 @@ impl Router {
                     if let Some(at) = self.timers.next_expiry() {
                         self.clock.advance_to(at);
                     }
+                } else if !any_work
+                    || (!self.selects.is_empty()
+                        && cycles().wrapping_sub(last_yield) > YIELD_CYCLES)
+                {
+                    // Tasks that never sleep (busy-polling devices, sources) would keep this
+                    // core until the time slice ends. Give other runnable threads of the core
+                    // a turn now whenever a round found no work and, in a thread that polls
+                    // devices, at least every YIELD_CYCLES: the kernel thread that fills the
+                    // rings those tasks poll may be waiting for this core.
+                    std::thread::yield_now();
+                    last_yield = cycles();
                 }
                 continue;
             }
@@ -1881,6 +1893,10 @@ const BALANCE_CYCLES: u64 = 100_000_000;
 /// How long an idle worker of a multi-threaded router spins for work before sleeping
 /// (processor cycles: some tens of microseconds).
 const SPIN_CYCLES: u64 = 100_000;
+
+/// Longest a thread runs rounds of tasks without yielding its core to other runnable threads
+/// (processor cycles: some tens of microseconds; a yield costs well under one).
+const YIELD_CYCLES: u64 = 100_000;
 
 impl Drop for Router {
     fn drop(&mut self) {
