@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(tshark tcpdump iproute2 iputils-ping traceroute iperf3 ethtool netcat-openbsd
-              python3-venv tcpreplay socat)
+              python3-venv tcpreplay socat nftables)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

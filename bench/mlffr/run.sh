@@ -38,6 +38,7 @@ MODES=(${MODES:-linux sluice-packet sluice-xdp})
 GEN="${GEN:-xdp}"
 RA_NAPI="${RA_NAPI:-threaded}"
 RTR_POLL="${RTR_POLL:-busy}"   # the Sluice router's POLL (busy, as the benchmark asks; or adaptive)
+XDP_FRAMES="${XDP_FRAMES:-8192}"  # UMEM frames per AF_XDP socket (4096 receive: 10 ms at 400 kpps)
 
 if [ -z "${SLUICE:-}" ]; then
   export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
@@ -96,7 +97,7 @@ router_conf() {
     "name=ra,addr=$R_ADDR0/24,eth=$(mac_of r ra),dev=ra" \
     "name=rb,addr=$R_ADDR1/24,eth=$(mac_of r rb),dev=rb") || return 1
   if [ "$mode" = sluice-xdp ]; then
-    printf '%s\n' "$conf" | sed -E "s/FromDevice\\((r[ab])\\)/FromXDPDevice(\\1, POLL $RTR_POLL)/; s/ToDevice\\((r[ab])\\)/ToXDPDevice(\\1, POLL $RTR_POLL)/"
+    printf '%s\n' "$conf" | sed -E "s/FromDevice\\((r[ab])\\)/FromXDPDevice(\\1, POLL $RTR_POLL, FRAMES $XDP_FRAMES)/; s/ToDevice\\((r[ab])\\)/ToXDPDevice(\\1, POLL $RTR_POLL, FRAMES $XDP_FRAMES)/"
   else
     printf '%s\n' "$conf" | sed -E "s/FromDevice\\((r[ab])\\)/FromDevice(\\1, POLL $RTR_POLL)/; s/ToDevice\\((r[ab])\\)/ToDevice(\\1, POLL $RTR_POLL)/"
   fi
@@ -114,6 +115,13 @@ run_mode() {
   nsx h1 ethtool -K eth0 tso off >/dev/null 2>&1
   nsx r ethtool -K rb tso off >/dev/null 2>&1
   [ "$RA_NAPI" = threaded ] && napi_pin r ra "$RTR_CPU"
+  # The sink drops the test flow before routing (nftables, raw prerouting): no socket lookup,
+  # no ICMP port-unreachable route lookups on the router's CPU, for every router alike.
+  nsx h2 nft -f - <<'NFT' || { echo "$mode: nft failed (scripts/setup.sh installs nftables)"; return 1; }
+table ip sink {
+  chain pre { type filter hook prerouting priority raw; policy accept; udp dport 9 drop; }
+}
+NFT
   if [ "$mode" = linux ]; then
     addr r ra $R_ADDR0/24
     addr r rb $R_ADDR1/24
