@@ -49,8 +49,9 @@ export SLUICE
 # shellcheck disable=SC1091
 source "$ROOT/tests/netns/lib.sh"
 
-CSV="$HERE/results.csv"
-PNG="$HERE/forwarding.png"
+TAG="${TAG:-}"   # names a variant's files: results-TAG.csv, forwarding-TAG.png
+CSV="$HERE/results${TAG:+-$TAG}.csv"
+PNG="$HERE/forwarding${TAG:+-$TAG}.png"
 echo "router,requested_pps,offered_pps,forwarded_pps,loss_pct" >"$CSV"
 NCPU=$(nproc)
 GEN_CPU=0
