@@ -139,6 +139,10 @@ NFT
   local fr genout
   fr=$(frame_hex "$(mac_of r ra)" "$(mac_of h1 eth0)")
   if [ "$GEN" = xdp ]; then genout="ToXDPDevice(eth0)"; else genout="ToDevice(eth0)"; fi
+  # Warm-up (not recorded): half a second at the first rate, so first-use costs (page faults,
+  # kernel thread wake-ups, caches) do not land in the first step.
+  nsx h1 taskset -c "$GEN_CPU" timeout 10 "$SLUICE" -e "RatedSource(DATA \"\\<$fr>\", RATE ${RATES[0]}, LIMIT $((RATES[0] / 2)), STOP true) -> Queue(4096) -> $genout;" >/dev/null 2>&1
+  sleep 0.3
   local bad=0
   for rate in "${RATES[@]}"; do
     local n=$((rate * STEP))

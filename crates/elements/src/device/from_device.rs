@@ -14,6 +14,9 @@
 //! drains up to BURST frames per run and reschedules itself while frames keep coming, and
 //! sleeps on the descriptor again when the ring is empty, so an idle router uses no CPU.
 //! `POLL busy` keeps the task always scheduled (lowest latency, one busy core; benchmarks).
+//! A busy-polling thread still yields its core whenever a round of tasks finds no work and
+//! every few tens of microseconds, so a kernel thread on the same core (such as the threaded
+//! NAPI poller that fills the ring) is not kept waiting for a whole time slice.
 //!
 //! Drops, each counted: frames shorter than 14 bytes (`runts`), frames cut by the capture
 //! length or longer than SNAPLEN (`too_long`), and frames the kernel dropped because the ring
