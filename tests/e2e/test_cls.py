@@ -356,7 +356,7 @@ def test_lookup_handler_agrees(run_sluice, lpm_case):
     ref = reference(routes)
     table = ", ".join(f"{n} {p}" for n, p in routes.items())
     sample = dsts[:60]
-    script = " ".join(f"write e.lookup {ipaddress.ip_address(a)}, read e.lookup," for a in sample)
+    script = " ".join(f"read e.lookup {ipaddress.ip_address(a)}," for a in sample)
     conf = f"e :: RadixIPLookup({table}); Idle -> e; e[0] -> Discard; " \
            + "".join(f"e[{k}] -> Discard; " for k in range(1, 16)) \
            + f"Script({script} stop);"

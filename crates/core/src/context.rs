@@ -382,6 +382,11 @@ impl Cx<'_> {
         self.rt.read_path(path)
     }
 
+    /// Reads handler `path` with a parameter (Click's read handlers with parameters).
+    pub fn read_handler_param(&mut self, path: &str, param: &str) -> Result<String, HandlerError> {
+        self.rt.read_path_param(path, Some(param))
+    }
+
     /// Checks that handler `path` exists and is readable (`write` false) or writable.
     pub fn check_handler(&self, path: &str, write: bool) -> Result<(), HandlerError> {
         self.rt.check_handler(path, write)

@@ -67,6 +67,9 @@ pub struct Handler {
     /// A setting rather than a count: every per-thread replica holds the same value, so
     /// merging replicas takes one value instead of summing.
     pub setting: bool,
+    /// A read handler that takes a parameter (Click's read-with-parameter handlers, such as a
+    /// route table's `lookup ADDR`), answered by [`Element::read_handler_param`].
+    pub param: bool,
 }
 
 impl Handler {
@@ -77,6 +80,7 @@ impl Handler {
             read: true,
             write: false,
             setting: false,
+            param: false,
         }
     }
 
@@ -87,12 +91,19 @@ impl Handler {
             read: false,
             write: true,
             setting: false,
+            param: false,
         }
     }
 
     /// Marks the handler as a setting (equal in every per-thread replica).
     pub const fn setting(mut self) -> Handler {
         self.setting = true;
+        self
+    }
+
+    /// Marks a read handler as taking a parameter.
+    pub const fn param(mut self) -> Handler {
+        self.param = true;
         self
     }
 
@@ -103,6 +114,7 @@ impl Handler {
             read: true,
             write: true,
             setting: false,
+            param: false,
         }
     }
 }
@@ -212,6 +224,14 @@ pub trait Element: AsAny + Send {
     fn read_handler(&self, name: &str) -> Option<String> {
         let _ = name;
         None
+    }
+
+    /// Reads handler `name`, declared with [`Handler::param`], with parameter `param` (may be
+    /// empty). An `Err` is the handler's error message (e.g. a malformed parameter).
+    fn read_handler_param(&self, name: &str, param: &str) -> Result<String, String> {
+        let _ = param;
+        self.read_handler(name)
+            .ok_or_else(|| format!("no read handler '{}'", name))
     }
 
     /// Writes handler `name`.

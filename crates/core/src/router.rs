@@ -881,8 +881,18 @@ impl Router {
 
     /// Reads handler `path` (`elem.handler` or a router handler).
     pub fn read_path(&mut self, path: &str) -> Result<String, HandlerError> {
+        self.read_path_param(path, None)
+    }
+
+    /// Reads handler `path` with a parameter (for handlers declared with [`Handler::param`];
+    /// any other handler refuses a parameter).
+    pub fn read_path_param(
+        &mut self,
+        path: &str,
+        param: Option<&str>,
+    ) -> Result<String, HandlerError> {
         let (e, h) = self.split_path(path)?;
-        self.read_handler(e, &h)
+        self.read_handler_param(e, &h, param)
     }
 
     /// Writes handler `path` (`elem.handler` or a router handler).
@@ -982,24 +992,45 @@ impl Router {
 
     /// Reads handler `h` of element `e`, or of the router with `None`.
     pub fn read_handler(&mut self, e: Option<usize>, h: &str) -> Result<String, HandlerError> {
+        self.read_handler_param(e, h, None)
+    }
+
+    /// Reads handler `h` of element `e` (or of the router), with a parameter if `param` is
+    /// given. Replicas of a parameterised handler are not merged: the first one answers.
+    pub fn read_handler_param(
+        &mut self,
+        e: Option<usize>,
+        h: &str,
+        param: Option<&str>,
+    ) -> Result<String, HandlerError> {
+        let no_param = |full: String| {
+            HandlerError::Failed(format!("handler '{}' does not take parameters", full))
+        };
         let Some(e) = e else {
+            if param.is_some() {
+                return Err(no_param(h.to_string()));
+            }
             return self.router_read(h);
         };
-        if let Some(v) = self.generic_read(e, h) {
-            return Ok(v);
-        }
         let full = format!("{}.{}", self.info[e].name, h);
-        match self.info[e].handlers.iter().find(|x| x.name == h) {
+        if let Some(v) = self.generic_read(e, h) {
+            return match param {
+                Some(_) => Err(no_param(full)),
+                None => Ok(v),
+            };
+        }
+        let takes_param = match self.info[e].handlers.iter().find(|x| x.name == h) {
             None => return Err(HandlerError::NoHandler(full)),
             Some(x) if !x.read => return Err(HandlerError::NotReadable(full)),
-            Some(_) => {}
-        }
+            Some(x) if param.is_some() && !x.param => return Err(no_param(full)),
+            Some(x) => x.param,
+        };
         let mut vals = Vec::new();
         if let Some(sh) = &self.slots[e].shared {
             vals.push(sh.read_handler(h).unwrap_or_default());
         } else {
             if let Some(el) = self.slots[e].elem.as_deref() {
-                vals.push(el.read_handler(h).unwrap_or_default());
+                vals.push(call_read(el, h, param)?);
             } else if self.other_threads(e).is_empty() {
                 return Err(HandlerError::Failed(format!(
                     "element '{}' is busy",
@@ -1007,7 +1038,7 @@ impl Router {
                 )));
             }
             for r in &self.replicas[e] {
-                vals.push(r.read_handler(h).unwrap_or_default());
+                vals.push(call_read(r.as_ref(), h, param)?);
             }
             for t in self.other_threads(e) {
                 let (tx, rx) = std::sync::mpsc::channel();
@@ -1016,6 +1047,7 @@ impl Router {
                     Request::Read {
                         elem: e,
                         handler: h.to_string(),
+                        param: param.map(str::to_string),
                         reply: tx,
                     },
                 );
@@ -1026,7 +1058,7 @@ impl Router {
             .handlers
             .iter()
             .any(|x| x.name == h && x.setting);
-        let mut v = if vals.len() == 1 || setting {
+        let mut v = if vals.len() == 1 || setting || takes_param {
             vals.truncate(1);
             vals.pop().unwrap_or_default()
         } else {
@@ -1162,10 +1194,11 @@ impl Router {
                 Request::Read {
                     elem,
                     handler,
+                    param,
                     reply,
                 } => match self.slots[elem].elem.as_deref() {
                     Some(el) => {
-                        let _ = reply.send(Ok(el.read_handler(&handler).unwrap_or_default()));
+                        let _ = reply.send(call_read(el, &handler, param.as_deref()));
                     }
                     None => match self.moved_to(elem) {
                         Some(t) => self.runtime.post(
@@ -1173,6 +1206,7 @@ impl Router {
                             Request::Read {
                                 elem,
                                 handler,
+                                param,
                                 reply,
                             },
                         ),
@@ -1889,6 +1923,18 @@ impl Router {
 /// How often thread 0 reconsiders task placement (processor cycles: some tens of
 /// milliseconds).
 const BALANCE_CYCLES: u64 = 100_000_000;
+
+/// Reads element handler `h`: through [`Element::read_handler_param`] when a parameter is
+/// given or the handler takes one (the router has checked which), else plainly.
+fn call_read(el: &dyn Element, h: &str, param: Option<&str>) -> Result<String, HandlerError> {
+    let takes_param = el.handlers().iter().any(|x| x.name == h && x.param);
+    if takes_param {
+        el.read_handler_param(h, param.unwrap_or(""))
+            .map_err(HandlerError::Failed)
+    } else {
+        Ok(el.read_handler(h).unwrap_or_default())
+    }
+}
 
 /// How long an idle worker of a multi-threaded router spins for work before sleeping
 /// (processor cycles: some tens of microseconds).

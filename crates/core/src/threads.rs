@@ -50,6 +50,7 @@ pub(crate) enum Request {
     Read {
         elem: usize,
         handler: String,
+        param: Option<String>,
         reply: Sender<Result<String, HandlerError>>,
     },
     Write {

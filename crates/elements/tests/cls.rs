@@ -475,10 +475,19 @@ fn lookup_handlers() {
             "0.0.0.0/0\t18.26.4.1\t0\n18.26.4.0/24\t-\t1\n"
         );
         let look = |r: &mut Router, a: &str| {
-            r.write_path("rt.lookup", a).unwrap();
-            r.read_path("rt.lookup").unwrap().trim().to_string()
+            r.read_path_param("rt.lookup", Some(a))
+                .unwrap()
+                .trim()
+                .to_string()
         };
         assert_eq!(look(&mut r, "18.26.4.9"), "1");
+        let no_addr = r.read_path("rt.lookup").unwrap_err().to_string();
+        assert!(no_addr.contains("expected an IP address"), "{no_addr}");
+        let no_param = r.read_path_param("rt.table", Some("x")).unwrap_err();
+        assert!(
+            no_param.to_string().contains("does not take parameters"),
+            "{no_param}"
+        );
         assert_eq!(look(&mut r, "8.8.8.8"), "0 18.26.4.1");
         r.write_path("rt.add", "18.26.4.128/25 10.0.0.2 1").unwrap();
         assert_eq!(look(&mut r, "18.26.4.200"), "1 10.0.0.2");

@@ -453,6 +453,12 @@ mod control_socket {
         assert!(reply(&mut rd).starts_with("510 "));
         w.write_all(b"READ c.nope\n").unwrap();
         assert!(reply(&mut rd).starts_with("511 "));
+        w.write_all(b"READ c.count extra\n").unwrap();
+        let r = reply(&mut rd);
+        assert!(
+            r.starts_with("520 ") && r.contains("does not take parameters"),
+            "{r}"
+        );
         w.write_all(b"WRITE c.count 3\n").unwrap();
         assert!(reply(&mut rd).starts_with("511 "));
         w.write_all(b"WRITE src.limit abc\n").unwrap();

@@ -22,8 +22,8 @@
 //!
 //! Handlers:
 //! - `table` (r): the routes, one `ADDR/MASK<TAB>GW<TAB>OUT` line each (`-` for no gateway).
-//! - `lookup` (rw): write an address, then read `OUT GW` (or `OUT` without gateway, `-1` for
-//!   no route).
+//! - `lookup ADDR` (r, takes a parameter): the route for address ADDR as `OUT GW` (or `OUT`
+//!   without gateway, `-1` for no route), e.g. `READ rt.lookup 198.18.1.7`.
 //! - `add` (w): add routes `ADDR/MASK [GW] OUT` (comma-separated); fails if the prefix exists.
 //! - `set` (w): add or replace routes. `remove` (w): remove routes by `ADDR/MASK`.
 //! - `flush` (w): remove every route.

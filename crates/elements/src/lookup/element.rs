@@ -12,7 +12,7 @@ use crate::ip::common::{push_by_port, NO_PORT};
 /// Handlers of the lookup elements that accept route updates.
 pub const DYNAMIC_HANDLERS: &[Handler] = &[
     Handler::r("table"),
-    Handler::rw("lookup"),
+    Handler::r("lookup").param(),
     Handler::w("add"),
     Handler::w("set"),
     Handler::w("remove"),
@@ -24,7 +24,7 @@ pub const DYNAMIC_HANDLERS: &[Handler] = &[
 /// Handlers of the static lookup elements.
 pub const STATIC_HANDLERS: &[Handler] = &[
     Handler::r("table"),
-    Handler::rw("lookup"),
+    Handler::r("lookup").param(),
     Handler::r("drops"),
     Handler::w("reset_counts"),
 ];
@@ -36,7 +36,6 @@ pub struct LookupElem<T: Lpm> {
     noutputs: usize,
     outs: Vec<Batch>,
     drops: u64,
-    last_lookup: String,
 }
 
 impl<T: Lpm + Default> LookupElem<T> {
@@ -48,7 +47,6 @@ impl<T: Lpm + Default> LookupElem<T> {
             noutputs: 0,
             outs: Vec::new(),
             drops: 0,
-            last_lookup: String::new(),
         }
     }
 }
@@ -131,26 +129,28 @@ impl<T: Lpm + 'static> Element for LookupElem<T> {
     fn read_handler(&self, name: &str) -> Option<String> {
         match name {
             "table" => Some(self.table.unparse()),
-            "lookup" => Some(self.last_lookup.clone()),
             "drops" => Some(self.drops.to_string()),
             _ => None,
         }
     }
 
+    fn read_handler_param(&self, name: &str, param: &str) -> Result<String, String> {
+        if name != "lookup" {
+            return Err(format!("no read handler '{}'", name));
+        }
+        let a: Ipv4Addr = param
+            .trim()
+            .parse()
+            .map_err(|_| format!("lookup: expected an IP address, got '{}'", param.trim()))?;
+        Ok(match self.table.lookup(u32::from(a)) {
+            Some((0, port)) => port.to_string(),
+            Some((gw, port)) => format!("{} {}", port, Ipv4Addr::from(gw)),
+            None => "-1".to_string(),
+        })
+    }
+
     fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
         match name {
-            "lookup" => {
-                let a: Ipv4Addr = value
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("lookup: expected IP address, got '{}'", value.trim()))?;
-                self.last_lookup = match self.table.lookup(u32::from(a)) {
-                    Some((0, port)) => port.to_string(),
-                    Some((gw, port)) => format!("{} {}", port, Ipv4Addr::from(gw)),
-                    None => "-1".to_string(),
-                };
-                Ok(())
-            }
             "reset_counts" => {
                 self.drops = 0;
                 Ok(())

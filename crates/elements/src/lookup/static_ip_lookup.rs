@@ -19,8 +19,8 @@
 //!
 //! Handlers:
 //! - `table` (r): the routes, one `ADDR/MASK<TAB>GW<TAB>OUT` line each (`-` for no gateway).
-//! - `lookup` (rw): write an address, then read `OUT GW` (or `OUT` without gateway, `-1` for
-//!   no route).
+//! - `lookup ADDR` (r, takes a parameter): the route for address ADDR as `OUT GW` (or `OUT`
+//!   without gateway, `-1` for no route), e.g. `READ rt.lookup 198.18.1.7`.
 //! - `drops` (r): packets with no route. `reset_counts` (w).
 //!
 //! Example — local host, local net, default route via a gateway:

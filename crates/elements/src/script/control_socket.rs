@@ -11,7 +11,8 @@
 //! Protocol (Click's ControlSocket 1.3): on connection the server sends
 //! `Click::ControlSocket/1.3`. Commands are lines (ended by CR, LF or CRLF) of words; every
 //! reply line ends with CRLF and starts with a three-digit code:
-//! - `READ HANDLER` → `200 Read handler 'HANDLER' OK`, then `DATA N` and N bytes of value.
+//! - `READ HANDLER [PARAMS]` → `200 Read handler 'HANDLER' OK`, then `DATA N` and N bytes of
+//!   value. PARAMS go to handlers that take a parameter (e.g. a route table's `lookup ADDR`).
 //! - `WRITE HANDLER [VALUE...]` → `200 Write handler 'HANDLER' OK`.
 //! - `WRITEDATA HANDLER N` followed by N bytes: writes those bytes.
 //! - `CHECKREAD HANDLER`, `CHECKWRITE HANDLER` → 200 if the handler exists and allows it.
@@ -321,13 +322,12 @@ impl ControlSocket {
                     return c.line(500, "Wrong number of arguments");
                 }
                 let h = args[0];
-                if args.len() > 1 {
-                    return c.line(
-                        520,
-                        &format!("Read handler '{h}' error: handler does not take parameters"),
-                    );
-                }
-                match cx.read_handler(h) {
+                let r = if args.len() > 1 {
+                    cx.read_handler_param(h, &args[1..].join(" "))
+                } else {
+                    cx.read_handler(h)
+                };
+                match r {
                     Ok(v) => {
                         c.line(200, &format!("Read handler '{h}' OK"));
                         c.send(format!("DATA {}\r\n", v.len()).as_bytes());

@@ -318,8 +318,15 @@ impl Script {
             "read" | "readq" => {
                 let text = self.subst(rest, cx);
                 let text = if q { unquote(&text) } else { text };
-                let h = text.split_whitespace().next().unwrap_or("").to_string();
-                match cx.read_handler(&h) {
+                let mut words = text.split_whitespace();
+                let h = words.next().unwrap_or("").to_string();
+                let param = words.collect::<Vec<_>>().join(" ");
+                let r = if param.is_empty() {
+                    cx.read_handler(&h)
+                } else {
+                    cx.read_handler_param(&h, &param)
+                };
+                match r {
                     Ok(mut v) => {
                         if !v.ends_with('\n') {
                             v.push('\n');
@@ -536,7 +543,12 @@ impl Script {
         if let Some(v) = builtin(f, &words[1..], cx) {
             return v;
         }
-        match cx.read_handler(f) {
+        let r = if words.len() > 1 {
+            cx.read_handler_param(f, &words[1..].join(" "))
+        } else {
+            cx.read_handler(f)
+        };
+        match r {
             Ok(v) => v.strip_suffix('\n').unwrap_or(&v).to_string(),
             Err(e) => {
                 eprintln!("{}: $({}): {}", cx.name(), expr.trim(), e);
