@@ -242,6 +242,35 @@ def test_ipclassifier_ternary_and_ports_by_name(run_sluice, ip_pcap, tmp_path):
     check(tmp_path, ip_frames(), len(pats), choose, handler(proc, "e.drops"))
 
 
+def transp_bytes(ip):
+    raw = bytes(ip)
+    return raw[(raw[0] & 0xf) * 4:]
+
+
+def test_ipclassifier_data_fields(run_sluice, ip_pcap, tmp_path):
+    pats = [("ip[9] == 17 and transp[2:2] >= 1024",
+             lambda ip: bytes(ip)[9] == 17 and first_frag(ip) and len(transp_bytes(ip)) >= 4
+             and int.from_bytes(transp_bytes(ip)[2:4], "big") >= 1024),
+            ("ip[12:4] & 0xffffff00 == 0xc6120000",
+             lambda ip: int.from_bytes(bytes(ip)[12:16], "big") & 0xffffff00 == 0xc6120000),
+            ("transp[13] & 0x12 == 0x12",
+             lambda ip: first_frag(ip) and len(transp_bytes(ip)) > 13 and transp_bytes(ip)[13] & 0x12 == 0x12),
+            ("ip[8] < 3", lambda ip: bytes(ip)[8] < 3),
+            ("-", lambda ip: True)]
+    el = "IPClassifier(" + ", ".join(p for p, _ in pats) + ")"
+    proc = run_ip(run_sluice, ip_pcap, el, len(pats))
+
+    def choose(p):
+        for k, (_, f) in enumerate(pats):
+            if f(p[IP]):
+                return k
+        return None
+
+    outs = [choose(p) for p in ip_frames()]
+    assert all(k in outs for k in range(4)), outs  # every data-field pattern matches something
+    check(tmp_path, ip_frames(), len(pats), choose, handler(proc, "e.drops"))
+
+
 def test_ipfilter_rules(run_sluice, ip_pcap, tmp_path):
     el = ("IPFilter(deny src host 198.19.4.4, allow tcp dst port 22, 1 icmp, "
           "drop ip proto 47, allow udp, deny all)")

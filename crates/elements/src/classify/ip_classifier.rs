@@ -22,6 +22,9 @@
 //! - `tcp opt FLAG` (syn, fin, ack, rst, psh, urg; several names all must be set),
 //!   `tcp win N`, `icmp type TYPE` (echo, echo-reply, unreachable, timeexceeded, ... or a
 //!   number).
+//! - `ip[POS:LEN] VALUE`: the LEN bytes (1 to 4, default 1: `ip[POS]`) at byte POS of the IP
+//!   header, as a big-endian number; `transp[POS:LEN] VALUE`: the same in the transport
+//!   header (first fragments only). E.g. `ip[8] < 5`, `transp[13] & 0x12 == 0x12`.
 //! - `true`, `false`; a whole pattern `-`, `any` or `all` matches everything.
 //!
 //! Integer primitives take an optional relation `==`, `!=`, `<`, `>`, `<=`, `>=` before the

@@ -115,6 +115,15 @@ fn tokenize(s: &str) -> Vec<String> {
             i += 1;
             continue;
         }
+        // A data field `ip[POS:LEN]` / `transp[POS:LEN]` is one token despite its ':'.
+        let rest: String = c[i..(i + 7).min(c.len())].iter().collect();
+        if rest.starts_with("ip[") || rest.starts_with("transp[") {
+            if let Some(j) = c[i..].iter().position(|&x| x == ']') {
+                out.push(c[i..=i + j].iter().collect());
+                i += j + 1;
+                continue;
+            }
+        }
         let st = i;
         while i < c.len() && !c[i].is_whitespace() && !"()!<>&?:=|".contains(c[i]) {
             i += 1;
@@ -321,8 +330,66 @@ impl Parser {
         r
     }
 
+    /// `ip[POS]`, `ip[POS:LEN]`, `transp[POS:LEN]`: the base, byte offset and width (1–4).
+    fn data_field(w: &str) -> Option<Result<(Base, u16, u8), String>> {
+        let (base, inner) = if let Some(r) = w.strip_prefix("ip[") {
+            (Base::Net, r)
+        } else {
+            (Base::Transp, w.strip_prefix("transp[")?)
+        };
+        let inner = inner.strip_suffix(']')?;
+        let (pos, len) = inner.split_once(':').unwrap_or((inner, "1"));
+        let pos = parse_int(pos.trim()).filter(|p| *p <= 0xfff0);
+        let len = parse_int(len.trim()).filter(|l| (1..=4).contains(l));
+        Some(match (pos, len) {
+            (Some(p), Some(l)) => Ok((base, p as u16, l as u8)),
+            _ => Err(format!(
+                "'{}': expected [POS] or [POS:LEN] with LEN 1 to 4",
+                w
+            )),
+        })
+    }
+
+    /// The rest of a data-field primitive: `[REL] [& MASK [REL]] VALUE`.
+    fn data_test(&mut self, base: Base, pos: u16, len: u8) -> Result<Expr, String> {
+        let full = if len == 4 {
+            u32::MAX
+        } else {
+            (1u32 << (8 * len as u32)) - 1
+        };
+        let rel = self.relation();
+        let mut fmask = full;
+        let rel = if self.peek() == Some("&") {
+            self.pos += 1;
+            let m = self.next().unwrap_or_default();
+            fmask &= parse_int(&m).ok_or_else(|| format!("bad mask '{}'", m))?;
+            self.relation_or(rel)
+        } else {
+            rel
+        };
+        let word = self.next().ok_or("missing value")?;
+        let v = parse_int(&word)
+            .filter(|v| *v <= full)
+            .ok_or_else(|| format!("bad value '{}'", word))?;
+        let t = relate(
+            rel,
+            &|op, v| Expr::Test(Test::field(base, pos, len, fmask, op, v)),
+            v,
+        );
+        self.last = None;
+        Ok(match base {
+            Base::Transp => Expr::and(first_frag(), t),
+            Base::Net => t,
+        })
+    }
+
     fn primitive(&mut self) -> Result<Expr, String> {
         let first = self.peek().unwrap_or("").to_string();
+        if let Some(f) = Self::data_field(&first) {
+            let (base, pos, len) = f?;
+            self.pos += 1;
+            return self.data_test(base, pos, len);
+        }
         match first.as_str() {
             "true" | "any" | "all" | "-" => {
                 self.pos += 1;
@@ -642,6 +709,45 @@ mod tests {
             tokenize("!(src host 1.2.3.4)&&port!=80||x"),
             vec!["!", "(", "src", "host", "1.2.3.4", ")", "&&", "port", "!=", "80", "||", "x"]
         );
+    }
+
+    #[test]
+    fn data_fields() {
+        assert_eq!(
+            tokenize("ip[9:1] == 17 && transp[2:2]>1023"),
+            vec!["ip[9:1]", "==", "17", "&&", "transp[2:2]", ">", "1023"]
+        );
+        assert_eq!(
+            parse("ip[9] 17").unwrap(),
+            Expr::Test(Test::field(Base::Net, 9, 1, 0xff, Op::Eq, 17))
+        );
+        assert_eq!(
+            parse("ip[12:4] & 0xffffff00 == 0xc6120100").unwrap(),
+            Expr::Test(Test::field(
+                Base::Net,
+                12,
+                4,
+                0xffffff00,
+                Op::Eq,
+                0xc6120100
+            ))
+        );
+        assert_eq!(
+            parse("transp[0:2] > 1023").unwrap(),
+            Expr::and(
+                first_frag(),
+                Expr::Test(Test::field(Base::Transp, 0, 2, 0xffff, Op::Gt, 1023))
+            )
+        );
+        for (s, w) in [
+            ("ip[9:5] 1", "LEN 1 to 4"),
+            ("ip[x] 1", "ip[x]"),
+            ("ip[0:1] 256", "256"),
+            ("ip[9]", "missing value"),
+        ] {
+            let e = parse(s).unwrap_err();
+            assert!(e.contains(w), "{}: {}", s, e);
+        }
     }
 
     #[test]
