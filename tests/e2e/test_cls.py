@@ -209,27 +209,9 @@ IPC_PATTERNS = [
 ]
 
 
-def test_ipclassifier_expressions(run_sluice, ip_pcap, tmp_path):
-    el = "IPClassifier(" + ", ".join(p for p, _ in IPC_PATTERNS) + ")"
-    proc = run_ip(run_sluice, ip_pcap, el, len(IPC_PATTERNS))
-
-    def choose(p):
-        ip = p[IP]
-        for k, (_, f) in enumerate(IPC_PATTERNS):
-            if f(ip):
-                return k
-        return None
-
-    check(tmp_path, ip_frames(), len(IPC_PATTERNS), choose, handler(proc, "e.drops"))
-
-
-def test_ipclassifier_ternary_and_ports_by_name(run_sluice, ip_pcap, tmp_path):
-    pats = [("src net 198.18.0.0/24 ? tcp port www : udp port domain",
-             lambda ip: (ipaddress.ip_address(ip.src) in ipaddress.ip_network("198.18.0.0/24")
-                         and ip.proto == 6 and first_frag(ip) and TCP in ip and 80 in (ip[TCP].sport, ip[TCP].dport))
-             or (ipaddress.ip_address(ip.src) not in ipaddress.ip_network("198.18.0.0/24")
-                 and ip.proto == 17 and first_frag(ip) and UDP in ip and 53 in (ip[UDP].sport, ip[UDP].dport))),
-            ("tcp win >= 1024", lambda ip: ip.proto == 6 and first_frag(ip) and TCP in ip and ip[TCP].window >= 1024)]
+def classify_check(run_sluice, ip_pcap, tmp_path, pats):
+    """Runs IPClassifier(patterns) on the IP frames and checks each output against the
+    first matching reference predicate; returns the reference output of every frame."""
     el = "IPClassifier(" + ", ".join(p for p, _ in pats) + ")"
     proc = run_ip(run_sluice, ip_pcap, el, len(pats))
 
@@ -240,6 +222,21 @@ def test_ipclassifier_ternary_and_ports_by_name(run_sluice, ip_pcap, tmp_path):
         return None
 
     check(tmp_path, ip_frames(), len(pats), choose, handler(proc, "e.drops"))
+    return [choose(p) for p in ip_frames()]
+
+
+def test_ipclassifier_expressions(run_sluice, ip_pcap, tmp_path):
+    classify_check(run_sluice, ip_pcap, tmp_path, IPC_PATTERNS)
+
+
+def test_ipclassifier_ternary_and_ports_by_name(run_sluice, ip_pcap, tmp_path):
+    pats = [("src net 198.18.0.0/24 ? tcp port www : udp port domain",
+             lambda ip: (ipaddress.ip_address(ip.src) in ipaddress.ip_network("198.18.0.0/24")
+                         and ip.proto == 6 and first_frag(ip) and TCP in ip and 80 in (ip[TCP].sport, ip[TCP].dport))
+             or (ipaddress.ip_address(ip.src) not in ipaddress.ip_network("198.18.0.0/24")
+                 and ip.proto == 17 and first_frag(ip) and UDP in ip and 53 in (ip[UDP].sport, ip[UDP].dport))),
+            ("tcp win >= 1024", lambda ip: ip.proto == 6 and first_frag(ip) and TCP in ip and ip[TCP].window >= 1024)]
+    classify_check(run_sluice, ip_pcap, tmp_path, pats)
 
 
 def transp_bytes(ip):
@@ -257,18 +254,8 @@ def test_ipclassifier_data_fields(run_sluice, ip_pcap, tmp_path):
              lambda ip: first_frag(ip) and len(transp_bytes(ip)) > 13 and transp_bytes(ip)[13] & 0x12 == 0x12),
             ("ip[8] < 3", lambda ip: bytes(ip)[8] < 3),
             ("-", lambda ip: True)]
-    el = "IPClassifier(" + ", ".join(p for p, _ in pats) + ")"
-    proc = run_ip(run_sluice, ip_pcap, el, len(pats))
-
-    def choose(p):
-        for k, (_, f) in enumerate(pats):
-            if f(p[IP]):
-                return k
-        return None
-
-    outs = [choose(p) for p in ip_frames()]
+    outs = classify_check(run_sluice, ip_pcap, tmp_path, pats)
     assert all(k in outs for k in range(4)), outs  # every data-field pattern matches something
-    check(tmp_path, ip_frames(), len(pats), choose, handler(proc, "e.drops"))
 
 
 def test_ipfilter_rules(run_sluice, ip_pcap, tmp_path):
