@@ -4,7 +4,6 @@ use sluice_core::ElementClass;
 
 mod adjust_timestamp;
 mod average_counter;
-mod bandwidth_rated_unqueue;
 mod bypass;
 mod check_paint;
 mod clipboard;
@@ -54,7 +53,7 @@ pub const CLASSES: &[ElementClass] = &[
     adjust_timestamp::CLASS,
     average_counter::CLASS,
     rated_splitter::BANDWIDTH_CLASS,
-    bandwidth_rated_unqueue::CLASS,
+    rated_unqueue::BANDWIDTH_CLASS,
     bypass::CLASS,
     check_paint::CLASS,
     clipboard::CLASS,

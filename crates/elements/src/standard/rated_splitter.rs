@@ -18,39 +18,10 @@
 //!
 //! Example: `src -> rs :: RatedSplitter(2000); rs[0] -> sample; rs[1] -> rest`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet};
-use sluice_lang::args::{Args, Bandwidth, FromArg, Rate};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_lang::args::Args;
 
-use super::rated_unqueue::read_burst;
-use super::util::{fmt_f64, TokenBucket};
-
-/// What the bucket counts.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Unit {
-    Packets,
-    Bytes,
-}
-
-impl Unit {
-    fn parse(self, s: &str) -> Result<f64, String> {
-        match self {
-            Unit::Packets => Rate::from_arg(s).map(|r| r.0),
-            Unit::Bytes => Bandwidth::from_arg(s).map(|b| b.0),
-        }
-    }
-
-    /// Takes what `p` costs if it conforms.
-    fn conforms(self, bucket: &mut TokenBucket, p: &Packet) -> bool {
-        match self {
-            Unit::Packets => bucket.try_take(1.0),
-            Unit::Bytes if bucket.tokens() > 1e-6 => {
-                bucket.take(p.len() as f64);
-                true
-            }
-            Unit::Bytes => false,
-        }
-    }
-}
+use super::util::{fmt_f64, read_burst, TokenBucket, Unit};
 
 /// The RatedSplitter and BandwidthRatedSplitter elements.
 pub struct RatedSplitter {
@@ -75,10 +46,7 @@ impl RatedSplitter {
 
 impl Element for RatedSplitter {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        let rate = match self.unit {
-            Unit::Packets => args.read_mp::<Rate>("RATE")?.0,
-            Unit::Bytes => args.read_mp::<Bandwidth>("RATE")?.0,
-        };
+        let rate = self.unit.read_rate(args)?;
         let burst_keys: &[&str] = match self.unit {
             Unit::Packets => &["BURST_SIZE"],
             Unit::Bytes => &["BURST_SIZE", "BURST_BYTES"],

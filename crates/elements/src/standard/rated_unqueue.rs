@@ -1,60 +1,60 @@
-//! RatedUnqueue — pulls packets at a configurable rate and pushes them out
+//! RatedUnqueue, BandwidthRatedUnqueue — pull packets at a configurable rate and push them out
 //!
-//! Synopsis: `RatedUnqueue(RATE, [*keywords* BURST_DURATION, BURST_SIZE, BURST, ACTIVE])`
+//! Synopsis: `RatedUnqueue(RATE, [*keywords* BURST_DURATION, BURST_SIZE, BURST, ACTIVE])`,
+//! `BandwidthRatedUnqueue(RATE, [*keywords* BURST_DURATION, BURST_BYTES, BURST_SIZE, ACTIVE])`
 //!
-//! Ports: 1 pull input, 1 push output. A token bucket filled at RATE packets per second limits
-//! the pulls; each task run pulls as many packets as there are tokens (at most 32). Without
-//! tokens the task sleeps on a timer until the next token; with an empty upstream it sleeps on
-//! the upstream empty notifiers. Runs instantly under `--simtime`.
+//! Ports: 1 pull input, 1 push output. A token bucket filled at RATE limits the pulls; each task
+//! run pulls what the tokens allow (at most 32 packets). Without tokens the task sleeps on a
+//! timer until the next token; with an empty upstream it sleeps on the upstream empty
+//! notifiers. Runs instantly under `--simtime`.
+//!
+//! RatedUnqueue counts packets: RATE is packets per second, and a run pulls as many packets
+//! as there are whole tokens. BandwidthRatedUnqueue counts bytes: RATE is a bandwidth
+//! (`10Mbps`, `1MBps`, or plain bytes per second); while the bucket holds a positive number of
+//! bytes the task pulls one packet and takes its length (the bucket may go into debt by at
+//! most one packet).
 //!
 //! Arguments:
-//! - `RATE` (rate, mandatory): packets per second.
+//! - `RATE` (mandatory): packets per second, or a bandwidth for BandwidthRatedUnqueue.
 //! - `BURST_DURATION` (time, default 20 ms): bucket capacity as RATE × duration.
-//! - `BURST_SIZE` or `BURST` (integer): bucket capacity in packets (overrides the duration);
-//!   at least 1.
+//! - `BURST_SIZE` or `BURST` (RatedUnqueue, packets), `BURST_BYTES` or `BURST_SIZE`
+//!   (BandwidthRatedUnqueue, bytes): bucket capacity (overrides the duration); at least 1.
 //! - `ACTIVE` (boolean, default true).
 //!
-//! Handlers: `rate` (rw), `count` (r), `reset` (w), `active` (rw).
+//! Handlers: `rate` (rw; packets/s, or bytes/s accepting bandwidth units), `count` (r),
+//! `byte_count` (r, BandwidthRatedUnqueue), `reset` (w), `active` (rw).
 //!
-//! Example: `InfiniteSource -> Queue -> RatedUnqueue(1000) -> ToDevice(eth0)`
+//! Example: `InfiniteSource -> Queue -> RatedUnqueue(1000) -> ToDevice(eth0)`,
+//! `Queue -> BandwidthRatedUnqueue(1Mbps) -> ToDevice(eth0)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, BATCH_MAX};
-use sluice_lang::args::{Args, Rate, Seconds};
+use sluice_core::{
+    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, BATCH_MAX,
+};
+use sluice_lang::args::Args;
 
 use super::discard::parse_bool;
-use super::util::{fmt_f64, TokenBucket};
+use super::util::{fmt_f64, read_burst, TokenBucket, Unit};
 
-/// Reads Click's token-bucket capacity keywords: BURST_DURATION (default 20 ms) and
-/// BURST_SIZE / BURST (given as `size_key`).
-pub(crate) fn read_burst(args: &mut Args, rate: f64, size_keys: &[&str]) -> Result<f64, ()> {
-    let dur = args
-        .read::<Seconds>("BURST_DURATION")?
-        .map_or(0.02, |s| s.0);
-    let mut cap = rate * dur;
-    for k in size_keys {
-        if let Some(n) = args.read::<f64>(k)? {
-            cap = n;
-        }
-    }
-    Ok(cap.max(1.0))
-}
-
-/// The RatedUnqueue element.
+/// The RatedUnqueue and BandwidthRatedUnqueue elements.
 pub struct RatedUnqueue {
+    unit: Unit,
     bucket: TokenBucket,
     burst_dur: f64,
     active: bool,
     count: u64,
+    bytes: u64,
     notifiers: Option<Vec<NotifierId>>,
 }
 
-impl Default for RatedUnqueue {
-    fn default() -> RatedUnqueue {
+impl RatedUnqueue {
+    fn new(unit: Unit) -> RatedUnqueue {
         RatedUnqueue {
+            unit,
             bucket: TokenBucket::new(0.0, 1.0),
             burst_dur: 0.02,
             active: true,
             count: 0,
+            bytes: 0,
             notifiers: None,
         }
     }
@@ -62,8 +62,12 @@ impl Default for RatedUnqueue {
 
 impl Element for RatedUnqueue {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        let Rate(rate) = args.read_mp::<Rate>("RATE")?;
-        let cap = read_burst(args, rate, &["BURST_SIZE", "BURST"])?;
+        let rate = self.unit.read_rate(args)?;
+        let burst_keys: &[&str] = match self.unit {
+            Unit::Packets => &["BURST_SIZE", "BURST"],
+            Unit::Bytes => &["BURST_SIZE", "BURST_BYTES"],
+        };
+        let cap = read_burst(args, rate, burst_keys)?;
         self.burst_dur = cap / rate.max(1e-9);
         self.bucket = TokenBucket::new(rate, cap);
         self.active = args.read("ACTIVE")?.unwrap_or(true);
@@ -85,25 +89,36 @@ impl Element for RatedUnqueue {
         }
         let now = cx.now();
         self.bucket.refill(now);
-        if !self.bucket.has(1.0) {
-            let w = self.bucket.wait_for(1.0);
-            cx.schedule_timer(0, now + w);
-            return false;
+        let mut out = Batch::new();
+        let mut empty = false;
+        while out.len() < BATCH_MAX && self.unit.ready(&self.bucket) {
+            // Whole packets' worth of tokens at once; byte buckets one packet at a time.
+            let want = match self.unit {
+                Unit::Packets => (self.bucket.tokens() + 1e-6).floor() as usize,
+                Unit::Bytes => 1,
+            };
+            let b = cx.pull(0, want.clamp(1, BATCH_MAX - out.len()));
+            if b.is_empty() {
+                empty = true;
+                break;
+            }
+            for p in b {
+                self.bucket.take(self.unit.cost(&p));
+                self.bytes += p.len() as u64;
+                let _ = out.push(p);
+            }
         }
-        let n = ((self.bucket.tokens() + 1e-6).floor() as usize).clamp(1, BATCH_MAX);
-        let b = cx.pull(0, n);
-        let got = b.len();
-        self.bucket.take(got as f64);
+        let got = out.len();
         self.count += got as u64;
         if got > 0 {
-            cx.push(0, b);
+            cx.push(0, out);
         }
         let more = match &self.notifiers {
-            Some(ns) => got > 0 || cx.any_active(ns),
+            Some(ns) => !empty || got > 0 || cx.any_active(ns),
             None => true,
         };
         if more {
-            if self.bucket.has(1.0) {
+            if self.unit.ready(&self.bucket) {
                 cx.reschedule();
             } else {
                 let w = self.bucket.wait_for(1.0);
@@ -120,13 +135,28 @@ impl Element for RatedUnqueue {
     }
 
     fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::rw("rate"),
-                Handler::r("count"),
-                Handler::w("reset"),
-                Handler::rw("active"),
-            ]
+        match self.unit {
+            Unit::Packets => {
+                const {
+                    &[
+                        Handler::rw("rate"),
+                        Handler::r("count"),
+                        Handler::w("reset"),
+                        Handler::rw("active"),
+                    ]
+                }
+            }
+            Unit::Bytes => {
+                const {
+                    &[
+                        Handler::rw("rate"),
+                        Handler::r("count"),
+                        Handler::r("byte_count"),
+                        Handler::w("reset"),
+                        Handler::rw("active"),
+                    ]
+                }
+            }
         }
     }
 
@@ -134,6 +164,7 @@ impl Element for RatedUnqueue {
         Some(match name {
             "rate" => fmt_f64(self.bucket.rate()),
             "count" => self.count.to_string(),
+            "byte_count" if self.unit == Unit::Bytes => self.bytes.to_string(),
             "active" => self.active.to_string(),
             _ => return None,
         })
@@ -142,11 +173,16 @@ impl Element for RatedUnqueue {
     fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
         match name {
             "rate" => {
-                let Rate(r) = <Rate as sluice_lang::args::FromArg>::from_arg(value.trim())
+                let r = self
+                    .unit
+                    .parse(value.trim())
                     .map_err(|e| format!("rate: {}", e))?;
                 self.bucket.set(r, r * self.burst_dur);
             }
-            "reset" => self.count = 0,
+            "reset" => {
+                self.count = 0;
+                self.bytes = 0;
+            }
             "active" => self.active = parse_bool(value)?,
             _ => return Err(format!("no handler {}", name)),
         }
@@ -164,5 +200,12 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "l/h",
     flow: "",
     source: include_str!("rated_unqueue.rs"),
-    make: || Box::new(RatedUnqueue::default()),
+    make: || Box::new(RatedUnqueue::new(Unit::Packets)),
+};
+
+/// `BandwidthRatedUnqueue`: the same element counting bytes.
+pub const BANDWIDTH_CLASS: ElementClass = ElementClass {
+    name: "BandwidthRatedUnqueue",
+    make: || Box::new(RatedUnqueue::new(Unit::Bytes)),
+    ..CLASS
 };

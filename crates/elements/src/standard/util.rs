@@ -2,6 +2,76 @@
 //! (Not an element.)
 
 use sluice_core::{Batch, Cx, Packet, Timestamp};
+use sluice_lang::args::{Args, Bandwidth, FromArg, Rate, Seconds};
+
+/// What a rate-limiting element's token bucket counts: packets (RatedSplitter, RatedUnqueue)
+/// or bytes (the Bandwidth* forms).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unit {
+    Packets,
+    Bytes,
+}
+
+impl Unit {
+    /// Reads the mandatory RATE: packets per second, or a bandwidth (`10Mbps`, `1MBps`, bytes
+    /// per second).
+    pub(crate) fn read_rate(self, args: &mut Args) -> Result<f64, ()> {
+        Ok(match self {
+            Unit::Packets => args.read_mp::<Rate>("RATE")?.0,
+            Unit::Bytes => args.read_mp::<Bandwidth>("RATE")?.0,
+        })
+    }
+
+    /// Parses a rate written to a `rate` handler.
+    pub(crate) fn parse(self, s: &str) -> Result<f64, String> {
+        match self {
+            Unit::Packets => Rate::from_arg(s).map(|r| r.0),
+            Unit::Bytes => Bandwidth::from_arg(s).map(|b| b.0),
+        }
+    }
+
+    /// True if the bucket lets a packet through now: one token for packets; any positive
+    /// amount for bytes (the packet then takes its length, so the bucket may go into debt by
+    /// one packet, and a packet longer than the capacity can still pass).
+    pub(crate) fn ready(self, bucket: &TokenBucket) -> bool {
+        match self {
+            Unit::Packets => bucket.has(1.0),
+            Unit::Bytes => bucket.tokens() > 1e-6,
+        }
+    }
+
+    /// Tokens a packet costs.
+    pub(crate) fn cost(self, p: &Packet) -> f64 {
+        match self {
+            Unit::Packets => 1.0,
+            Unit::Bytes => p.len() as f64,
+        }
+    }
+
+    /// Takes what `p` costs if the bucket lets it through now.
+    pub(crate) fn conforms(self, bucket: &mut TokenBucket, p: &Packet) -> bool {
+        let ok = self.ready(bucket);
+        if ok {
+            bucket.take(self.cost(p));
+        }
+        ok
+    }
+}
+
+/// Reads Click's token-bucket capacity keywords: BURST_DURATION (default 20 ms), or a size in
+/// tokens under any of `size_keys` (e.g. BURST_SIZE, BURST_BYTES). At least one token.
+pub(crate) fn read_burst(args: &mut Args, rate: f64, size_keys: &[&str]) -> Result<f64, ()> {
+    let dur = args
+        .read::<Seconds>("BURST_DURATION")?
+        .map_or(0.02, |s| s.0);
+    let mut cap = rate * dur;
+    for k in size_keys {
+        if let Some(n) = args.read::<f64>(k)? {
+            cap = n;
+        }
+    }
+    Ok(cap.max(1.0))
+}
 
 /// A token bucket refilled at `rate` tokens per second up to `capacity`, driven by the router
 /// clock (simulated under `--simtime`).
@@ -61,16 +131,6 @@ impl TokenBucket {
     /// Removes `n` tokens (the bucket may go into debt).
     pub(crate) fn take(&mut self, n: f64) {
         self.tokens -= n;
-    }
-
-    /// Takes `n` tokens if available.
-    pub(crate) fn try_take(&mut self, n: f64) -> bool {
-        if self.has(n) {
-            self.tokens -= n;
-            true
-        } else {
-            false
-        }
     }
 
     /// Time from now until `n` tokens are available (at least 1 ns; a day if the rate is 0).
@@ -188,13 +248,25 @@ mod tests {
         let mut b = TokenBucket::new(100.0, 2.0);
         let t0 = Timestamp::SIM_START;
         b.refill(t0);
-        assert!(b.try_take(1.0) && b.try_take(1.0) && !b.try_take(1.0));
+        let p = Packet::from_bytes(&[0; 60]);
+        let take = |b: &mut TokenBucket| Unit::Packets.conforms(b, &p);
+        assert!(take(&mut b) && take(&mut b) && !take(&mut b));
         let w = b.wait_for(1.0);
         assert_eq!(w, Timestamp(10_000_000));
         b.refill(t0 + w);
-        assert!(b.try_take(1.0));
+        assert!(take(&mut b));
         b.refill(t0 + Timestamp::from_parts(10, 0));
         assert!((b.tokens() - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn byte_bucket_goes_into_debt_by_one_packet() {
+        let mut b = TokenBucket::new(1000.0, 100.0);
+        b.refill(Timestamp::SIM_START);
+        let big = Packet::from_bytes(&[0; 150]);
+        assert!(Unit::Bytes.conforms(&mut b, &big));
+        assert!((b.tokens() + 50.0).abs() < 1e-9);
+        assert!(!Unit::Bytes.conforms(&mut b, &Packet::from_bytes(&[0; 1])));
     }
 
     #[test]
