@@ -4,7 +4,8 @@
 //! level indexes 4 bits (16-slot nodes), so a lookup visits at most five slots (three for
 //! prefixes up to /24). Prefixes are expanded only inside the node of their level; a lookup
 //! remembers the last non-empty slot on its way down, so a longer prefix at a deeper level
-//! overrides the shorter ones above it and a removal only touches its own node.
+//! overrides the shorter ones above it and a removal only touches its own node. Nodes left
+//! with neither prefixes nor children after a removal are unlinked and reused.
 
 use super::table::{Lpm, NH_NONE};
 
@@ -83,6 +84,41 @@ impl Radix {
         Some((node, start))
     }
 
+    /// Frees the nodes on the path to `addr/len` (> 16) that no longer hold a prefix or a
+    /// child, deepest first, unlinking each from its parent.
+    fn prune(&mut self, addr: u32, len: u8) {
+        let ri = (addr >> (32 - ROOT_BITS)) as usize;
+        let mut node = self.root[ri].child;
+        // (parent slot: None for the root slot, else its index in `nodes`; the node)
+        let mut chain: Vec<(Option<usize>, u32)> = Vec::new();
+        let mut parent = None;
+        let mut start = ROOT_BITS;
+        while node != 0 {
+            chain.push((parent, node));
+            if len as u32 <= start + STRIDE {
+                break;
+            }
+            let i = node as usize * FAN + ((addr >> (32 - start - STRIDE)) as usize & (FAN - 1));
+            parent = Some(i);
+            node = self.nodes[i].child;
+            start += STRIDE;
+        }
+        for (parent, node) in chain.into_iter().rev() {
+            let b = node as usize * FAN;
+            if self.nodes[b..b + FAN]
+                .iter()
+                .any(|s| s.info != 0 || s.child != 0)
+            {
+                break;
+            }
+            match parent {
+                None => self.root[ri].child = 0,
+                Some(i) => self.nodes[i].child = 0,
+            }
+            self.free.push(node);
+        }
+    }
+
     fn range(addr: u32, len: u8, start: u32) -> (usize, usize) {
         let len = len as u32;
         let idx = (addr >> (32 - start - STRIDE)) as usize & (FAN - 1);
@@ -135,6 +171,9 @@ impl Lpm for Radix {
                 s.info = repl;
             }
         }
+        if len as u32 > ROOT_BITS {
+            self.prune(addr, len);
+        }
     }
 
     #[inline]
@@ -165,5 +204,62 @@ impl Lpm for Radix {
 
     fn clear(&mut self) {
         *self = Radix::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removals_free_nodes_for_reuse() {
+        let mut r = Radix::default();
+        let mut seed = 0x2545_f491_u32;
+        let mut prefixes = Vec::new();
+        for _ in 0..2000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            let len = 17 + (seed % 16) as u8;
+            let addr = seed & (u32::MAX << (32 - len as u32));
+            prefixes.push((addr, len));
+        }
+        for &(a, l) in &prefixes {
+            r.set(a, l, 7);
+        }
+        let grown = r.nodes.len();
+        assert!(grown > FAN);
+        for &(a, _) in &prefixes {
+            assert_eq!(r.lookup(a), 7);
+        }
+        for &(a, l) in &prefixes {
+            r.remove(a, l, None);
+        }
+        for &(a, _) in &prefixes {
+            assert_eq!(r.lookup(a), NH_NONE);
+        }
+        assert!(r.root.iter().all(|s| s.child == 0));
+        assert_eq!(
+            r.free.len(),
+            grown / FAN - 1,
+            "every node but the reserved one is free"
+        );
+        for &(a, l) in &prefixes {
+            r.set(a, l, 3);
+        }
+        assert_eq!(r.nodes.len(), grown, "re-adding reuses the freed nodes");
+        assert_eq!(r.lookup(prefixes[0].0), 3);
+    }
+
+    #[test]
+    fn a_node_with_a_remaining_prefix_stays() {
+        let mut r = Radix::default();
+        r.set(0xc612_0100, 24, 1);
+        r.set(0xc612_0180, 25, 2);
+        r.remove(0xc612_0180, 25, Some((24, 1)));
+        assert_eq!(r.lookup(0xc612_01ff), 1);
+        r.remove(0xc612_0100, 24, None);
+        assert_eq!(r.lookup(0xc612_01ff), NH_NONE);
+        assert!(r.root.iter().all(|s| s.child == 0));
     }
 }
