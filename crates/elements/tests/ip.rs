@@ -561,6 +561,33 @@ fn arp_querier_insert_handler_and_bad_replies() {
 }
 
 #[test]
+fn arp_querier_polls_an_entry_in_use_before_it_expires() {
+    let mut r = router(
+        "i :: TestInject -> q :: ARPQuerier(198.18.0.1, 00:00:c0:ae:67:ef, POLL_TIMEOUT 0) -> o :: TestCapture;
+         ia :: TestInject -> [1]q;",
+    );
+    r.write_path("q.insert", "198.18.0.2 02:00:00:00:00:02")
+        .unwrap();
+    for n in 0..2 {
+        let mut p = Packet::from_bytes(&udp(B, A, 64, n));
+        p.set_dst_ip_anno(Ipv4Addr::from(A));
+        inject(&mut r, "i", p);
+    }
+    let o = taken(&mut r, "o");
+    let (polls, ip): (Vec<_>, Vec<_>) = o
+        .iter()
+        .partition(|p| u16::from_be_bytes([p.data()[12], p.data()[13]]) == 0x0806);
+    assert_eq!(ip.len(), 2, "packets leave without waiting for the poll");
+    assert!(ip.iter().all(|p| p.data()[0..6] == HOST));
+    assert_eq!(polls.len(), 1, "one poll per RETRY");
+    let d = polls[0].data();
+    assert_eq!(&d[0..6], &HOST, "unicast to the known address");
+    assert_eq!(u16::from_be_bytes([d[20], d[21]]), 1);
+    assert_eq!(&d[38..42], &A);
+    assert_eq!(h(&mut r, "q.queries"), "1");
+}
+
+#[test]
 fn ether_encap_rewrite_and_host_filter() {
     let mut r = router(
         "i :: TestInject -> EtherEncap(0x0800, 00:00:c0:ae:67:ef, 02:00:00:00:00:02) -> EtherRewrite(00:00:00:00:00:01, 00:00:c0:ae:67:ef) -> f :: HostEtherFilter(00:00:c0:ae:67:ef) -> o :: TestCapture;

@@ -1,7 +1,7 @@
 //! ARPQuerier — encapsulates IP packets in Ethernet headers found with ARP
 //!
-//! Synopsis: `ARPQuerier(IP, ETH, [keywords TIMEOUT, RETRY, MAX_TRIES, CAPACITY,
-//! ENTRY_PACKET_CAPACITY, ENTRY_CAPACITY, BROADCAST])`
+//! Synopsis: `ARPQuerier(IP, ETH, [keywords TIMEOUT, POLL_TIMEOUT, BROADCAST_POLL, RETRY,
+//! MAX_TRIES, CAPACITY, ENTRY_PACKET_CAPACITY, ENTRY_CAPACITY, BROADCAST])`
 //!
 //! Ports: 2 inputs, 1 or 2 outputs, push.
 //!
@@ -20,6 +20,12 @@
 //! (default 2048); the table holds at most ENTRY_CAPACITY next hops (0, the default, means no
 //! limit). A packet that does not fit is dropped.
 //!
+//! An entry in use is polled before it expires: when a packet uses an entry learned at least
+//! POLL_TIMEOUT ago (default 60 s), the packet still leaves at once, and an ARP request for
+//! the next hop is sent to its known Ethernet address (to the broadcast address with
+//! `BROADCAST_POLL true`), at most once per RETRY. The reply refreshes the entry, so a busy
+//! next hop never expires and its packets never wait.
+//!
 //! Input 1 takes ARP packets (Ethernet frames). Replies teach the table the sender's address
 //! (unicast senders only) and release the packets waiting for it, in order. Requests refresh an
 //! existing entry for their sender (gratuitous ARP) or create one when they ask for IP. Input 1
@@ -28,8 +34,11 @@
 //! Every drop is counted in `drops`, by reason in `drop_details`.
 //!
 //! Arguments: `IP` (address, `IP/LEN`, or AddressInfo name); `ETH`; `TIMEOUT` (seconds,
-//! default 300); `RETRY` (seconds, default 1); `MAX_TRIES` (default 5); `CAPACITY`;
+//! default 300); `POLL_TIMEOUT` (seconds, default 60); `BROADCAST_POLL` (boolean, default
+//! false); `RETRY` (seconds, default 1); `MAX_TRIES` (default 5); `CAPACITY`;
 //! `ENTRY_PACKET_CAPACITY`; `ENTRY_CAPACITY`; `BROADCAST` (address).
+//!
+//! `queries` counts every ARP request sent, polls included.
 //!
 //! Handlers: `table` (r): one line per next hop, `IP VALID ETH AGE PENDING`. `queries` (r),
 //! `responses` (r), `drops` (r), `drop_details` (r), `length` (r, packets waiting),
@@ -73,6 +82,8 @@ pub struct ARPQuerier {
     eth: EtherAddr,
     bcast: Ipv4Addr,
     timeout: Timestamp,
+    poll_timeout: Timestamp,
+    broadcast_poll: bool,
     retry: Timestamp,
     max_tries: u32,
     capacity: usize,
@@ -90,10 +101,11 @@ fn secs(s: f64) -> Timestamp {
 }
 
 impl ARPQuerier {
-    fn query_frame(&self, target: Ipv4Addr) -> Packet {
+    /// An ARP request for `target`, sent to Ethernet address `dst`.
+    fn query_frame(&self, target: Ipv4Addr, dst: EtherAddr) -> Packet {
         let mut q = Packet::new(14 + 28);
         let b = q.data_mut();
-        b[0..6].copy_from_slice(&EtherAddr::BROADCAST.0);
+        b[0..6].copy_from_slice(&dst.0);
         b[6..12].copy_from_slice(&self.eth.0);
         b[12..14].copy_from_slice(&ETHERTYPE_ARP.to_be_bytes());
         b[14..].copy_from_slice(&build_arp(
@@ -116,8 +128,8 @@ impl ARPQuerier {
         p
     }
 
-    fn send_query(&mut self, target: Ipv4Addr, cx: &mut Cx) {
-        let q = self.query_frame(target);
+    fn send_query(&mut self, target: Ipv4Addr, dst: EtherAddr, cx: &mut Cx) {
+        let q = self.query_frame(target, dst);
         self.queries += 1;
         let port = if cx.noutputs() > 1 { 1 } else { 0 };
         cx.push_one(port, q);
@@ -164,9 +176,20 @@ impl ARPQuerier {
             return Some(self.encap(p, EtherAddr([0x01, 0x00, 0x5e, o[1] & 0x7f, o[2], o[3]])));
         }
         let now = *now.get_or_insert_with(|| cx.now());
-        if let Some(e) = self.table.get(&nh) {
+        if let Some(e) = self.table.get_mut(&nh) {
             if let Some(eth) = e.eth {
                 if now - e.updated <= self.timeout {
+                    let poll =
+                        now - e.updated >= self.poll_timeout && now - e.last_query >= self.retry;
+                    if poll {
+                        e.last_query = now;
+                        let dst = if self.broadcast_poll {
+                            EtherAddr::BROADCAST
+                        } else {
+                            eth
+                        };
+                        self.send_query(nh, dst, cx);
+                    }
                     *last = Some((nh, eth));
                     return Some(self.encap(p, eth));
                 }
@@ -192,7 +215,7 @@ impl ARPQuerier {
         if due && !e.pending.is_empty() {
             e.tries += 1;
             e.last_query = now;
-            self.send_query(nh, cx);
+            self.send_query(nh, EtherAddr::BROADCAST, cx);
             if !cx.timer_scheduled(0) {
                 cx.schedule_after(0, self.retry);
             }
@@ -301,7 +324,7 @@ impl ARPQuerier {
         self.pending -= dropped as usize;
         queries.sort();
         for ip in queries {
-            self.send_query(ip, cx);
+            self.send_query(ip, EtherAddr::BROADCAST, cx);
         }
         if any {
             cx.schedule_after(0, self.retry);
@@ -378,6 +401,10 @@ impl Element for ARPQuerier {
         if let Some(Seconds(s)) = args.read("TIMEOUT")? {
             self.timeout = secs(s);
         }
+        if let Some(Seconds(s)) = args.read("POLL_TIMEOUT")? {
+            self.poll_timeout = secs(s);
+        }
+        self.broadcast_poll = args.read("BROADCAST_POLL")?.unwrap_or(false);
         if let Some(Seconds(s)) = args.read("RETRY")? {
             self.retry = secs(s.max(0.001));
         }
@@ -393,7 +420,6 @@ impl Element for ARPQuerier {
         if let Some(n) = args.read::<usize>("ENTRY_CAPACITY")? {
             self.entry_capacity = n;
         }
-        let _ = args.read::<Seconds>("POLL_TIMEOUT")?;
         Ok(())
     }
 
@@ -505,6 +531,8 @@ pub const CLASS: ElementClass = ElementClass {
             eth: EtherAddr::default(),
             bcast: Ipv4Addr::BROADCAST,
             timeout: secs(300.0),
+            poll_timeout: secs(60.0),
+            broadcast_poll: false,
             retry: secs(1.0),
             max_tries: 5,
             capacity: 2048,
