@@ -407,31 +407,14 @@ impl ControlSocket {
     }
 }
 
-/// Checks through the `handlers` listings that `path` exists and allows reading or writing.
-fn check_handler(cx: &mut Cx, path: &str, write: bool) -> (u16, String) {
-    let (listing, h) = match path.rsplit_once('.') {
-        Some((e, h)) => (format!("{e}.handlers"), h),
-        None => ("handlers".to_string(), path),
-    };
-    let kind = if write { "Write" } else { "Read" };
-    match cx.read_handler(&listing) {
-        Err(e @ HandlerError::NoElement(_)) => error_reply(&e, write, path),
-        Err(e) => (520, e.to_string()),
-        Ok(list) => {
-            let mode = list.lines().find_map(|l| {
-                let (n, m) = l.split_once('\t')?;
-                (n == h).then(|| m.to_string())
-            });
-            match mode {
-                Some(m) if m.contains(if write { 'w' } else { 'r' }) => {
-                    (200, format!("{kind} handler '{path}' OK"))
-                }
-                _ => (
-                    511,
-                    format!("No {} handler named '{path}'", kind.to_ascii_lowercase()),
-                ),
-            }
+/// Answers CHECKREAD / CHECKWRITE: whether `path` exists and allows reading or writing.
+fn check_handler(cx: &Cx, path: &str, write: bool) -> (u16, String) {
+    match cx.check_handler(path, write) {
+        Ok(()) => {
+            let kind = if write { "Write" } else { "Read" };
+            (200, format!("{kind} handler '{path}' OK"))
         }
+        Err(e) => error_reply(&e, write, path),
     }
 }
 
