@@ -9,6 +9,7 @@ mod kernel_tun;
 pub mod sys;
 mod to_device;
 mod to_xdp_device;
+mod tx;
 pub mod xsk;
 
 /// Classes of this family.

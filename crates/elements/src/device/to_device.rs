@@ -24,79 +24,55 @@
 //! - `POLL` (`adaptive` or `busy`, default `adaptive`): `busy` keeps the task always scheduled.
 //!
 //! Handlers: `count` (r, packets sent), `drops` (r), `errors` (r, failed sends),
-//! `reset_counts` (w).
+//! `last_error` (r), `reset_counts` (w).
 //!
 //! Example:
 //! ```text
 //! FromDevice(veth0) -> Queue(1000) -> ToDevice(veth1);
 //! ```
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, InitCx};
 use sluice_lang::args::{Args, Word};
 
-use super::from_device::{check_method, parse_poll};
-use super::sys::{self, TxSocket};
+use super::from_device::check_method;
+use super::sys::TxSocket;
+use super::tx::{transient, TxPath, TX_HANDLERS};
 
 /// The ToDevice element.
 pub struct ToDevice {
     devname: String,
-    burst: usize,
     bypass: bool,
-    busy: bool,
     sock: Option<TxSocket>,
-    notifiers: Option<Vec<NotifierId>>,
-    pending: Batch,
-    count: u64,
-    drops: u64,
-    errors: u64,
-    last_error: i32,
+    tx: TxPath,
 }
 
 impl Default for ToDevice {
     fn default() -> ToDevice {
         ToDevice {
             devname: String::new(),
-            burst: sluice_core::BATCH_MAX,
             bypass: true,
-            busy: false,
             sock: None,
-            notifiers: None,
-            pending: Batch::new(),
-            count: 0,
-            drops: 0,
-            errors: 0,
-            last_error: 0,
+            tx: TxPath::default(),
         }
     }
 }
 
-/// True for send errors that mean "try again later" rather than "this packet failed".
-fn transient(e: i32) -> bool {
-    e == libc::EAGAIN || e == libc::EWOULDBLOCK || e == libc::ENOBUFS || e == libc::EINTR
-}
-
 impl ToDevice {
-    /// Sends `self.pending`; keeps what could not be sent yet. Returns packets sent.
+    /// Sends the pending packets; keeps what could not be sent yet. Returns packets sent.
     fn flush(&mut self) -> usize {
         let Some(sock) = self.sock.as_mut() else {
             return 0;
         };
-        let mut drops = 0u64;
-        self.pending.retain(|p| {
-            let ok = p.len() >= 14;
-            if !ok {
-                drops += 1;
-            }
-            ok
-        });
-        self.drops += drops;
+        let tx = &mut self.tx;
+        tx.drop_unsendable(usize::MAX);
         let mut frames: [&[u8]; sluice_core::BATCH_MAX] = [&[]; sluice_core::BATCH_MAX];
-        let n = self.pending.len();
-        for (f, p) in frames.iter_mut().zip(self.pending.iter()) {
+        let n = tx.pending.len();
+        for (f, p) in frames.iter_mut().zip(tx.pending.iter()) {
             *f = p.data();
         }
         let mut done = 0;
         let mut sent = 0;
+        let mut failures = Vec::new();
         while done < n {
             match sock.send(&frames[done..n]) {
                 Ok(0) => break,
@@ -107,19 +83,16 @@ impl ToDevice {
                 Err(e) if transient(e) => break,
                 Err(e) => {
                     // This frame failed for good: count it and go on with the next.
-                    self.errors += 1;
-                    self.drops += 1;
-                    self.last_error = e;
+                    failures.push(e);
                     done += 1;
                 }
             }
         }
-        self.count += sent as u64;
-        let mut i = 0;
-        self.pending.retain(|_| {
-            i += 1;
-            i > done
-        });
+        for e in failures {
+            tx.failed(e);
+            tx.drops += 1;
+        }
+        tx.done(done, sent);
         sent
     }
 }
@@ -127,22 +100,11 @@ impl ToDevice {
 impl Element for ToDevice {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.devname = args.read_mp::<Word>("DEVNAME")?.0;
-        self.burst = args
-            .read::<usize>("BURST")?
-            .unwrap_or(sluice_core::BATCH_MAX)
-            .clamp(1, sluice_core::BATCH_MAX);
+        self.tx.configure(args)?;
         self.bypass = args.read("QDISC_BYPASS")?.unwrap_or(true);
-        let method = args.read::<Word>("METHOD")?;
-        let poll = args.read::<Word>("POLL")?;
-        if let Some(m) = method {
+        if let Some(m) = args.read::<Word>("METHOD")? {
             if let Err(e) = check_method(&m.0) {
                 args.error(e);
-            }
-        }
-        if let Some(p) = poll {
-            match parse_poll(&p.0) {
-                Ok(b) => self.busy = b,
-                Err(e) => args.error(e),
             }
         }
         if args.errors().is_empty() {
@@ -156,67 +118,32 @@ impl Element for ToDevice {
         let sock = TxSocket::open(&self.devname, self.bypass)
             .map_err(|e| format!("ToDevice({}): {}", self.devname, e))?;
         self.sock = Some(sock);
-        cx.add_task(sluice_core::sched::DEFAULT_TICKETS, true);
-        self.notifiers = cx.upstream_empty_notifiers(0);
-        for n in self.notifiers.clone().unwrap_or_default() {
-            cx.listen(n);
-        }
+        self.tx.initialize(cx);
         Ok(())
     }
 
     fn run_task(&mut self, cx: &mut Cx) -> bool {
-        if self.pending.is_empty() {
-            self.pending = cx.pull(0, self.burst);
-        }
-        let had = !self.pending.is_empty();
+        let had = self.tx.fill(cx);
         let sent = if had { self.flush() } else { 0 };
-        let more = self.busy
-            || !self.pending.is_empty()
-            || match &self.notifiers {
-                Some(n) => had || cx.any_active(n),
-                None => true,
-            };
-        if more {
-            cx.reschedule();
-        }
+        self.tx.reschedule(had, false, cx);
         sent > 0
     }
 
     fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::r("drops"),
-                Handler::r("errors"),
-                Handler::r("last_error"),
-                Handler::w("reset_counts"),
-            ]
-        }
+        &TX_HANDLERS
     }
 
     fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "drops" => self.drops.to_string(),
-            "errors" => self.errors.to_string(),
-            "last_error" => {
-                if self.last_error == 0 {
-                    String::new()
-                } else {
-                    sys::strerror(self.last_error)
-                }
-            }
-            _ => return None,
-        })
+        match name {
+            "drops" => Some(self.tx.drops.to_string()),
+            _ => self.tx.read(name),
+        }
     }
 
     fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
         match name {
             "reset_counts" => {
-                self.count = 0;
-                self.drops = 0;
-                self.errors = 0;
-                self.last_error = 0;
+                self.tx.reset();
                 if let Some(s) = &self.sock {
                     let _ = s.take_error();
                 }
@@ -228,11 +155,10 @@ impl Element for ToDevice {
 
     fn cleanup(&mut self, _cx: &mut Cx) {
         // One last attempt for packets held back by a full transmit path.
-        if !self.pending.is_empty() {
+        if !self.tx.pending.is_empty() {
             self.flush();
         }
-        self.drops += self.pending.len() as u64;
-        self.pending = Batch::new();
+        self.tx.drop_pending();
     }
 }
 

@@ -38,28 +38,20 @@
 //! FromXDPDevice(veth0) -> Queue(1000) -> ToXDPDevice(veth1);
 //! ```
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, InitCx};
 use sluice_lang::args::{Args, Word};
 
-use super::from_device::parse_poll;
 use super::from_xdp_device::read_socket_args;
-use super::sys;
+use super::tx::{transient, TxPath, TX_HANDLERS};
 use super::xsk::{XskOptions, XskSocket, XskTx, MAX_FRAME};
 
 /// The ToXDPDevice element.
 pub struct ToXDPDevice {
     devname: String,
     queue: u32,
-    burst: usize,
-    busy: bool,
     opts: XskOptions,
-    tx: Option<XskTx>,
-    notifiers: Option<Vec<NotifierId>>,
-    pending: Batch,
-    count: u64,
-    drops: u64,
-    errors: u64,
-    last_error: i32,
+    sock: Option<XskTx>,
+    tx: TxPath,
     kbase: u64,
     klast: u64,
 }
@@ -69,70 +61,41 @@ impl Default for ToXDPDevice {
         ToXDPDevice {
             devname: String::new(),
             queue: 0,
-            burst: sluice_core::BATCH_MAX,
-            busy: false,
             opts: XskOptions {
                 frames: 2048,
                 zerocopy: false,
             },
-            tx: None,
-            notifiers: None,
-            pending: Batch::new(),
-            count: 0,
-            drops: 0,
-            errors: 0,
-            last_error: 0,
+            sock: None,
+            tx: TxPath::default(),
             kbase: 0,
             klast: 0,
         }
     }
 }
 
-/// True for send errors that mean "try again later".
-fn transient(e: i32) -> bool {
-    e == libc::EAGAIN
-        || e == libc::EWOULDBLOCK
-        || e == libc::EBUSY
-        || e == libc::ENOBUFS
-        || e == libc::EINTR
-}
-
 impl ToXDPDevice {
-    /// Queues `self.pending` on the tx ring and kicks the kernel; keeps what did not fit.
-    /// Returns packets queued.
+    /// Queues the pending packets on the tx ring and kicks the kernel; keeps what did not
+    /// fit. Returns packets queued.
     fn flush(&mut self) -> usize {
-        let Some(tx) = self.tx.as_mut() else {
+        let Some(sock) = self.sock.as_mut() else {
             return 0;
         };
-        let mut drops = 0u64;
-        self.pending.retain(|p| {
-            let ok = p.len() >= 14 && p.len() <= MAX_FRAME;
-            if !ok {
-                drops += 1;
-            }
-            ok
-        });
-        self.drops += drops;
-        let n = tx.enqueue(self.pending.iter().map(|p| p.data()));
-        if n > 0 || tx.queued() > 0 {
-            if let Err(e) = tx.kick() {
+        let tx = &mut self.tx;
+        tx.drop_unsendable(MAX_FRAME);
+        let n = sock.enqueue(tx.pending.iter().map(|p| p.data()));
+        if n > 0 || sock.queued() > 0 {
+            if let Err(e) = sock.kick() {
                 if !transient(e) {
-                    self.errors += 1;
-                    self.last_error = e;
+                    tx.failed(e);
                 }
             }
         }
-        self.count += n as u64;
-        let mut i = 0;
-        self.pending.retain(|_| {
-            i += 1;
-            i > n
-        });
+        tx.done(n, n);
         n
     }
 
     fn kernel_drops(&self) -> u64 {
-        match &self.tx {
+        match &self.sock {
             Some(t) => t
                 .socket()
                 .stats()
@@ -141,24 +104,19 @@ impl ToXDPDevice {
             None => self.klast,
         }
     }
+
+    /// Frames on the tx ring that the kernel has not taken yet.
+    fn ring_busy(&self) -> bool {
+        self.sock.as_ref().is_some_and(|t| t.queued() > 0)
+    }
 }
 
 impl Element for ToXDPDevice {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.devname = args.read_mp::<Word>("DEVNAME")?.0;
         self.queue = args.read("QUEUE")?.unwrap_or(0);
-        self.burst = args
-            .read::<usize>("BURST")?
-            .unwrap_or(sluice_core::BATCH_MAX)
-            .clamp(1, sluice_core::BATCH_MAX);
-        let poll = args.read::<Word>("POLL")?;
+        self.tx.configure(args)?;
         read_socket_args(args, &mut self.opts)?;
-        if let Some(p) = poll {
-            match parse_poll(&p.0) {
-                Ok(b) => self.busy = b,
-                Err(e) => args.error(e),
-            }
-        }
         if args.errors().is_empty() {
             Ok(())
         } else {
@@ -171,78 +129,48 @@ impl Element for ToXDPDevice {
         let sock = XskSocket::get(&self.devname, self.queue, &self.opts).map_err(err)?;
         let tx = XskSocket::take_tx(&sock).map_err(err)?;
         self.kbase = sock.stats().tx_invalid_descs;
-        self.tx = Some(tx);
-        cx.add_task(sluice_core::sched::DEFAULT_TICKETS, true);
-        self.notifiers = cx.upstream_empty_notifiers(0);
-        for n in self.notifiers.clone().unwrap_or_default() {
-            cx.listen(n);
-        }
+        self.sock = Some(tx);
+        self.tx.initialize(cx);
         Ok(())
     }
 
     fn run_task(&mut self, cx: &mut Cx) -> bool {
-        if self.pending.is_empty() {
-            self.pending = cx.pull(0, self.burst);
-        }
-        let had = !self.pending.is_empty();
-        let queued_before = self.tx.as_ref().map(|t| t.queued()).unwrap_or(0);
-        let sent = if had || queued_before > 0 {
+        let had = self.tx.fill(cx);
+        let sent = if had || self.ring_busy() {
             self.flush()
         } else {
             0
         };
-        let ring_busy = self.tx.as_ref().map(|t| t.queued() > 0).unwrap_or(false);
-        let more = self.busy
-            || !self.pending.is_empty()
-            || ring_busy
-            || match &self.notifiers {
-                Some(n) => had || cx.any_active(n),
-                None => true,
-            };
-        if more {
-            cx.reschedule();
-        }
+        self.tx.reschedule(had, self.ring_busy(), cx);
         sent > 0
     }
 
     fn handlers(&self) -> &'static [Handler] {
         const {
             &[
-                Handler::r("count"),
-                Handler::r("drops"),
+                TX_HANDLERS[0],
+                TX_HANDLERS[1],
                 Handler::r("kernel_drops"),
-                Handler::r("errors"),
-                Handler::r("last_error"),
-                Handler::w("reset_counts"),
+                TX_HANDLERS[2],
+                TX_HANDLERS[3],
+                TX_HANDLERS[4],
             ]
         }
     }
 
     fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "drops" => (self.drops + self.kernel_drops()).to_string(),
-            "kernel_drops" => self.kernel_drops().to_string(),
-            "errors" => self.errors.to_string(),
-            "last_error" => {
-                if self.last_error == 0 {
-                    String::new()
-                } else {
-                    sys::strerror(self.last_error)
-                }
-            }
-            _ => return None,
-        })
+        match name {
+            "drops" => Some((self.tx.drops + self.kernel_drops()).to_string()),
+            "kernel_drops" => Some(self.kernel_drops().to_string()),
+            _ => self.tx.read(name),
+        }
     }
 
     fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
         match name {
             "reset_counts" => {
-                self.count = 0;
-                self.drops = 0;
-                self.errors = 0;
-                self.last_error = 0;
-                if let Some(t) = &self.tx {
+                self.tx.reset();
+                if let Some(t) = &self.sock {
                     self.kbase = t.socket().stats().tx_invalid_descs;
                 }
                 self.klast = 0;
@@ -255,29 +183,28 @@ impl Element for ToXDPDevice {
     fn cleanup(&mut self, _cx: &mut Cx) {
         // Give held-back packets and the ring a last chance, briefly.
         for _ in 0..100 {
-            if !self.pending.is_empty() {
+            if !self.tx.pending.is_empty() {
                 self.flush();
-            } else if let Some(t) = &self.tx {
+            } else if let Some(t) = &self.sock {
                 if t.queued() == 0 {
                     break;
                 }
                 let _ = t.kick();
             }
-            if self.pending.is_empty() && self.tx.as_ref().is_none_or(|t| t.queued() == 0) {
+            if self.tx.pending.is_empty() && !self.ring_busy() {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
-        self.drops += self.pending.len() as u64;
-        self.pending = Batch::new();
+        self.tx.drop_pending();
         self.klast = self.kernel_drops();
         // Frames still on the ring are lost with the socket: count them.
-        if let Some(t) = &self.tx {
+        if let Some(t) = &self.sock {
             let q = t.queued() as u64;
-            self.drops += q;
-            self.count = self.count.saturating_sub(q);
+            self.tx.drops += q;
+            self.tx.count = self.tx.count.saturating_sub(q);
         }
-        self.tx = None;
+        self.sock = None;
     }
 }
 
