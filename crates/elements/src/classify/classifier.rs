@@ -26,7 +26,7 @@
 use sluice_core::{ConfigCx, ElementClass};
 use sluice_lang::args::{split_words, Args};
 
-use super::element::{classify_element, ClassifyElem, Start};
+use super::element::{classify_element, compile_patterns, ClassifyElem, Start};
 use super::program::{Base, Expr, Program, Test};
 
 /// The Classifier element.
@@ -118,34 +118,13 @@ pub fn parse_pattern(pat: &str) -> Result<Expr, String> {
 
 /// Compiles Classifier patterns (pattern i → output i).
 pub fn compile(patterns: &[String]) -> Result<Program, String> {
-    let mut rules = Vec::with_capacity(patterns.len());
-    for (i, p) in patterns.iter().enumerate() {
-        rules.push((parse_pattern(p)?, Some(i as u32)));
-    }
-    Ok(Program::compile(&rules))
+    compile_patterns(patterns, parse_pattern)
 }
 
 classify_element!(
     Classifier,
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
-        let pats = args.rest();
-        if pats.len() != cx.noutputs() {
-            args.error(format!(
-                "need {} arguments, one per output port",
-                cx.noutputs()
-            ));
-            return Err(());
-        }
-        match compile(&pats) {
-            Ok(p) => {
-                self.0.set_program(p, pats.len());
-                Ok(())
-            }
-            Err(e) => {
-                args.error(e);
-                Err(())
-            }
-        }
+        self.0.configure_patterns(args, cx, parse_pattern)
     }
 );
 

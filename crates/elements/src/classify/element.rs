@@ -1,10 +1,23 @@
 //! The push path and handlers shared by Classifier, IPClassifier and IPFilter.
 
-use sluice_core::{Batch, Cx, Handler, Packet, BATCH_MAX};
+use sluice_core::{Batch, ConfigCx, Cx, Handler, Packet, BATCH_MAX};
+use sluice_lang::args::Args;
 
 use crate::ip::common::{push_by_port, NO_PORT};
 
-use super::program::Program;
+use super::program::{Expr, Program};
+
+/// Compiles one pattern per output (pattern i → output i), each parsed by `parse`.
+pub fn compile_patterns(
+    patterns: &[String],
+    parse: fn(&str) -> Result<Expr, String>,
+) -> Result<Program, String> {
+    let mut rules = Vec::with_capacity(patterns.len());
+    for (i, p) in patterns.iter().enumerate() {
+        rules.push((parse(p)?, Some(i as u32)));
+    }
+    Ok(Program::compile(&rules))
+}
 
 /// Where a compiled program reads from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +44,34 @@ impl ClassifyElem {
             start,
             outs: Vec::new(),
             drops: 0,
+        }
+    }
+
+    /// Configures a Classifier-style element: one pattern argument per output, parsed by
+    /// `parse`.
+    pub(crate) fn configure_patterns(
+        &mut self,
+        args: &mut Args,
+        cx: &ConfigCx,
+        parse: fn(&str) -> Result<Expr, String>,
+    ) -> Result<(), ()> {
+        let pats = args.rest();
+        if pats.len() != cx.noutputs() {
+            args.error(format!(
+                "need {} arguments, one per output port",
+                cx.noutputs()
+            ));
+            return Err(());
+        }
+        match compile_patterns(&pats, parse) {
+            Ok(p) => {
+                self.set_program(p, pats.len());
+                Ok(())
+            }
+            Err(e) => {
+                args.error(e);
+                Err(())
+            }
         }
     }
 
