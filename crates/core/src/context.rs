@@ -15,6 +15,44 @@ use crate::time::Timestamp;
 /// Identifies a notifier signal.
 pub type NotifierId = usize;
 
+/// The accessors of the calling element's name and ports that ConfigCx and Cx share.
+macro_rules! element_accessors {
+    () => {
+        /// This element's name.
+        pub fn name(&self) -> &str {
+            &self.rt.info[self.me].name
+        }
+
+        /// Number of inputs in use.
+        pub fn ninputs(&self) -> usize {
+            self.rt.info[self.me].ninputs
+        }
+
+        /// Number of outputs in use.
+        pub fn noutputs(&self) -> usize {
+            self.rt.info[self.me].noutputs
+        }
+
+        /// True if output `port` is a push port.
+        pub fn output_is_push(&self, port: usize) -> bool {
+            self.rt.info[self.me]
+                .out_push
+                .get(port)
+                .copied()
+                .unwrap_or(false)
+        }
+
+        /// True if input `port` is a push port.
+        pub fn input_is_push(&self, port: usize) -> bool {
+            self.rt.info[self.me]
+                .in_push
+                .get(port)
+                .copied()
+                .unwrap_or(false)
+        }
+    };
+}
+
 /// Context while an element is configured.
 pub struct ConfigCx<'r> {
     pub(crate) rt: &'r mut Router,
@@ -22,42 +60,11 @@ pub struct ConfigCx<'r> {
 }
 
 impl ConfigCx<'_> {
-    /// This element's name.
-    pub fn name(&self) -> &str {
-        &self.rt.info[self.me].name
-    }
+    element_accessors!();
 
     /// Where the element was declared.
     pub fn landmark(&self) -> &Landmark {
         &self.rt.info[self.me].landmark
-    }
-
-    /// Number of inputs in use.
-    pub fn ninputs(&self) -> usize {
-        self.rt.info[self.me].ninputs
-    }
-
-    /// Number of outputs in use.
-    pub fn noutputs(&self) -> usize {
-        self.rt.info[self.me].noutputs
-    }
-
-    /// True if output `port` is a push port.
-    pub fn output_is_push(&self, port: usize) -> bool {
-        self.rt.info[self.me]
-            .out_push
-            .get(port)
-            .copied()
-            .unwrap_or(false)
-    }
-
-    /// True if input `port` is a push port.
-    pub fn input_is_push(&self, port: usize) -> bool {
-        self.rt.info[self.me]
-            .in_push
-            .get(port)
-            .copied()
-            .unwrap_or(false)
     }
 
     /// Index of the element called `name`.
@@ -232,38 +239,7 @@ impl Cx<'_> {
         self.rt.runtime.nthreads()
     }
 
-    /// This element's name.
-    pub fn name(&self) -> &str {
-        &self.rt.info[self.me].name
-    }
-
-    /// Number of inputs in use.
-    pub fn ninputs(&self) -> usize {
-        self.rt.info[self.me].ninputs
-    }
-
-    /// Number of outputs in use.
-    pub fn noutputs(&self) -> usize {
-        self.rt.info[self.me].noutputs
-    }
-
-    /// True if output `port` is a push port.
-    pub fn output_is_push(&self, port: usize) -> bool {
-        self.rt.info[self.me]
-            .out_push
-            .get(port)
-            .copied()
-            .unwrap_or(false)
-    }
-
-    /// True if input `port` is a push port.
-    pub fn input_is_push(&self, port: usize) -> bool {
-        self.rt.info[self.me]
-            .in_push
-            .get(port)
-            .copied()
-            .unwrap_or(false)
-    }
+    element_accessors!();
 
     /// The router's current time (simulated under `--simtime`).
     #[inline]

@@ -19,7 +19,7 @@
 //! thread, runs and cycles per run.
 //!
 //! Each worker thread owns its elements, task list, timers and watched descriptors; workers
-//! talk through [`Runtime`]: task wake-ups (a queue filled on one thread wakes its puller on
+//! talk through `Runtime`: task wake-ups (a queue filled on one thread wakes its puller on
 //! another), handler calls for elements another thread owns, stop requests, and idle
 //! detection so that a configuration whose work is done stops.
 
