@@ -94,7 +94,8 @@ pub fn if_index(name: &str) -> Result<i32, String> {
     Ok(idx as i32)
 }
 
-fn setsockopt<T>(fd: i32, level: i32, opt: i32, val: &T) -> Result<(), i32> {
+/// `setsockopt(2)` with a value of type `T`; the error is the errno.
+pub(crate) fn setsockopt<T>(fd: i32, level: i32, opt: i32, val: &T) -> Result<(), i32> {
     // SAFETY: `val` points to a live, initialised `T` of the size passed.
     let r = unsafe {
         libc::setsockopt(
@@ -105,6 +106,19 @@ fn setsockopt<T>(fd: i32, level: i32, opt: i32, val: &T) -> Result<(), i32> {
             std::mem::size_of::<T>() as libc::socklen_t,
         )
     };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(())
+    }
+}
+
+/// `getsockopt(2)` into a value of type `T`; the error is the errno.
+pub(crate) fn getsockopt<T>(fd: i32, level: i32, opt: i32, val: &mut T) -> Result<(), i32> {
+    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
+    // SAFETY: `val` is a writable `T` of `len` bytes.
+    let r =
+        unsafe { libc::getsockopt(fd, level, opt, val as *mut T as *mut libc::c_void, &mut len) };
     if r < 0 {
         Err(errno())
     } else {
@@ -453,18 +467,8 @@ impl RxRing {
     /// Kernel statistics since the last call: (packets, drops).
     pub fn stats(&self) -> (u64, u64) {
         let mut st = [0u32; 3];
-        let mut len = std::mem::size_of_val(&st) as libc::socklen_t;
-        // SAFETY: `st` is a writable buffer of `len` bytes (struct tpacket_stats_v3).
-        let r = unsafe {
-            libc::getsockopt(
-                self.fd.raw(),
-                SOL_PACKET,
-                PACKET_STATISTICS,
-                st.as_mut_ptr() as *mut libc::c_void,
-                &mut len,
-            )
-        };
-        if r < 0 {
+        // struct tpacket_stats_v3: packets, drops, freeze count.
+        if getsockopt(self.fd.raw(), SOL_PACKET, PACKET_STATISTICS, &mut st).is_err() {
             (0, 0)
         } else {
             (st[0] as u64, st[1] as u64)
@@ -486,23 +490,12 @@ impl Drop for RxRing {
     }
 }
 
-fn take_error(fd: i32) -> i32 {
+/// Takes the pending socket error (`SO_ERROR`) of `fd`, 0 if none.
+pub(crate) fn take_error(fd: i32) -> i32 {
     let mut e: i32 = 0;
-    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
-    // SAFETY: `e` is a writable int and `len` its size.
-    let r = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_ERROR,
-            &mut e as *mut i32 as *mut libc::c_void,
-            &mut len,
-        )
-    };
-    if r < 0 {
-        0
-    } else {
-        e
+    match getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut e) {
+        Ok(()) => e,
+        Err(_) => 0,
     }
 }
 

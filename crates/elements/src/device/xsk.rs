@@ -18,7 +18,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use super::sys::{errno, if_index, strerror, Fd};
+use super::sys::{errno, getsockopt, if_index, setsockopt, strerror, take_error, Fd};
 
 const AF_XDP: i32 = 44;
 const SOL_XDP: i32 = 283;
@@ -513,36 +513,6 @@ fn netns_id() -> u64 {
         .unwrap_or(0)
 }
 
-fn getsockopt_buf<T>(fd: i32, level: i32, opt: i32, val: &mut T) -> Result<(), i32> {
-    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
-    // SAFETY: `val` is a writable `T` of `len` bytes.
-    let r =
-        unsafe { libc::getsockopt(fd, level, opt, val as *mut T as *mut libc::c_void, &mut len) };
-    if r < 0 {
-        Err(errno())
-    } else {
-        Ok(())
-    }
-}
-
-fn setsockopt_val<T>(fd: i32, level: i32, opt: i32, val: &T) -> Result<(), i32> {
-    // SAFETY: `val` is a live `T` of the size passed.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            opt,
-            val as *const T as *const libc::c_void,
-            std::mem::size_of::<T>() as libc::socklen_t,
-        )
-    };
-    if r < 0 {
-        Err(errno())
-    } else {
-        Ok(())
-    }
-}
-
 /// The interface's MAC address (zero if it has none).
 fn if_mac(fd: i32, ifname: &str) -> [u8; 6] {
     // SAFETY: ifreq is plain old data; all-zero is valid.
@@ -607,7 +577,7 @@ impl XskSocket {
             FRAME_SIZE as u64, // chunk_size = FRAME_SIZE, headroom = 0
             0,                 // flags = 0, tx_metadata_len = 0
         ];
-        setsockopt_val(f, SOL_XDP, XDP_UMEM_REG, &reg).map_err(|e| {
+        setsockopt(f, SOL_XDP, XDP_UMEM_REG, &reg).map_err(|e| {
             format!(
                 "UMEM registration ({} KiB): {}{}",
                 umem.len / 1024,
@@ -632,11 +602,11 @@ impl XskSocket {
             (XDP_RX_RING, rx_size, "rx"),
             (XDP_TX_RING, txr_size, "tx"),
         ] {
-            setsockopt_val(f, SOL_XDP, opt, &size)
+            setsockopt(f, SOL_XDP, opt, &size)
                 .map_err(|e| format!("{} ring of {}: {}", what, size, strerror(e)))?;
         }
         let mut off = MmapOffsets::default();
-        getsockopt_buf(f, SOL_XDP, XDP_MMAP_OFFSETS, &mut off)
+        getsockopt(f, SOL_XDP, XDP_MMAP_OFFSETS, &mut off)
             .map_err(|e| format!("XDP_MMAP_OFFSETS: {}", strerror(e)))?;
         let d = std::mem::size_of::<XdpDesc>();
         let mut fill = Ring::open(f, &off.fr, fill_size, 8, XDP_UMEM_PGOFF_FILL_RING, "fill")?;
@@ -745,17 +715,13 @@ impl XskSocket {
     /// Kernel statistics of the socket (cumulative).
     pub fn stats(&self) -> XskStats {
         let mut s = XskStats::default();
-        let _ = getsockopt_buf(self.fd.raw(), SOL_XDP, XDP_STATISTICS, &mut s);
+        let _ = getsockopt(self.fd.raw(), SOL_XDP, XDP_STATISTICS, &mut s);
         s
     }
 
     /// Takes the pending socket error (`SO_ERROR`), 0 if none.
     pub fn take_error(&self) -> i32 {
-        let mut e: i32 = 0;
-        match getsockopt_buf(self.fd.raw(), libc::SOL_SOCKET, libc::SO_ERROR, &mut e) {
-            Ok(()) => e,
-            Err(_) => 0,
-        }
+        take_error(self.fd.raw())
     }
 
     /// The receive half; attaches the XDP program (in `mode`) to the interface if this process
