@@ -258,7 +258,7 @@ fn time_config(s: &Settings, text: &str, defines: &[(String, String)]) -> Result
 }
 
 /// Sum of a handler over the elements of class `class`.
-fn class_sum(r: &mut Router, class: &str, handler: &str) -> u64 {
+pub(crate) fn class_sum(r: &mut Router, class: &str, handler: &str) -> u64 {
     let mut total = 0;
     for e in 0..r.nelements() {
         if r.read_handler(Some(e), "class")

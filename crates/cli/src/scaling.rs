@@ -15,6 +15,8 @@ use std::time::Instant;
 
 use sluice_core::{Packet, Router, RouterOptions};
 
+use crate::bench::class_sum;
+
 const USAGE: &str = "\
 Usage: sluice bench scaling [--threads 1,2,4,...] [--packets N] [--runs R]
                             [--load N,S,CYCLES] [SECTION...]
@@ -174,24 +176,6 @@ fn num(r: &mut Router, path: &str) -> u64 {
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0)
-}
-
-/// Sum of `count` over the elements of class `class`.
-fn class_sum(r: &mut Router, class: &str, handler: &str) -> u64 {
-    let mut total = 0;
-    for e in 0..r.nelements() {
-        if r.read_handler(Some(e), "class")
-            .map(|c| c.trim() == class)
-            .unwrap_or(false)
-        {
-            total += r
-                .read_handler(Some(e), handler)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    total
 }
 
 /// Task statistics from the `tasks` handler: element name -> (thread, runs, total cycles).
