@@ -1,132 +1,13 @@
 //! Behaviour tests of the IPv4 router elements (ip/, icmp/, ethernet/) through real
 //! configurations: packets are injected into a router and captured at its sinks.
 
+mod ip_common;
+
 use std::net::Ipv4Addr;
 
-use sluice_core::{
-    Batch, Cx, Element, ElementClass, Library, Packet, PacketType, Router, RouterOptions,
-};
+use ip_common::*;
+use sluice_core::{Packet, PacketType};
 use sluice_wire::checksum::checksum;
-
-/// Test source: packets are pushed from outside through `inject`.
-struct Inject;
-impl Element for Inject {}
-
-/// Test sink: keeps every packet it receives.
-#[derive(Default)]
-struct Capture {
-    got: Vec<Packet>,
-}
-impl Element for Capture {
-    fn push(&mut self, _port: usize, batch: Batch, _cx: &mut Cx) {
-        self.got.extend(batch);
-    }
-}
-
-const TEST_CLASSES: &[ElementClass] = &[
-    ElementClass {
-        name: "TestInject",
-        ports: "0/1",
-        processing: "h/h",
-        flow: "",
-        source: "",
-        make: || Box::new(Inject),
-    },
-    ElementClass {
-        name: "TestCapture",
-        ports: "1/0",
-        processing: "h/h",
-        flow: "",
-        source: "",
-        make: || Box::<Capture>::default(),
-    },
-];
-
-fn router(conf: &str) -> Router {
-    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
-    let mut lib: Library = sluice_elements::library();
-    lib.add(TEST_CLASSES);
-    Router::new(
-        flat,
-        &lib,
-        RouterOptions {
-            simtime: true,
-            ..Default::default()
-        },
-    )
-    .unwrap_or_else(|e| panic!("{}", e.join("\n")))
-}
-
-fn config_error(conf: &str) -> String {
-    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
-    let mut lib: Library = sluice_elements::library();
-    lib.add(TEST_CLASSES);
-    match Router::new(flat, &lib, RouterOptions::default()) {
-        Ok(_) => panic!("configuration should fail"),
-        Err(e) => e.join("\n"),
-    }
-}
-
-fn inject(r: &mut Router, name: &str, p: Packet) {
-    let e = r.element_index(name).expect("inject element");
-    r.with_element(e, |_, cx| cx.push_one(0, p)).expect("idle");
-}
-
-fn taken(r: &mut Router, name: &str) -> Vec<Packet> {
-    let e = r.element_index(name).expect("capture element");
-    r.with_element(e, |el, _| {
-        let c = el
-            .as_any_mut()
-            .downcast_mut::<Capture>()
-            .expect("a TestCapture");
-        std::mem::take(&mut c.got)
-    })
-    .expect("idle")
-}
-
-fn h(r: &mut Router, path: &str) -> String {
-    r.read_path(path).unwrap().trim().to_string()
-}
-
-/// An IPv4 packet: header (with options) + payload, valid checksum.
-fn ip_packet(
-    src: [u8; 4],
-    dst: [u8; 4],
-    ttl: u8,
-    proto: u8,
-    opts: &[u8],
-    payload: &[u8],
-) -> Vec<u8> {
-    assert_eq!(opts.len() % 4, 0);
-    let hl = 20 + opts.len();
-    let total = hl + payload.len();
-    let mut v = vec![0x40 | (hl / 4) as u8, 0];
-    v.extend_from_slice(&(total as u16).to_be_bytes());
-    v.extend_from_slice(&[0x12, 0x34, 0, 0, ttl, proto, 0, 0]);
-    v.extend_from_slice(&src);
-    v.extend_from_slice(&dst);
-    v.extend_from_slice(opts);
-    let c = checksum(&v);
-    v[10..12].copy_from_slice(&c.to_be_bytes());
-    v.extend_from_slice(payload);
-    v
-}
-
-fn udp(src: [u8; 4], dst: [u8; 4], ttl: u8, n: usize) -> Vec<u8> {
-    let mut pl = vec![0x13, 0x69, 0x13, 0x69];
-    pl.extend_from_slice(&((8 + n) as u16).to_be_bytes());
-    pl.extend_from_slice(&[0, 0]);
-    pl.extend((0..n).map(|i| i as u8));
-    ip_packet(src, dst, ttl, 17, &[], &pl)
-}
-
-fn header_ok(b: &[u8]) -> bool {
-    let hl = ((b[0] & 0xf) as usize) * 4;
-    checksum(&b[..hl]) == 0
-}
-
-const A: [u8; 4] = [198, 18, 0, 2];
-const B: [u8; 4] = [198, 19, 0, 2];
 
 #[test]
 fn check_ip_header_passes_trims_and_counts_drops() {

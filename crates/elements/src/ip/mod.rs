@@ -14,6 +14,7 @@ mod ip_encap;
 mod ip_fragmenter;
 mod ip_gw_options;
 mod ip_print;
+mod ip_reassembler;
 mod mark_ip_header;
 mod set_ip_address;
 mod set_ip_dscp;
@@ -36,6 +37,7 @@ pub const CLASSES: &[ElementClass] = &[
     ip_fragmenter::CLASS,
     ip_gw_options::CLASS,
     ip_print::CLASS,
+    ip_reassembler::CLASS,
     mark_ip_header::CLASS,
     set_ip_address::CLASS,
     set_ip_dscp::CLASS,
