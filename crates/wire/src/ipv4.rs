@@ -28,6 +28,11 @@ pub const PROTO_ICMPV6: u8 = 58;
 /// Protocol number of SCTP.
 pub const PROTO_SCTP: u8 = 132;
 
+/// ECN codepoint: not ECN-capable transport (RFC 3168; ECT(1) is 1, ECT(0) is 2).
+pub const ECN_NOT_ECT: u8 = 0;
+/// ECN codepoint: congestion experienced.
+pub const ECN_CE: u8 = 3;
+
 /// Minimum (option-less) header length.
 pub const HEADER_LEN: usize = 20;
 /// Maximum header length (IHL 15).
@@ -379,14 +384,24 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
     /// Decrements the TTL by one (saturating at 0), updating the checksum incrementally
     /// (RFC 1624). Returns the new TTL.
     pub fn decrement_ttl(&mut self) -> u8 {
-        let b = self.buffer.as_ref();
-        let old = be16(b, field::TTL);
         let ttl = self.ttl().saturating_sub(1);
-        self.set_ttl(ttl);
-        let new = be16(self.buffer.as_ref(), field::TTL);
+        self.rewrite_word(field::TTL, |p| p.set_ttl(ttl));
+        ttl
+    }
+
+    /// Sets the TOS byte, updating the checksum incrementally.
+    pub fn set_tos_update_checksum(&mut self, v: u8) {
+        self.rewrite_word(field::VER_IHL, |p| p.set_tos(v));
+    }
+
+    /// Applies `change`, which alters nothing but the 16-bit word at `word`, and updates the
+    /// checksum incrementally (RFC 1624).
+    fn rewrite_word(&mut self, word: usize, change: impl FnOnce(&mut Self)) {
+        let old = be16(self.buffer.as_ref(), word);
+        change(self);
+        let new = be16(self.buffer.as_ref(), word);
         let c = checksum::update16(self.checksum(), old, new);
         self.set_checksum(c);
-        ttl
     }
 
     /// Sets the source address, updating the checksum incrementally.
@@ -793,6 +808,9 @@ mod tests {
         assert!(p.verify_checksum());
         p.set_src_update_checksum(Ipv4Addr::new(198, 18, 0, 1));
         p.set_dst_update_checksum(Ipv4Addr::new(198, 19, 255, 254));
+        assert!(p.verify_checksum());
+        p.set_tos_update_checksum(0xbb);
+        assert_eq!((p.dscp(), p.ecn()), (46, ECN_CE));
         assert!(p.verify_checksum());
         let c = p.checksum();
         p.fill_checksum();

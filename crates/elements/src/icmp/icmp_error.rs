@@ -133,6 +133,21 @@ pub fn parse_code(ty: u8, s: &str) -> Option<u8> {
     named.or_else(|| u8::from_arg(s).ok())
 }
 
+/// Reads the `TYPE` (mandatory) and `CODE` (optional, default 0) arguments, each a number or
+/// a name ([`parse_type`], [`parse_code`]).
+pub(crate) fn read_type_code(args: &mut Args) -> Result<(u8, u8), ()> {
+    let t: String = args.read_mp("TYPE")?;
+    let Some(ty) = parse_type(&t) else {
+        args.error("TYPE: expected ICMP type");
+        return Err(());
+    };
+    let code = match args.read_p::<String>("CODE")? {
+        Some(c) => parse_code(ty, &c).ok_or_else(|| args.error("CODE: expected ICMP code"))?,
+        None => 0,
+    };
+    Ok((ty, code))
+}
+
 /// The ICMPError element.
 pub struct ICMPError {
     src: Ipv4Addr,
@@ -254,23 +269,7 @@ impl ICMPError {
 impl Element for ICMPError {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.src = args.read_mp::<IpArg>("SRC")?.0;
-        let t: String = args.read_mp("TYPE")?;
-        self.ty = match parse_type(&t) {
-            Some(t) => t,
-            None => {
-                args.error("TYPE: expected ICMP type");
-                return Err(());
-            }
-        };
-        if let Some(c) = args.read_p::<String>("CODE")? {
-            self.code = match parse_code(self.ty, &c) {
-                Some(c) => c,
-                None => {
-                    args.error("CODE: expected ICMP code");
-                    return Err(());
-                }
-            };
-        }
+        (self.ty, self.code) = read_type_code(args)?;
         self.bad = args.read::<IpList>("BADADDRS")?.unwrap_or_default().0;
         self.mtu = args.read::<u16>("MTU")?;
         self.set_fix = args.read::<bool>("SET_FIX_ANNO")?.unwrap_or(true);

@@ -19,7 +19,7 @@ use sluice_wire::icmp::{TYPE_ECHO, TYPE_ECHO_REPLY};
 use sluice_wire::ipv4::PROTO_ICMP;
 use sluice_wire::{IcmpPacket, Ipv4Packet};
 
-use crate::ip::common::{ip_offset, pull_sorted, push_sorted, Verdict};
+use crate::ip::common::{ip_offset, Sorter, Verdict};
 
 /// The ICMPPingResponder element.
 #[derive(Default)]
@@ -28,8 +28,8 @@ pub struct ICMPPingResponder {
     drops: u64,
 }
 
-impl ICMPPingResponder {
-    fn action(&mut self, mut p: Packet) -> Verdict {
+impl Sorter for ICMPPingResponder {
+    fn sort(&mut self, mut p: Packet, _cx: &mut Cx) -> Verdict {
         let off = ip_offset(&p);
         let ok = match Ipv4Packet::new_checked(&p.data()[off..]) {
             Ok(ip) => {
@@ -57,17 +57,19 @@ impl ICMPPingResponder {
         self.replies += 1;
         Verdict::Out(0, p)
     }
+
+    fn lost(&mut self) -> &mut u64 {
+        &mut self.drops
+    }
 }
 
 impl Element for ICMPPingResponder {
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
-        self.drops += push_sorted(batch, cx, |p, _| self.action(p));
+        self.push_counted(batch, cx);
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        let (b, lost) = pull_sorted(max, cx, |p, _| self.action(p));
-        self.drops += lost;
-        b
+        self.pull_counted(max, cx)
     }
 
     fn handlers(&self) -> &'static [Handler] {

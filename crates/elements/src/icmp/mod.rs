@@ -5,6 +5,7 @@ use sluice_core::ElementClass;
 mod icmp_error;
 mod icmp_ping_responder;
 
+pub(crate) use icmp_error::read_type_code;
 pub use icmp_error::{parse_code, parse_type};
 
 /// Classes of this family.

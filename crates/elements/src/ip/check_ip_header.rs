@@ -40,9 +40,7 @@ use sluice_lang::args::{split_words, Args, FromArg};
 use sluice_wire::ipv4::HEADER_LEN;
 use sluice_wire::Ipv4Packet;
 
-use super::common::{
-    details, is_martian_src, pull_sorted, push_sorted, IpList, PrefixArg, Verdict,
-};
+use super::common::{details, is_martian_src, IpList, PrefixArg, Sorter, Verdict};
 
 /// Why a packet was rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,8 +137,10 @@ impl CheckIPHeader {
         }
         Ok(tl)
     }
+}
 
-    fn action(&mut self, mut p: Packet, cx: &mut Cx) -> Verdict {
+impl Sorter for CheckIPHeader {
+    fn sort(&mut self, mut p: Packet, cx: &mut Cx) -> Verdict {
         match self.check(p.data()) {
             Ok(tl) => {
                 let end = self.offset + tl;
@@ -161,6 +161,10 @@ impl CheckIPHeader {
                 Verdict::Out(1, p)
             }
         }
+    }
+
+    fn lost(&mut self) -> &mut u64 {
+        &mut self.lost
     }
 }
 
@@ -253,14 +257,11 @@ impl Element for CheckIPHeader {
             }
             return;
         }
-        let lost = push_sorted(batch, cx, |p, cx| self.action(p, cx));
-        self.lost += lost;
+        self.push_counted(batch, cx);
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        let (b, lost) = pull_sorted(max, cx, |p, cx| self.action(p, cx));
-        self.lost += lost;
-        b
+        self.pull_counted(max, cx)
     }
 
     fn handlers(&self) -> &'static [Handler] {

@@ -1,11 +1,14 @@
 //! Helpers shared by the IPv4 router elements: address arguments that understand AddressInfo
-//! names, output batching for elements with a second (error) output, and drop counters.
+//! names, output batching for elements with a second (error) output, drop counters, and
+//! the IPv4 header of the encapsulating elements.
 
+use std::fmt;
 use std::net::Ipv4Addr;
 
-use sluice_core::{Batch, Cx, Packet};
+use sluice_core::{Batch, Cx, Handler, Packet};
 use sluice_lang::args::{split_words, FromArg};
-use sluice_wire::{EtherAddr, Ipv4Prefix};
+use sluice_wire::ipv4::HEADER_LEN;
+use sluice_wire::{EtherAddr, Ipv4Packet, Ipv4Prefix, Ipv4Repr};
 
 use super::address_info;
 
@@ -22,6 +25,29 @@ impl FromArg for IpArg {
         address_info::lookup_ip(t)
             .map(IpArg)
             .ok_or_else(|| "expected IP address".into())
+    }
+}
+
+/// A destination address argument that may also be `DST_ANNO`, meaning each packet's
+/// destination IP annotation (`None`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DstArg(pub Option<Ipv4Addr>);
+
+impl FromArg for DstArg {
+    fn from_arg(s: &str) -> Result<Self, String> {
+        if s.trim() == "DST_ANNO" {
+            return Ok(DstArg(None));
+        }
+        IpArg::from_arg(s).map(|a| DstArg(Some(a.0)))
+    }
+}
+
+impl fmt::Display for DstArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(a) => a.fmt(f),
+            None => f.write_str("DST_ANNO"),
+        }
     }
 }
 
@@ -182,6 +208,29 @@ pub fn push_sorted(
     lost
 }
 
+/// An element that sends each packet to one of its outputs and counts the packets bound for
+/// an output that is not connected (and therefore dropped).
+pub trait Sorter {
+    /// Where `p` goes.
+    fn sort(&mut self, p: Packet, cx: &mut Cx) -> Verdict;
+
+    /// The count of packets dropped for want of a connected output.
+    fn lost(&mut self) -> &mut u64;
+
+    /// Push path: [`push_sorted`] with [`Sorter::sort`], counting the packets lost.
+    fn push_counted(&mut self, batch: Batch, cx: &mut Cx) {
+        let lost = push_sorted(batch, cx, |p, cx| self.sort(p, cx));
+        *self.lost() += lost;
+    }
+
+    /// Pull path: [`pull_sorted`] with [`Sorter::sort`], counting the packets lost.
+    fn pull_counted(&mut self, max: usize, cx: &mut Cx) -> Batch {
+        let (b, lost) = pull_sorted(max, cx, |p, cx| self.sort(p, cx));
+        *self.lost() += lost;
+        b
+    }
+}
+
 /// Pushes `batch`, whose packet `i` is bound for output `ports[i]` (an output at or beyond
 /// `outs.len()`, such as [`NO_PORT`], means dropped: counted in the return value), as one
 /// batch per output in port order, order kept within a port. `outs` is the element's
@@ -284,4 +333,101 @@ impl FromArg for ProtoArg {
             }
         }))
     }
+}
+
+/// The source and destination of an encapsulating element's IPv4 header, with their `src`
+/// and `dst` handlers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Endpoints {
+    /// Source address.
+    pub src: Ipv4Addr,
+    /// Destination address, or each packet's destination IP annotation.
+    pub dst: DstArg,
+}
+
+impl Endpoints {
+    /// Both unspecified.
+    pub const UNSPECIFIED: Endpoints = Endpoints {
+        src: Ipv4Addr::UNSPECIFIED,
+        dst: DstArg(None),
+    };
+
+    /// The `src` and `dst` handlers.
+    pub const HANDLERS: &'static [Handler] = &[Handler::rw("src"), Handler::rw("dst")];
+
+    /// The destination of packet `p`.
+    pub fn dst_of(&self, p: &Packet) -> Ipv4Addr {
+        self.dst.0.unwrap_or(p.dst_ip_anno())
+    }
+
+    /// Reads the `src` or `dst` handler.
+    pub fn read_handler(&self, name: &str) -> Option<String> {
+        match name {
+            "src" => Some(self.src.to_string()),
+            "dst" => Some(self.dst.to_string()),
+            _ => None,
+        }
+    }
+
+    /// Writes the `src` or `dst` handler.
+    pub fn write_handler(&mut self, name: &str, v: &str) -> Result<(), String> {
+        match name {
+            "src" => self.src = IpArg::from_arg(v)?.0,
+            "dst" => self.dst = DstArg::from_arg(v)?,
+            _ => return Err(format!("no handler {}", name)),
+        }
+        Ok(())
+    }
+}
+
+/// Implements the handler methods, inside `impl Element`, of an element whose handlers are
+/// those of its [`Endpoints`] field `ends`.
+macro_rules! endpoint_handlers {
+    () => {
+        fn handlers(&self) -> &'static [sluice_core::Handler] {
+            $crate::ip::common::Endpoints::HANDLERS
+        }
+
+        fn read_handler(&self, name: &str) -> Option<String> {
+            self.ends.read_handler(name)
+        }
+
+        fn write_handler(
+            &mut self,
+            name: &str,
+            v: &str,
+            _cx: &mut sluice_core::Cx,
+        ) -> Result<(), String> {
+            self.ends.write_handler(name, v)
+        }
+    };
+}
+pub(crate) use endpoint_handlers;
+
+/// An option-less IPv4 header from `src` to `dst` carrying `protocol`, with TOS 0, no flags,
+/// identification `ident` and TTL `ttl`, for [`push_ipv4_header`].
+pub fn ipv4_header(protocol: u8, src: Ipv4Addr, dst: Ipv4Addr, ttl: u8, ident: u16) -> Ipv4Repr {
+    Ipv4Repr {
+        src,
+        dst,
+        protocol,
+        ttl,
+        tos: 0,
+        ident,
+        dont_frag: false,
+        payload_len: 0,
+    }
+}
+
+/// Prepends `transport` zero bytes, for the caller to fill with a transport header, and in
+/// front of them the 20-byte IPv4 header `ip` (total length and checksum filled in). Sets the
+/// network and transport header annotations and the destination IP annotation to `ip.dst`.
+pub fn push_ipv4_header(p: &mut Packet, ip: Ipv4Repr, transport: usize) {
+    let payload_len = transport + p.len();
+    let h = p.push_front(HEADER_LEN + transport);
+    h[HEADER_LEN..].fill(0);
+    Ipv4Repr { payload_len, ..ip }.emit(&mut Ipv4Packet::new_unchecked(&mut h[..]));
+    p.set_network_offset(0);
+    p.set_transport_offset(HEADER_LEN as isize);
+    p.set_dst_ip_anno(ip.dst);
 }

@@ -14,23 +14,20 @@
 //! - `TOS` (0–255, default 0) or `DSCP` (0–63) with `ECT`/`CE` (bool); `TTL` (default 250);
 //!   `DF` (bool, default false).
 //!
-//! Handlers: `src` (rw), `dst` (rw).
+//! Handlers: `src` (rw), `dst` (rw, an address or `DST_ANNO`).
 //!
 //! Example: `IPEncap(ipip, 198.18.0.1, 198.19.0.1)` for an IP-in-IP tunnel.
 
-use std::net::Ipv4Addr;
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Packet};
+use sluice_lang::args::Args;
+use sluice_wire::Ipv4Repr;
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
-use sluice_lang::args::{Args, FromArg};
-use sluice_wire::Ipv4Packet;
-
-use super::common::{IpArg, ProtoArg};
+use super::common::{endpoint_handlers, ipv4_header, push_ipv4_header, Endpoints, IpArg, ProtoArg};
 
 /// The IPEncap element.
 pub struct IPEncap {
     proto: u8,
-    src: Ipv4Addr,
-    dst: Option<Ipv4Addr>,
+    ends: Endpoints,
     tos: u8,
     ttl: u8,
     df: bool,
@@ -40,19 +37,8 @@ pub struct IPEncap {
 impl Element for IPEncap {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.proto = args.read_mp::<ProtoArg>("PROTO")?.0;
-        self.src = args.read_mp::<IpArg>("SRC")?.0;
-        let d: String = args.read_mp("DST")?;
-        self.dst = if d.trim() == "DST_ANNO" {
-            None
-        } else {
-            match IpArg::from_arg(&d) {
-                Ok(a) => Some(a.0),
-                Err(e) => {
-                    args.error(format!("DST: {}", e));
-                    return Err(());
-                }
-            }
-        };
+        self.ends.src = args.read_mp::<IpArg>("SRC")?.0;
+        self.ends.dst = args.read_mp("DST")?;
         self.tos = args.read::<u8>("TOS")?.unwrap_or(0);
         if let Some(d) = args.read::<u8>("DSCP")? {
             if d > 63 {
@@ -73,48 +59,18 @@ impl Element for IPEncap {
     }
 
     fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
-        let total = (p.len() + 20).min(u16::MAX as usize) as u16;
-        let dst = self.dst.unwrap_or(p.dst_ip_anno());
         self.id = self.id.wrapping_add(1);
-        let h = p.push_front(20);
-        let mut ip = Ipv4Packet::new_unchecked(&mut h[..]);
-        ip.set_version(4);
-        ip.set_header_len(20);
-        ip.set_tos(self.tos);
-        ip.set_total_len(total);
-        ip.set_ident(self.id);
-        ip.set_flags_frag(if self.df { 0x4000 } else { 0 });
-        ip.set_ttl(self.ttl);
-        ip.set_protocol(self.proto);
-        ip.set_src(self.src);
-        ip.set_dst(dst);
-        ip.fill_checksum();
-        p.set_network_offset(0);
-        p.set_transport_offset(20);
-        p.set_dst_ip_anno(dst);
+        let (src, dst) = (self.ends.src, self.ends.dst_of(&p));
+        let ip = Ipv4Repr {
+            tos: self.tos,
+            dont_frag: self.df,
+            ..ipv4_header(self.proto, src, dst, self.ttl, self.id)
+        };
+        push_ipv4_header(&mut p, ip, 0);
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("src"), Handler::rw("dst")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "src" => Some(self.src.to_string()),
-            "dst" => Some(self.dst.map_or("DST_ANNO".into(), |d| d.to_string())),
-            _ => None,
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "src" => self.src = IpArg::from_arg(v)?.0,
-            "dst" => self.dst = Some(IpArg::from_arg(v)?.0),
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
-    }
+    endpoint_handlers!();
 }
 
 /// Class description.
@@ -127,8 +83,7 @@ pub const CLASS: ElementClass = ElementClass {
     make: || {
         Box::new(IPEncap {
             proto: 0,
-            src: Ipv4Addr::UNSPECIFIED,
-            dst: None,
+            ends: Endpoints::UNSPECIFIED,
             tos: 0,
             ttl: 250,
             df: false,

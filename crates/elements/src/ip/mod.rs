@@ -10,16 +10,19 @@ mod drop_broadcasts;
 mod fix_ip_src;
 pub mod fuzzing;
 mod get_ip_address;
+mod icmp_ip_encap;
 mod ip_encap;
 mod ip_fragmenter;
 mod ip_gw_options;
 mod ip_print;
 mod ip_reassembler;
+mod mark_ip_ce;
 mod mark_ip_header;
 mod set_ip_address;
 mod set_ip_dscp;
 mod store_ip_address;
 mod strip_ip_header;
+mod udp_ip_encap;
 
 pub use ip_fragmenter::{mtu_anno as ip_fragmenter_mtu_anno, set_mtu_anno};
 pub use ip_gw_options::process_options;
@@ -33,14 +36,17 @@ pub const CLASSES: &[ElementClass] = &[
     drop_broadcasts::CLASS,
     fix_ip_src::CLASS,
     get_ip_address::CLASS,
+    icmp_ip_encap::CLASS,
     ip_encap::CLASS,
     ip_fragmenter::CLASS,
     ip_gw_options::CLASS,
     ip_print::CLASS,
     ip_reassembler::CLASS,
+    mark_ip_ce::CLASS,
     mark_ip_header::CLASS,
     set_ip_address::CLASS,
     set_ip_dscp::CLASS,
     store_ip_address::CLASS,
     strip_ip_header::CLASS,
+    udp_ip_encap::CLASS,
 ];

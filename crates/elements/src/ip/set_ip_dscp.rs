@@ -15,7 +15,7 @@
 
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
 use sluice_lang::args::{Args, FromArg};
-use sluice_wire::{checksum, Ipv4Packet};
+use sluice_wire::Ipv4Packet;
 
 use super::common::ip_offset;
 
@@ -44,11 +44,8 @@ impl Element for SetIPDSCP {
             return None;
         }
         let mut ip = Ipv4Packet::new_unchecked(&mut p.data_mut()[off..]);
-        let old = u16::from_be_bytes([ip.as_bytes()[0], ip.tos()]);
-        ip.set_dscp(self.dscp);
-        let new = u16::from_be_bytes([ip.as_bytes()[0], ip.tos()]);
-        let c = checksum::update16(ip.checksum(), old, new);
-        ip.set_checksum(c);
+        let tos = (self.dscp << 2) | ip.ecn();
+        ip.set_tos_update_checksum(tos);
         Some(p)
     }
 

@@ -1,0 +1,116 @@
+//! UDPIPEncap — encapsulates packets in static UDP/IP headers
+//!
+//! Synopsis: `UDPIPEncap(SRC, SPORT, DST, DPORT [, CHECKSUM])`
+//!
+//! Ports: 1 input, 1 output, agnostic. Prepends an 8-byte UDP header from port SPORT to port
+//! DPORT and, in front of it, a 20-byte IPv4 header from SRC to DST with protocol UDP, TOS 0,
+//! TTL 250, no flags, an identification counting up from 0 (one per packet), the total length
+//! of the result and a correct checksum. The UDP length covers the header and the whole
+//! original packet; the UDP checksum (over the IPv4 pseudo-header) is computed when CHECKSUM
+//! is true and left 0 otherwise. Sets the network header annotation, the transport header
+//! annotation (the UDP header) and the destination IP annotation (to the destination used).
+//! Nothing is dropped. `Strip(28)` removes the encapsulation at the receiver.
+//!
+//! Arguments:
+//! - `SRC`: source address (or AddressInfo name).
+//! - `SPORT`, `DPORT`: source and destination ports (0–65535).
+//! - `DST`: destination address (or AddressInfo name), or `DST_ANNO` to use each packet's
+//!   destination IP annotation.
+//! - `CHECKSUM` (bool, default true): compute the UDP checksum.
+//!
+//! Handlers: `src` (rw), `sport` (rw), `dst` (rw, an address or `DST_ANNO`), `dport` (rw).
+//!
+//! Example: `UDPIPEncap(198.18.0.1, 1234, 198.19.0.2, 4789)` tunnels frames over UDP.
+
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_lang::args::{Args, FromArg};
+use sluice_wire::ipv4::{HEADER_LEN, PROTO_UDP};
+use sluice_wire::udp::HEADER_LEN as UDP_HEADER_LEN;
+use sluice_wire::UdpPacket;
+
+use super::common::{ipv4_header, push_ipv4_header, Endpoints, IpArg};
+
+/// TTL of the IPv4 header.
+const TTL: u8 = 250;
+
+/// The UDPIPEncap element.
+pub struct UDPIPEncap {
+    ends: Endpoints,
+    sport: u16,
+    dport: u16,
+    checksum: bool,
+    id: u16,
+}
+
+impl Element for UDPIPEncap {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        self.ends.src = args.read_mp::<IpArg>("SRC")?.0;
+        self.sport = args.read_mp("SPORT")?;
+        self.ends.dst = args.read_mp("DST")?;
+        self.dport = args.read_mp("DPORT")?;
+        self.checksum = args.read_p("CHECKSUM")?.unwrap_or(true);
+        Ok(())
+    }
+
+    fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
+        let (src, dst) = (self.ends.src, self.ends.dst_of(&p));
+        let ip = ipv4_header(PROTO_UDP, src, dst, TTL, self.id);
+        self.id = self.id.wrapping_add(1);
+        push_ipv4_header(&mut p, ip, UDP_HEADER_LEN);
+        let len = (p.len() - HEADER_LEN).min(u16::MAX as usize) as u16;
+        let mut udp = UdpPacket::new_unchecked(&mut p.data_mut()[HEADER_LEN..]);
+        udp.set_src_port(self.sport);
+        udp.set_dst_port(self.dport);
+        udp.set_len(len);
+        if self.checksum {
+            udp.fill_checksum_v4(src, dst);
+        }
+        Some(p)
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const {
+            &[
+                Handler::rw("src"),
+                Handler::rw("sport"),
+                Handler::rw("dst"),
+                Handler::rw("dport"),
+            ]
+        }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        match name {
+            "sport" => Some(self.sport.to_string()),
+            "dport" => Some(self.dport.to_string()),
+            _ => self.ends.read_handler(name),
+        }
+    }
+
+    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
+        match name {
+            "sport" => self.sport = u16::from_arg(v)?,
+            "dport" => self.dport = u16::from_arg(v)?,
+            _ => return self.ends.write_handler(name, v),
+        }
+        Ok(())
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "UDPIPEncap",
+    ports: "1/1",
+    processing: "a/a",
+    flow: "x/x",
+    source: include_str!("udp_ip_encap.rs"),
+    make: || {
+        Box::new(UDPIPEncap {
+            ends: Endpoints::UNSPECIFIED,
+            sport: 0,
+            dport: 0,
+            checksum: true,
+            id: 0,
+        })
+    },
+};
