@@ -37,11 +37,15 @@ const CONFIG: &str = "
     arp :: FuzzInject -> [1]q :: ARPQuerier(198.18.0.1/24, 00:00:c0:ae:67:ef) -> Discard;
     arpip :: FuzzInject -> q;
     arpr :: FuzzInject -> h :: HostEtherFilter(00:00:c0:ae:67:ef) -> ARPResponder(198.18.0.1 198.19.0.0/16 00:00:c0:ae:67:ef) -> Discard;
-    frag :: FuzzInject -> MarkIPHeader -> f :: IPFragmenter(68, HONOR_DF false) -> Discard;
+    frag :: FuzzInject -> MarkIPHeader -> f :: IPFragmenter(68, HONOR_DF false) -> IPReassembler -> Discard;
+    reasm :: FuzzInject -> MarkIPHeader -> ra :: IPReassembler(HIMEM 65536) -> Discard;
+    ra[1] -> ICMPError(198.18.0.1, timeexceeded, reassembly) -> Discard;
     frag2 :: FuzzInject -> MarkIPHeader -> f2 :: IPFragmenter(576) -> Discard;
     f2[1] -> ICMPError(198.18.0.1, unreachable, needfrag) -> Discard;
     misc :: FuzzInject -> StripIPHeader -> Discard;
-    misc2 :: FuzzInject -> SetIPDSCP(10) -> StoreIPAddress(dst) -> GetIPAddress(src) -> Discard;
+    misc2 :: FuzzInject -> SetIPDSCP(10) -> StoreIPAddress(dst) -> GetIPAddress(src)
+        -> MarkIPCE(FORCE true) -> UDPIPEncap(198.18.0.1, 1234, DST_ANNO, 9)
+        -> ICMPIPEncap(198.18.0.1, 198.18.0.2, echo) -> Discard;
 ";
 
 thread_local! {
@@ -131,11 +135,13 @@ pub fn arp(data: &[u8]) {
     });
 }
 
-/// IPFragmenter with a tiny and a normal MTU.
+/// IPFragmenter with a tiny and a normal MTU (the tiny one followed by IPReassembler), and
+/// IPReassembler on arbitrary fragments.
 pub fn ip_fragmenter(data: &[u8]) {
     with_router(|r| {
         inject(r, "frag", data, tweak(data));
         inject(r, "frag2", data, tweak(data));
+        inject(r, "reasm", data, tweak(data));
     });
 }
 
