@@ -16,7 +16,9 @@
 //! `POLL busy` keeps the task always scheduled (lowest latency, one busy core; benchmarks).
 //! A busy-polling thread still yields its core whenever a round of tasks finds no work and
 //! every few tens of microseconds, so a kernel thread on the same core (such as the threaded
-//! NAPI poller that fills the ring) is not kept waiting for a whole time slice.
+//! NAPI poller that fills the ring) is not kept waiting for a whole time slice. On a core it
+//! shares with such a kernel thread, run a busy-polling router at a low priority (`nice -n
+//! 19`): the scheduler then gives the kernel thread the core whenever it has work.
 //!
 //! Drops, each counted: frames shorter than 14 bytes (`runts`), frames cut by the capture
 //! length or longer than SNAPLEN (`too_long`), and frames the kernel dropped because the ring

@@ -26,12 +26,13 @@
 //! Polling is adaptive by default: the socket is watched for readability; once readable the
 //! element's task drains up to BURST frames per run and reschedules itself while frames keep
 //! coming, and sleeps on the descriptor again when the ring is empty. `POLL busy` keeps the
-//! task always scheduled (lowest latency, one busy core; benchmarks); the thread still yields
+//! task always scheduled (lowest latency, one busy core; benchmarks). The thread still yields
 //! its core whenever a round of tasks finds no work and every few tens of microseconds, so a
 //! kernel thread on the same core (such as the threaded NAPI poller that runs the XDP program
-//! and fills the rx ring) is not kept waiting for a whole time slice. At high rates give the
-//! socket more frames (e.g. `FRAMES 8192`: 4096 receive frames, 10 ms at 400 kpps) so the rx
-//! ring rides out the moments the router thread is off its core.
+//! and fills the rx ring) is not kept waiting for a whole time slice; running a busy-polling
+//! router at a low priority (`nice -n 19`) lets that kernel thread have the core whenever it
+//! has work. At high rates give the socket more frames (e.g. `FRAMES 8192`: 4096 receive
+//! frames, 10 ms at 400 kpps) so the rx ring rides out the moments the router is off its core.
 //!
 //! Drops, each counted: frames shorter than 14 bytes (`runts`), descriptors pointing outside
 //! the UMEM (`invalid`, a kernel bug if ever), and frames the kernel dropped because the rx
