@@ -16,6 +16,9 @@
 #   sluice_alive                    true while that Sluice runs
 #   topo_bridge / topo_router       the standard three-namespace topologies
 #   netns_cleanup                   delete everything (called by the trap)
+#   fail MSG                        report a test failure (with the Sluice log), return 1
+#   check_full_size_and_flood DST N 1500-byte pings and a flood of N pings h1 -> DST, no loss
+#   check_tcp_transfer DST          4 MB over TCP h1 -> h2 (at DST), same bytes received
 
 NETNS_TAG="sluice-${SLUICE_NETNS_RUN:-}$(head -c3 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 NETNS_LIST=()
@@ -152,3 +155,35 @@ topo_router() {
 }
 
 mac_of() { nsx "$1" cat "/sys/class/net/$2/address"; }
+
+# Test helpers: each reports a failure with `fail` (which prints the Sluice log) and returns 1.
+
+fail() { echo "FAILED: $*"; [ -f "$SLUICE_LOG" ] && { echo "--- sluice log"; cat "$SLUICE_LOG"; }; return 1; }
+
+# Full-size frames (1472 bytes of ping payload: 1500-byte IP packets) from h1 to DST, then a
+# flood of COUNT pings: none may be lost.
+check_full_size_and_flood() {
+  local dst="$1" count="$2" out
+  nsx h1 ping -c 3 -s 1472 -M do -W 2 "$dst" || { fail "1500-byte frames"; return 1; }
+  out=$(nsx h1 ping -f -c "$count" -W 1 "$dst" 2>&1)
+  echo "$out" | tail -3
+  echo "$out" | grep -qE ' 0(\.0+)?% packet loss' || { fail "flood ping lost packets"; return 1; }
+}
+
+# 4 MB of random data over TCP (nc) from h1 to h2 listening at DST: the bytes received must
+# hash the same as the bytes sent.
+check_tcp_transfer() {
+  local dst="$1" a b
+  head -c 4000000 /dev/urandom >"$NETNS_TMP/data"
+  nsbg h2 sh -c "nc -l -N 5001 > $NETNS_TMP/recv" >/dev/null
+  sleep 0.3
+  nsx h1 timeout 20 nc -N "$dst" 5001 <"$NETNS_TMP/data" || { fail "nc send"; return 1; }
+  for _ in $(seq 50); do
+    [ "$(stat -c %s "$NETNS_TMP/recv" 2>/dev/null)" = 4000000 ] && break
+    sleep 0.1
+  done
+  a=$(sha256sum <"$NETNS_TMP/data")
+  b=$(sha256sum <"$NETNS_TMP/recv")
+  echo "sent $a"; echo "recv $b"
+  [ "$a" = "$b" ] || { fail "received data differs"; return 1; }
+}

@@ -9,8 +9,6 @@
 
 XDP_HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
-xfail() { echo "FAILED: $*"; [ -f "$SLUICE_LOG" ] && { echo "--- sluice log"; cat "$SLUICE_LOG"; }; return 1; }
-
 XDP_BRIDGE_CONF='
   ia :: FromXDPDevice(ra) -> qab :: Queue(1000) -> oa :: ToXDPDevice(rb);
   ib :: FromXDPDevice(rb) -> qba :: Queue(1000) -> ob :: ToXDPDevice(ra);
@@ -20,53 +18,37 @@ XDP_BRIDGE_CONF='
 xdp_attached() {
   local i
   for i in "$@"; do
-    nsx r ip link show "$i" | grep -q ' xdp' || { xfail "no XDP program on $i"; return 1; }
+    nsx r ip link show "$i" | grep -q ' xdp' || { fail "no XDP program on $i"; return 1; }
   done
 }
 
 test_xdp_bridge_ping() {
   topo_bridge || return 1
   if nsx h1 ping -c 1 -W 1 198.18.0.2 >/dev/null 2>&1; then
-    xfail "ping works without the bridge: the router namespace leaks"; return
+    fail "ping works without the bridge: the router namespace leaks"; return
   fi
   sluice_start r "$XDP_BRIDGE_CONF" || return 1
   xdp_attached ra rb || return 1
-  nsx h1 ping -c 5 -i 0.2 -W 2 198.18.0.2 || { xfail "ping h1 -> h2 over AF_XDP"; return; }
-  nsx h2 ping -c 3 -i 0.2 -W 2 198.18.0.1 || { xfail "ping h2 -> h1 over AF_XDP"; return; }
-  nsx h1 ip neigh show 198.18.0.2 | grep -q "$(mac_of h2 eth0)" || { xfail "h1 ARP entry"; return; }
-  sluice_alive || { xfail "sluice died"; return; }
+  nsx h1 ping -c 5 -i 0.2 -W 2 198.18.0.2 || { fail "ping h1 -> h2 over AF_XDP"; return; }
+  nsx h2 ping -c 3 -i 0.2 -W 2 198.18.0.1 || { fail "ping h2 -> h1 over AF_XDP"; return; }
+  nsx h1 ip neigh show 198.18.0.2 | grep -q "$(mac_of h2 eth0)" || { fail "h1 ARP entry"; return; }
+  sluice_alive || { fail "sluice died"; return; }
   # Stopping Sluice detaches the programs: nothing is left on the interfaces.
   sluice_stop
-  if nsx r ip link show | grep -q ' xdp'; then xfail "XDP program left attached"; return; fi
+  if nsx r ip link show | grep -q ' xdp'; then fail "XDP program left attached"; return; fi
 }
 
 test_xdp_bridge_full_size_and_flood() {
   topo_bridge || return 1
   sluice_start r "$XDP_BRIDGE_CONF" || return 1
   xdp_attached ra rb || return 1
-  nsx h1 ping -c 3 -s 1472 -M do -W 2 198.18.0.2 || { xfail "1500-byte frames"; return; }
-  local out
-  out=$(nsx h1 ping -f -c 3000 -W 1 198.18.0.2 2>&1)
-  echo "$out" | tail -3
-  echo "$out" | grep -qE ' 0(\.0+)?% packet loss' || { xfail "flood ping lost packets"; return; }
+  check_full_size_and_flood 198.18.0.2 3000
 }
 
 test_xdp_bridge_tcp_transfer() {
   topo_bridge || return 1
   sluice_start r "$XDP_BRIDGE_CONF" || return 1
-  head -c 4000000 /dev/urandom >"$NETNS_TMP/data"
-  nsbg h2 sh -c "nc -l -N 5001 > $NETNS_TMP/recv" >/dev/null
-  sleep 0.3
-  nsx h1 timeout 20 nc -N 198.18.0.2 5001 <"$NETNS_TMP/data" || { xfail "nc send"; return; }
-  for _ in $(seq 50); do
-    [ "$(stat -c %s "$NETNS_TMP/recv" 2>/dev/null)" = 4000000 ] && break
-    sleep 0.1
-  done
-  local a b
-  a=$(sha256sum <"$NETNS_TMP/data")
-  b=$(sha256sum <"$NETNS_TMP/recv")
-  echo "sent $a"; echo "recv $b"
-  [ "$a" = "$b" ] || xfail "received data differs"
+  check_tcp_transfer 198.18.0.2
 }
 
 # Generic (skb) mode works the same.
@@ -76,8 +58,8 @@ test_xdp_bridge_generic_mode() {
     FromXDPDevice(ra, MODE skb) -> Queue(1000) -> ToXDPDevice(rb);
     FromXDPDevice(rb, MODE skb) -> Queue(1000) -> ToXDPDevice(ra);
   ' || return 1
-  nsx r ip link show ra | grep -q xdpgeneric || { xfail "not in generic mode"; return; }
-  nsx h1 ping -c 3 -i 0.2 -W 2 198.18.0.2 || xfail "ping in generic mode"
+  nsx r ip link show ra | grep -q xdpgeneric || { fail "not in generic mode"; return; }
+  nsx h1 ping -c 3 -i 0.2 -W 2 198.18.0.2 || fail "ping in generic mode"
 }
 
 test_xdp_missing_interface_error() {
@@ -86,15 +68,15 @@ test_xdp_missing_interface_error() {
   out=$(nsx r "$(sluice_bin)" -e 'FromXDPDevice(nosuch0) -> Queue -> ToXDPDevice(nosuch1)' 2>&1)
   rc=$?
   echo "$out"
-  [ $rc -ne 0 ] || { xfail "sluice exited 0"; return; }
-  echo "$out" | grep -q "FromXDPDevice(nosuch0): no such interface 'nosuch0'" || { xfail "FromXDPDevice error"; return; }
-  echo "$out" | grep -q "ToXDPDevice(nosuch1): no such interface 'nosuch1'" || xfail "ToXDPDevice error"
+  [ $rc -ne 0 ] || { fail "sluice exited 0"; return; }
+  echo "$out" | grep -q "FromXDPDevice(nosuch0): no such interface 'nosuch0'" || { fail "FromXDPDevice error"; return; }
+  echo "$out" | grep -q "ToXDPDevice(nosuch1): no such interface 'nosuch1'" || fail "ToXDPDevice error"
 }
 
 # --- The Figure 8 router over AF_XDP, with router.sh's own tests.
 
 xdp_router_setup() {
-  [ -f "$XDP_HERE/router.sh" ] || { xfail "scenarios/router.sh missing"; return 1; }
+  [ -f "$XDP_HERE/router.sh" ] || { fail "scenarios/router.sh missing"; return 1; }
   # shellcheck disable=SC1091
   source "$XDP_HERE/router.sh"
   # Every device element of the router's configuration goes to AF_XDP.
@@ -104,9 +86,9 @@ xdp_router_setup() {
     shift 2
     conf=$(printf '%s\n' "$conf" | sed -E 's/(^|[^A-Za-z])FromDevice\(/\1FromXDPDevice(/g; s/(^|[^A-Za-z])ToDevice\(/\1ToXDPDevice(/g')
     sluice_start_af_packet "$n" "$conf" "$@" || return 1
-    grep -q FromXDPDevice "$NETNS_TMP/router.click" || { xfail "configuration not on AF_XDP"; return 1; }
+    grep -q FromXDPDevice "$NETNS_TMP/router.click" || { fail "configuration not on AF_XDP"; return 1; }
     if grep -qE '(^|[^A-Za-z])(From|To)Device\(' "$NETNS_TMP/router.click"; then
-      xfail "AF_PACKET elements left in the configuration"; return 1
+      fail "AF_PACKET elements left in the configuration"; return 1
     fi
     xdp_attached ra rb
   }
@@ -115,7 +97,7 @@ xdp_router_setup() {
 # Runs router.sh's test $1 over AF_XDP; a missing test is a failure, never a skip.
 xdp_router_test() {
   xdp_router_setup || return 1
-  declare -F "$1" >/dev/null || { xfail "router.sh has no $1"; return 1; }
+  declare -F "$1" >/dev/null || { fail "router.sh has no $1"; return 1; }
   "$1"
 }
 
