@@ -95,6 +95,14 @@ fn udp_ip_encap_handlers() {
     assert_eq!(h(&mut r, "e.dst"), "DST_ANNO");
     assert!(r.write_path("e.sport", "65536").is_err());
     assert!(r.write_path("e.src", "bogus").is_err());
+    r.write_path("e.sport", "www").unwrap();
+    assert_eq!(h(&mut r, "e.sport"), "80");
+    assert!(r.write_path("e.dport", "nosuchservice").is_err());
+    let mut named = router(
+        "TestInject -> e :: UDPIPEncap(198.18.0.1, domain, 198.19.0.2, ntp) -> TestCapture;",
+    );
+    assert_eq!(h(&mut named, "e.sport"), "53");
+    assert_eq!(h(&mut named, "e.dport"), "123");
 
     for (conf, arg) in [
         ("198.18.0.1, 70000, 198.19.0.2, 1", "SPORT"),

@@ -7,6 +7,7 @@
 //! `src port 80 or 81` is `src port 80 or src port 81`.
 
 use super::program::{Base, Expr, Op, Test};
+use crate::ip::common::service_port;
 use crate::lookup::table::parse_prefix;
 
 const IP_PROTOS: &[(&str, u32)] = &[
@@ -15,43 +16,6 @@ const IP_PROTOS: &[(&str, u32)] = &[
     ("ipip", 4),
     ("tcp", 6),
     ("udp", 17),
-];
-
-const PORTS: &[(&str, u32)] = &[
-    ("echo", 7),
-    ("discard", 9),
-    ("daytime", 13),
-    ("chargen", 19),
-    ("ftp-data", 20),
-    ("ftp", 21),
-    ("ssh", 22),
-    ("telnet", 23),
-    ("smtp", 25),
-    ("domain", 53),
-    ("dns", 53),
-    ("bootps", 67),
-    ("bootpc", 68),
-    ("tftp", 69),
-    ("finger", 79),
-    ("www", 80),
-    ("http", 80),
-    ("pop3", 110),
-    ("sunrpc", 111),
-    ("auth", 113),
-    ("nntp", 119),
-    ("ntp", 123),
-    ("netbios-ns", 137),
-    ("netbios-dgm", 138),
-    ("netbios-ssn", 139),
-    ("snmp", 161),
-    ("snmp-trap", 162),
-    ("irc", 194),
-    ("imap3", 220),
-    ("https", 443),
-    ("rip", 520),
-    ("route", 520),
-    ("imaps", 993),
-    ("pop3s", 995),
 ];
 
 const TCP_OPTS: &[(&str, u32)] = &[
@@ -500,7 +464,7 @@ impl Parser {
                 } else if name_of(TCP_OPTS, &word).is_some() && sd.is_none() {
                     proto = Some(6);
                     Kind::Opt
-                } else if name_of(PORTS, &word).is_some() {
+                } else if service_port(&word).is_some() {
                     Kind::Port
                 } else if parse_int(&word).is_some() {
                     match (&self.last, quals_given) {
@@ -594,7 +558,8 @@ impl Parser {
                 })
             }
             Kind::Port => {
-                let v = name_of(PORTS, word)
+                let v = service_port(word)
+                    .map(u32::from)
                     .or_else(|| parse_int(word).filter(|v| *v <= 0xffff))
                     .ok_or_else(bad)?;
                 let m = fmask.unwrap_or(0xffff) & 0xffff;

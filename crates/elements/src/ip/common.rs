@@ -306,6 +306,65 @@ pub fn ip_offset(p: &Packet) -> usize {
     }
 }
 
+/// Well-known TCP/UDP service names and their ports (a subset of `/etc/services`).
+const SERVICES: &[(&str, u16)] = &[
+    ("echo", 7),
+    ("discard", 9),
+    ("daytime", 13),
+    ("chargen", 19),
+    ("ftp-data", 20),
+    ("ftp", 21),
+    ("ssh", 22),
+    ("telnet", 23),
+    ("smtp", 25),
+    ("domain", 53),
+    ("dns", 53),
+    ("bootps", 67),
+    ("bootpc", 68),
+    ("tftp", 69),
+    ("finger", 79),
+    ("www", 80),
+    ("http", 80),
+    ("pop3", 110),
+    ("sunrpc", 111),
+    ("auth", 113),
+    ("nntp", 119),
+    ("ntp", 123),
+    ("netbios-ns", 137),
+    ("netbios-dgm", 138),
+    ("netbios-ssn", 139),
+    ("snmp", 161),
+    ("snmp-trap", 162),
+    ("irc", 194),
+    ("imap3", 220),
+    ("https", 443),
+    ("rip", 520),
+    ("route", 520),
+    ("imaps", 993),
+    ("pop3s", 995),
+];
+
+/// The port of a well-known service name (`www`, `domain`, `ssh`, …).
+pub fn service_port(name: &str) -> Option<u16> {
+    SERVICES.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+}
+
+/// A TCP/UDP port: a number (0–65535) or a well-known service name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortArg(pub u16);
+
+impl FromArg for PortArg {
+    fn from_arg(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        match service_port(&t.to_ascii_lowercase()) {
+            Some(p) => Ok(PortArg(p)),
+            None => u16::from_arg(t)
+                .map(PortArg)
+                .map_err(|_| "expected port number or service name".into()),
+        }
+    }
+}
+
 /// A protocol number or name (`tcp`, `udp`, `icmp`, `ipip`, `gre`, `esp`, `ah`, …).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProtoArg(pub u8);

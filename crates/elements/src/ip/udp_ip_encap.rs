@@ -13,7 +13,8 @@
 //!
 //! Arguments:
 //! - `SRC`: source address (or AddressInfo name).
-//! - `SPORT`, `DPORT`: source and destination ports (0–65535).
+//! - `SPORT`, `DPORT`: source and destination ports (0–65535, or a service name such as
+//!   `domain` or `www`).
 //! - `DST`: destination address (or AddressInfo name), or `DST_ANNO` to use each packet's
 //!   destination IP annotation.
 //! - `CHECKSUM` (bool, default true): compute the UDP checksum.
@@ -28,7 +29,7 @@ use sluice_wire::ipv4::{HEADER_LEN, PROTO_UDP};
 use sluice_wire::udp::HEADER_LEN as UDP_HEADER_LEN;
 use sluice_wire::UdpPacket;
 
-use super::common::{ipv4_header, push_ipv4_header, Endpoints, IpArg};
+use super::common::{ipv4_header, push_ipv4_header, Endpoints, IpArg, PortArg};
 
 /// TTL of the IPv4 header.
 const TTL: u8 = 250;
@@ -45,9 +46,9 @@ pub struct UDPIPEncap {
 impl Element for UDPIPEncap {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.ends.src = args.read_mp::<IpArg>("SRC")?.0;
-        self.sport = args.read_mp("SPORT")?;
+        self.sport = args.read_mp::<PortArg>("SPORT")?.0;
         self.ends.dst = args.read_mp("DST")?;
-        self.dport = args.read_mp("DPORT")?;
+        self.dport = args.read_mp::<PortArg>("DPORT")?.0;
         self.checksum = args.read_p("CHECKSUM")?.unwrap_or(true);
         Ok(())
     }
@@ -89,8 +90,8 @@ impl Element for UDPIPEncap {
 
     fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
         match name {
-            "sport" => self.sport = u16::from_arg(v)?,
-            "dport" => self.dport = u16::from_arg(v)?,
+            "sport" => self.sport = PortArg::from_arg(v)?.0,
+            "dport" => self.dport = PortArg::from_arg(v)?.0,
             _ => return self.ends.write_handler(name, v),
         }
         Ok(())
