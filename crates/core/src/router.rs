@@ -1019,18 +1019,20 @@ impl Router {
                 None => Ok(v),
             };
         }
-        let takes_param = match self.info[e].handlers.iter().find(|x| x.name == h) {
+        let (takes_param, setting) = match self.info[e].handlers.iter().find(|x| x.name == h) {
             None => return Err(HandlerError::NoHandler(full)),
             Some(x) if !x.read => return Err(HandlerError::NotReadable(full)),
             Some(x) if param.is_some() && !x.param => return Err(no_param(full)),
-            Some(x) => x.param,
+            Some(x) => (x.param, x.setting),
         };
+        // A setting, or a parameterised handler, is answered by one copy: the first reached.
+        let single = setting || takes_param;
         let mut vals = Vec::new();
         if let Some(sh) = &self.slots[e].shared {
             vals.push(sh.read_handler(h).unwrap_or_default());
         } else {
             if let Some(el) = self.slots[e].elem.as_deref() {
-                vals.push(call_read(el, h, param)?);
+                vals.push(call_read(el, h, param, takes_param)?);
             } else if self.other_threads(e).is_empty() {
                 return Err(HandlerError::Failed(format!(
                     "element '{}' is busy",
@@ -1038,9 +1040,15 @@ impl Router {
                 )));
             }
             for r in &self.replicas[e] {
-                vals.push(call_read(r.as_ref(), h, param)?);
+                if single && !vals.is_empty() {
+                    break;
+                }
+                vals.push(call_read(r.as_ref(), h, param, takes_param)?);
             }
             for t in self.other_threads(e) {
+                if single && !vals.is_empty() {
+                    break;
+                }
                 let (tx, rx) = std::sync::mpsc::channel();
                 self.runtime.post(
                     t,
@@ -1054,11 +1062,7 @@ impl Router {
                 vals.push(self.await_reply(&rx)??);
             }
         }
-        let setting = self.info[e]
-            .handlers
-            .iter()
-            .any(|x| x.name == h && x.setting);
-        let mut v = if vals.len() == 1 || setting || takes_param {
+        let mut v = if vals.len() == 1 || single {
             vals.truncate(1);
             vals.pop().unwrap_or_default()
         } else {
@@ -1198,7 +1202,11 @@ impl Router {
                     reply,
                 } => match self.slots[elem].elem.as_deref() {
                     Some(el) => {
-                        let _ = reply.send(call_read(el, &handler, param.as_deref()));
+                        let takes_param = self.info[elem]
+                            .handlers
+                            .iter()
+                            .any(|x| x.name == handler && x.param);
+                        let _ = reply.send(call_read(el, &handler, param.as_deref(), takes_param));
                     }
                     None => match self.moved_to(elem) {
                         Some(t) => self.runtime.post(
@@ -1924,10 +1932,14 @@ impl Router {
 /// milliseconds).
 const BALANCE_CYCLES: u64 = 100_000_000;
 
-/// Reads element handler `h`: through [`Element::read_handler_param`] when a parameter is
-/// given or the handler takes one (the router has checked which), else plainly.
-fn call_read(el: &dyn Element, h: &str, param: Option<&str>) -> Result<String, HandlerError> {
-    let takes_param = el.handlers().iter().any(|x| x.name == h && x.param);
+/// Reads element handler `h`: through [`Element::read_handler_param`] when it takes a
+/// parameter (the router has checked that no other handler is given one), else plainly.
+fn call_read(
+    el: &dyn Element,
+    h: &str,
+    param: Option<&str>,
+    takes_param: bool,
+) -> Result<String, HandlerError> {
     if takes_param {
         el.read_handler_param(h, param.unwrap_or(""))
             .map_err(HandlerError::Failed)

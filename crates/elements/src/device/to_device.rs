@@ -72,7 +72,7 @@ impl ToDevice {
         }
         let mut done = 0;
         let mut sent = 0;
-        let mut failures = Vec::new();
+        let mut last_failure = None;
         while done < n {
             match sock.send(&frames[done..n]) {
                 Ok(0) => break,
@@ -82,15 +82,16 @@ impl ToDevice {
                 }
                 Err(e) if transient(e) => break,
                 Err(e) => {
-                    // This frame failed for good: count it and go on with the next.
-                    failures.push(e);
+                    // This frame failed for good: it is counted below; go on with the next.
+                    last_failure = Some(e);
                     done += 1;
                 }
             }
         }
-        for e in failures {
-            tx.failed(e);
-            tx.drops += 1;
+        if let Some(e) = last_failure {
+            let failed = (done - sent) as u64;
+            tx.failed(failed, e);
+            tx.drops += failed;
         }
         tx.done(done, sent);
         sent

@@ -86,7 +86,7 @@ impl ToXDPDevice {
         if n > 0 || sock.queued() > 0 {
             if let Err(e) = sock.kick() {
                 if !transient(e) {
-                    tx.failed(e);
+                    tx.failed(1, e);
                 }
             }
         }

@@ -105,9 +105,9 @@ impl TxPath {
         self.drops += drops;
     }
 
-    /// Records a failed send of error `e`.
-    pub(crate) fn failed(&mut self, e: i32) {
-        self.errors += 1;
+    /// Records `n` failed sends, the last with error `e`.
+    pub(crate) fn failed(&mut self, n: u64, e: i32) {
+        self.errors += n;
         self.last_error = e;
     }
 
