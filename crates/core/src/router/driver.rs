@@ -1,0 +1,445 @@
+//! The driver: runs tasks, timers and watched descriptors until the router stops, on one
+//! thread or on several (splitting the elements over worker routers and gathering them back).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sluice_lang::args::Args;
+
+use super::{Router, Slot, BALANCE_CYCLES};
+use crate::context::{ConfigCx, Cx, InitCx};
+use crate::cpu::cycles;
+use crate::element::Element;
+use crate::sched::TimerQueue;
+use crate::threads::{Concurrency, Placement};
+use crate::time::Clock;
+
+impl Router {
+    fn handle_stop_events(&mut self) {
+        if self.thread != 0 {
+            return;
+        }
+        while self.runtime.stop_events.load(Ordering::Relaxed) > 0 {
+            self.runtime.stop_events.fetch_sub(1, Ordering::AcqRel);
+            if self.driver_managers.is_empty() {
+                self.stop();
+            } else {
+                for i in 0..self.driver_managers.len() {
+                    let dm = self.driver_managers[i];
+                    self.with_element(dm, |el, cx| el.driver_stop_event(cx));
+                }
+            }
+        }
+    }
+
+    fn run_due_timers(&mut self) {
+        let now = self.clock.now();
+        while let Some((e, id)) = self.timers.pop_due(now) {
+            self.with_element(e, |el, cx| el.run_timer(id, cx));
+            if self.stopped {
+                return;
+            }
+        }
+    }
+
+    fn poll_selects(&mut self, timeout_ms: i32) {
+        let efd = self.runtime.links[self.thread].efd;
+        let multi = self.runtime.nthreads() > 1;
+        if self.selects.is_empty() && !multi {
+            if timeout_ms > 0 {
+                std::thread::sleep(Duration::from_millis(timeout_ms as u64));
+            }
+            return;
+        }
+        let mut fds: Vec<libc::pollfd> = self
+            .selects
+            .iter()
+            .map(|&(fd, _)| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        if multi {
+            fds.push(libc::pollfd {
+                fd: efd,
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfd structs.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+        if multi && fds.last().is_some_and(|p| p.revents != 0) {
+            self.runtime.drain_efd(self.thread);
+        }
+        if n <= 0 {
+            return;
+        }
+        let ready: Vec<(i32, usize)> = fds
+            .iter()
+            .zip(self.selects.iter())
+            .filter(|(p, _)| p.revents != 0)
+            .map(|(_, &s)| s)
+            .collect();
+        for (fd, e) in ready {
+            if self.selects.contains(&(fd, e)) {
+                self.with_element(e, |el, cx| el.selected(fd, cx));
+            }
+        }
+    }
+
+    /// Runs the router until it stops: tasks by stride scheduling, timers, watched file
+    /// descriptors, on as many threads as configured. Stops on a driver stop event, a `stop`
+    /// handler write, or when nothing can ever run again (no task, timer or watched descriptor
+    /// on any thread).
+    pub fn run(&mut self) {
+        if self.placement.is_some() {
+            self.run_threads();
+        } else {
+            self.run_loop();
+        }
+    }
+
+    fn run_loop(&mut self) {
+        let multi = self.runtime.nthreads() > 1;
+        let mut rounds: u32 = 0;
+        let mut last_yield = cycles();
+        loop {
+            if self.runtime.stop.load(Ordering::Relaxed) {
+                self.stopped = true;
+            }
+            if crate::signals::stop_requested() {
+                self.stop();
+            }
+            if self.stopped {
+                break;
+            }
+            self.service_mail(true);
+            if self.thread == 0 && self.running_threads {
+                self.balance();
+            }
+            self.run_due_timers();
+            self.handle_stop_events();
+            if self.stopped {
+                break;
+            }
+            if self.tasks.any_runnable() {
+                let mut any_work = false;
+                for _ in 0..64 {
+                    let Some(id) = self.tasks.pop_next() else {
+                        break;
+                    };
+                    let e = self.tasks.get(id).elem;
+                    let t0 = cycles();
+                    let ran = self.with_element(e, |el, cx| el.run_task(cx));
+                    let spent = cycles().wrapping_sub(t0);
+                    let worked = ran == Some(true);
+                    any_work |= worked;
+                    self.tasks.note_run(id, worked, spent);
+                    if let Some(c) = self.runtime.task_cycles.get(id) {
+                        c.fetch_add(spent, Ordering::Relaxed);
+                    }
+                    if ran.is_none() && multi {
+                        // Its group is still on the way from another thread.
+                        self.orphans.push(id);
+                    }
+                    if self.stopped || self.runtime.stop_events.load(Ordering::Relaxed) > 0 {
+                        break;
+                    }
+                }
+                rounds = rounds.wrapping_add(1);
+                if rounds.is_multiple_of(64) && !self.selects.is_empty() {
+                    self.poll_selects(0);
+                }
+                if !any_work && self.clock.is_simulated() {
+                    // Only polling tasks ran and none found work: under simulated time
+                    // nothing changes until the next timer, so jump to it.
+                    if let Some(at) = self.timers.next_expiry() {
+                        self.clock.advance_to(at);
+                    }
+                } else if !any_work
+                    || (!self.selects.is_empty()
+                        && cycles().wrapping_sub(last_yield) > YIELD_CYCLES)
+                {
+                    // Tasks that never sleep (busy-polling devices, sources) would keep this
+                    // core until the time slice ends. Give other runnable threads of the core
+                    // a turn now whenever a round found no work and, in a thread that polls
+                    // devices, at least every YIELD_CYCLES: the kernel thread that fills the
+                    // rings those tasks poll may be waiting for this core.
+                    std::thread::yield_now();
+                    last_yield = cycles();
+                }
+                continue;
+            }
+            self.handle_stop_events();
+            if self.stopped
+                || self.runtime.links[self.thread]
+                    .pending
+                    .load(Ordering::Acquire)
+            {
+                continue;
+            }
+            match self.timers.next_expiry() {
+                Some(at) if self.clock.is_simulated() => {
+                    self.poll_selects(0);
+                    self.clock.advance_to(at);
+                }
+                Some(at) => {
+                    let wait = (at - self.clock.now()).0;
+                    if wait > 0 {
+                        let ms = ((wait + 999_999) / 1_000_000).min(1000) as i32;
+                        self.poll_selects(ms);
+                    }
+                }
+                None if !self.selects.is_empty() => self.poll_selects(1000),
+                None if multi && !self.orphans.is_empty() => self.poll_selects(1),
+                None if multi => {
+                    // Another thread is likely to hand over work within microseconds (the
+                    // next batch into a shared queue): spin briefly before paying for a sleep
+                    // and an eventfd wake-up.
+                    if self.spin_for_work() {
+                        continue;
+                    }
+                    if self.runtime.enter_idle(self.thread) {
+                        self.poll_selects(1000);
+                        self.runtime.leave_idle(self.thread);
+                    }
+                }
+                None => self.stopped = true,
+            }
+        }
+    }
+
+    /// Spins up to [`SPIN_CYCLES`] waiting for another thread to hand this one work.
+    fn spin_for_work(&self) -> bool {
+        let link = &self.runtime.links[self.thread];
+        let start = cycles();
+        while cycles().wrapping_sub(start) < SPIN_CYCLES {
+            if link.pending.load(Ordering::Acquire) || self.runtime.stop.load(Ordering::Relaxed) {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        false
+    }
+
+    /// Splits the elements over worker routers, runs them on their threads, and gathers them
+    /// back when they stop.
+    fn run_threads(&mut self) {
+        let p = self
+            .placement
+            .clone()
+            .expect("placement computed at initialisation");
+        let nthreads = self.runtime.nthreads();
+        {
+            let rt =
+                Arc::get_mut(&mut self.runtime).expect("runtime not shared before threads start");
+            rt.task_thread = p.task_thread.iter().map(|&t| AtomicUsize::new(t)).collect();
+            rt.elem_home = p
+                .elem_threads
+                .iter()
+                .map(|t| AtomicUsize::new(t[0]))
+                .collect();
+            rt.task_cycles = (0..p.task_thread.len())
+                .map(|_| AtomicU64::new(0))
+                .collect();
+            rt.size_wakeups(p.task_thread.len());
+        }
+        self.balance_at = cycles() + BALANCE_CYCLES;
+        let mut workers: Vec<Router> = (1..nthreads).map(|t| self.worker(t)).collect();
+        for e in 0..self.info.len() {
+            let ths = &p.elem_threads[e];
+            if ths.len() > 1 {
+                match self.info[e].concurrency {
+                    Concurrency::Shared => {
+                        let el = self.slots[e]
+                            .elem
+                            .take()
+                            .expect("element present before threads start");
+                        let sharing = self.sharing(&p, e);
+                        match el.into_shared(sharing) {
+                            Some(sh) => {
+                                for w in workers.iter_mut() {
+                                    w.slots[e].shared = Some(sh.clone());
+                                }
+                                self.slots[e].shared = Some(sh);
+                            }
+                            None => eprintln!("{}: cannot be shared between threads", self.desc(e)),
+                        }
+                        continue;
+                    }
+                    Concurrency::Replicated => {
+                        for &t in &ths[1..] {
+                            if let Some(r) = self.make_replica(e) {
+                                if t == 0 {
+                                    self.replicas[e].push(r);
+                                } else {
+                                    workers[t - 1].slots[e].elem = Some(r);
+                                }
+                            }
+                        }
+                    }
+                    Concurrency::Exclusive => {}
+                }
+            }
+            let home = ths[0];
+            if home != 0 {
+                workers[home - 1].slots[e].elem = self.slots[e].elem.take();
+            }
+        }
+        for w in workers.iter_mut() {
+            let t = w.thread;
+            w.tasks.retain_scheduled(|id| p.task_thread[id] == t);
+            w.timers = self.timers.split_off(|e| p.elem_threads[e][0] == t);
+            w.selects = self
+                .selects
+                .iter()
+                .copied()
+                .filter(|&(_, e)| p.elem_threads[e][0] == t)
+                .collect();
+        }
+        self.tasks.retain_scheduled(|id| p.task_thread[id] == 0);
+        self.selects.retain(|&(_, e)| p.elem_threads[e][0] == 0);
+        self.running_threads = true;
+        for w in workers.iter_mut() {
+            w.running_threads = true;
+        }
+        let affinity = crate::cpu::Affinity::current();
+        let workers: Vec<Router> = std::thread::scope(|s| {
+            let handles: Vec<_> = workers
+                .into_iter()
+                .map(|mut w| {
+                    s.spawn(move || {
+                        if let Some(a) = affinity {
+                            a.pin(w.thread);
+                        }
+                        w.run_loop();
+                        w
+                    })
+                })
+                .collect();
+            if let Some(a) = affinity {
+                a.pin(0);
+            }
+            self.run_loop();
+            if let Some(a) = affinity {
+                a.restore();
+            }
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("worker thread panicked"))
+                .collect()
+        });
+        self.running_threads = false;
+        for mut w in workers {
+            for e in 0..self.info.len() {
+                if let Some(el) = w.slots[e].elem.take() {
+                    if self.slots[e].elem.is_none() {
+                        self.slots[e].elem = Some(el);
+                    } else {
+                        self.replicas[e].push(el);
+                    }
+                }
+                w.slots[e].shared = None;
+            }
+            for (id, t) in w.tasks.all().iter().enumerate() {
+                self.tasks.absorb_stats(id, t);
+            }
+            w.initialized = false;
+        }
+    }
+
+    /// How many threads push into element `e` (those reaching its upstream neighbours on push
+    /// inputs) and pull from it (those reaching its downstream neighbours on pull outputs).
+    fn sharing(&self, p: &Placement, e: usize) -> crate::element::Sharing {
+        let inf = &self.info[e];
+        let mut prod: Vec<usize> = Vec::new();
+        let mut cons: Vec<usize> = Vec::new();
+        for i in 0..inf.ninputs {
+            if inf.in_push[i] {
+                for up in &inf.in_peers[i] {
+                    prod.extend(p.elem_threads[up.elem].iter().copied());
+                }
+            }
+        }
+        for o in 0..inf.noutputs {
+            if !inf.out_push[o] {
+                for down in &inf.out_peers[o] {
+                    cons.extend(p.elem_threads[down.elem].iter().copied());
+                }
+            }
+        }
+        prod.sort_unstable();
+        prod.dedup();
+        cons.sort_unstable();
+        cons.dedup();
+        crate::element::Sharing {
+            producers: prod.len(),
+            consumers: cons.len(),
+        }
+    }
+
+    /// An empty worker router for thread `t` sharing this router's graph.
+    fn worker(&self, t: usize) -> Router {
+        Router {
+            slots: (0..self.slots.len()).map(|_| Slot::empty()).collect(),
+            info: self.info.clone(),
+            names: self.names.clone(),
+            outs: self.outs.clone(),
+            ins: self.ins.clone(),
+            tasks: self.tasks.clone(),
+            timers: TimerQueue::default(),
+            notifiers: self.notifiers.clone(),
+            selects: Vec::new(),
+            clock: Clock::real(),
+            stopped: false,
+            driver_managers: Vec::new(),
+            flat: self.flat.clone(),
+            source: String::new(),
+            class_names: self.class_names.clone(),
+            initialized: true,
+            thread: t,
+            runtime: self.runtime.clone(),
+            static_threads: HashMap::new(),
+            ticket_scale: HashMap::new(),
+            placement: self.placement.clone(),
+            replicas: (0..self.slots.len()).map(|_| Vec::new()).collect(),
+            running_threads: false,
+            orphans: Vec::new(),
+            woken_scratch: Vec::new(),
+            balance_at: 0,
+            balance_seen: Vec::new(),
+        }
+    }
+
+    /// A fresh copy of element `e`, configured and initialised like the original.
+    fn make_replica(&mut self, e: usize) -> Option<Box<dyn Element>> {
+        let mut el = (self.info[e].class.make)();
+        let mut args = Args::new(&self.info[e].config);
+        let ok = el
+            .configure(&mut args, &mut ConfigCx { rt: self, me: e })
+            .is_ok()
+            && args.complete().is_ok();
+        let init = ok
+            && el
+                .initialize(&mut InitCx {
+                    cx: Cx { rt: self, me: e },
+                })
+                .is_ok();
+        if !init {
+            eprintln!("{}: could not make a per-thread copy", self.desc(e));
+            return None;
+        }
+        Some(el)
+    }
+}
+
+/// How long an idle worker of a multi-threaded router spins for work before sleeping
+/// (processor cycles: some tens of microseconds).
+const SPIN_CYCLES: u64 = 100_000;
+
+/// Longest a thread runs rounds of tasks without yielding its core to other runnable threads
+/// (processor cycles: some tens of microseconds; a yield costs well under one).
+const YIELD_CYCLES: u64 = 100_000;
