@@ -14,8 +14,9 @@ in/out (pcap files, --mode pcap; default NAME-in.pcap / NAME-out.pcap), dev (dev
 In --mode bench (for `sluice bench iprouter`) each interface's input is an InfiniteSource of
 64-byte UDP frames from host .2 of its network to host .2 of the next interface's network
 (LIMIT $LIMIT, BURST $BURST, defaults 1000000 and 32), each output a Queue drained by a
-Discard, and the ARP tables start with those hosts (written by a Script at initialisation);
-a DriverManager stops the router when every source is done.
+Discard, and the ARP tables start with those hosts (written by a Script at initialisation).
+In pcap and bench modes the inputs stop at their end, and a DriverManager stops the router
+(after the packets in flight drain) when every input is done.
 
 Extra routes: --route PREFIX[:GATEWAY]:IFNAME (e.g. 0.0.0.0/0:198.18.0.254:eth0).
 
@@ -154,7 +155,7 @@ def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", 
         n = i["name"]
         w(f"// ---- interface {n}: {i['ip']}/{i['len']} {i['eth']}")
         if mode == "pcap":
-            w(f"in_{n} :: FromDump({i['in']}, STOP false, TIMING {'true' if timing else 'false'});")
+            w(f"in_{n} :: FromDump({i['in']}, STOP true, TIMING {'true' if timing else 'false'});")
             w(f"out_{n} :: ToDump({i['out']});")
         elif mode == "bench":
             nxt = ifs[k % len(ifs)]
@@ -187,7 +188,8 @@ def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", 
         w(f"dt_{n}[1] -> icmp_ttl_{n} :: ICMPError({i['ip']}, timeexceeded, BADADDRS {bad}) -> rt;")
         w(f"fr_{n}[1] -> icmp_frag_{n} :: ICMPError({i['ip']}, unreachable, needfrag, BADADDRS {bad}) -> rt;")
         w("")
-    if mode == "bench":
+    if mode in ("pcap", "bench"):
+        # The run ends once every input has ended and the packets in flight have drained.
         w(f"DriverManager(wait_stop {len(ifs)}, stop);")
     return "\n".join(out) + "\n"
 

@@ -4,8 +4,8 @@
 // language does not yet accept comments inside an elementclass body) wrapped in a compound
 // element; StaticThreadSched puts copy 0's source on thread 0 and copy 1's on thread 1, and
 // every task that shares a queue with a source (the Discards pulling the transmit queues)
-// follows it. Sources do not STOP: the router stops when both copies have sent LIMIT packets
-// and drained.
+// follows it. Each source STOPs after LIMIT packets; a DriverManager stops the router when
+// both have, once the packets in flight have drained.
 //
 // Run: sluice -j 2 -f conf/smp/fake-iprouter-x2.click LIMIT=1000000 -h tasks
 // (sluice bench scaling generates N copies the same way.)
@@ -30,7 +30,7 @@ elementclass FakeIPRouter {
       55 44 50 20  70 61 63 6b  65 74 21 0a  04 00 00 00  01 00 00 00
       01 00 00 00  00 00 00 00  00 80 04 08  00 80 04 08  53 53 00 00
       53 53 00 00  05 00 00 00  00 10 00 00  01 00 00 00  54 53 00 00
-      54 e3 04 08  54 e3 04 08  d8 01 00 00>", LIMIT $LIMIT, BURST 5) -> [0]c1;
+      54 e3 04 08  54 e3 04 08  d8 01 00 00>", LIMIT $LIMIT, BURST 5, STOP true) -> [0]c1;
 
     out0 :: Queue(200) -> Discard;
     out1 :: Queue(200) -> Discard;
@@ -104,3 +104,6 @@ elementclass FakeIPRouter {
 r0 :: FakeIPRouter;
 r1 :: FakeIPRouter;
 StaticThreadSched(r0/src 0, r1/src 1);
+
+// The run ends when all 2 sources are done and the packets in flight have drained.
+DriverManager(wait_stop 2, stop);

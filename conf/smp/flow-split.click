@@ -17,17 +17,17 @@ define($LIMIT 10000, $BURST 8, $N 4, $S 256K, $CYCLES 300, $QCAP 4096);
 
 hs :: HashSwitch(30, 4);
 f1 :: InfiniteSource(DATA "\<02 00 00 00 00 02 02 00 00 00 00 01 08 00  45 b8 00 32 00 00 00 00 40 11 ec dc c6 12 00 01 c6 12 01 01  04 d2 16 2e 00 1e 00 00 73 6c 75 69 63 65 20 73 6d 70 20 66 6c 6f 77 20 31 2e 2e 2e 2e 2e>",
-    LIMIT $LIMIT, BURST $BURST, TIMESTAMP false) -> hs;
+    LIMIT $LIMIT, BURST $BURST, STOP true, TIMESTAMP false) -> hs;
 f2 :: InfiniteSource(DATA "\<02 00 00 00 00 02 02 00 00 00 00 01 08 00  45 b8 00 32 00 00 00 00 40 11 ec db c6 12 00 01 c6 12 01 02  04 d2 16 2e 00 1e 00 00 73 6c 75 69 63 65 20 73 6d 70 20 66 6c 6f 77 20 32 2e 2e 2e 2e 2e>",
-    LIMIT $LIMIT, BURST $BURST, TIMESTAMP false) -> hs;
+    LIMIT $LIMIT, BURST $BURST, STOP true, TIMESTAMP false) -> hs;
 f3 :: InfiniteSource(DATA "\<02 00 00 00 00 02 02 00 00 00 00 01 08 00  45 28 00 32 00 00 00 00 40 11 ed 6a c6 12 00 01 c6 12 01 03  04 d2 16 2e 00 1e 00 00 73 6c 75 69 63 65 20 73 6d 70 20 66 6c 6f 77 20 33 2e 2e 2e 2e 2e>",
-    LIMIT $LIMIT, BURST $BURST, TIMESTAMP false) -> hs;
+    LIMIT $LIMIT, BURST $BURST, STOP true, TIMESTAMP false) -> hs;
 f4 :: InfiniteSource(DATA "\<02 00 00 00 00 02 02 00 00 00 00 01 08 00  45 28 00 32 00 00 00 00 40 11 ed 69 c6 12 00 01 c6 12 01 04  04 d2 16 2e 00 1e 00 00 73 6c 75 69 63 65 20 73 6d 70 20 66 6c 6f 77 20 34 2e 2e 2e 2e 2e>",
-    LIMIT $LIMIT, BURST $BURST, TIMESTAMP false) -> hs;
+    LIMIT $LIMIT, BURST $BURST, STOP true, TIMESTAMP false) -> hs;
 f5 :: InfiniteSource(DATA "\<02 00 00 00 00 02 02 00 00 00 00 01 08 00  45 00 00 32 00 00 00 00 40 11 ed 90 c6 12 00 01 c6 12 01 05  04 d2 16 2e 00 1e 00 00 73 6c 75 69 63 65 20 73 6d 70 20 66 6c 6f 77 20 35 2e 2e 2e 2e 2e>",
-    LIMIT $LIMIT, BURST $BURST, TIMESTAMP false) -> hs;
+    LIMIT $LIMIT, BURST $BURST, STOP true, TIMESTAMP false) -> hs;
 f6 :: InfiniteSource(DATA "\<02 00 00 00 00 02 02 00 00 00 00 01 08 00  45 00 00 32 00 00 00 00 40 11 ed 8f c6 12 00 01 c6 12 01 06  04 d2 16 2e 00 1e 00 00 73 6c 75 69 63 65 20 73 6d 70 20 66 6c 6f 77 20 36 2e 2e 2e 2e 2e>",
-    LIMIT $LIMIT, BURST $BURST, TIMESTAMP false) -> hs;
+    LIMIT $LIMIT, BURST $BURST, STOP true, TIMESTAMP false) -> hs;
 
 hs[0] -> q0 :: ThreadSafeQueue($QCAP) -> p0 :: PullToPush
       -> w0 :: SyntheticLoad($N, $S, CYCLES $CYCLES, SEED 1) -> c0 :: Counter -> Discard;
@@ -35,3 +35,6 @@ hs[1] -> q1 :: ThreadSafeQueue($QCAP) -> p1 :: PullToPush
       -> w1 :: SyntheticLoad($N, $S, CYCLES $CYCLES, SEED 2) -> c1 :: Counter -> Discard;
 
 StaticThreadSched(f1 0, f2 0, f3 0, f4 0, f5 0, f6 0, p0 0, p1 1);
+
+// The run ends when all 6 sources are done and the packets in flight have drained.
+DriverManager(wait_stop 6, stop);

@@ -10,7 +10,7 @@
 
 define($LIMIT 10000, $BURST 32, $N 4, $S 256K, $CYCLES 300, $QCAP 4096);
 
-src :: InfiniteSource(LENGTH 64, LIMIT $LIMIT, BURST $BURST, TIMESTAMP false)
+src :: InfiniteSource(LENGTH 64, LIMIT $LIMIT, BURST $BURST, STOP true, TIMESTAMP false)
     -> stage1 :: SyntheticLoad($N, $S, CYCLES $CYCLES, SEED 1)
     -> s1 :: Counter
     -> q :: ThreadSafeQueue($QCAP)

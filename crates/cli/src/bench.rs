@@ -199,7 +199,7 @@ fn ip_settings(s: &Settings) -> Settings {
 
 fn source(rest: &str) -> String {
     format!(
-        "InfiniteSource(LENGTH 64, LIMIT $N, STOP true, TIMESTAMP false) -> {}",
+        "InfiniteSource(LENGTH 64, LIMIT $N, BURST 32, STOP true, TIMESTAMP false) -> {}",
         rest
     )
 }
@@ -243,7 +243,7 @@ fn build(s: &Settings, text: &str, defines: &[(String, String)]) -> Result<Route
 fn time_once(s: &Settings, text: &str, defines: &[(String, String)]) -> Result<f64, ()> {
     let mut r = build(s, text, defines)?;
     let t = Instant::now();
-    r.run();
+    r.run_until_idle();
     let el = t.elapsed().as_secs_f64();
     Ok(el * 1e9 / counted(&mut r).max(1) as f64)
 }
@@ -601,7 +601,7 @@ mod tests {
                 },
             )
             .unwrap_or_else(|e| panic!("{}\n{}", e.join("\n"), text));
-            r.run();
+            r.run_until_idle();
             let mut h =
                 |p: &str| -> u64 { r.read_path(p).expect(p).trim().parse().expect("a number") };
             let sink = h("sink.count");

@@ -154,7 +154,7 @@ fn run_once(text: &str, threads: usize) -> Result<(f64, Router), ()> {
     // an already pinned thread would put every worker on CPU 0.
     std::thread::spawn(move || {
         let t = Instant::now();
-        r.run();
+        r.run_until_idle();
         (t.elapsed().as_secs_f64(), r)
     })
     .join()
@@ -251,7 +251,7 @@ fn clone_min(s: &Settings) -> Result<(), ()> {
         let mut pin = Vec::new();
         for k in 0..t {
             text.push_str(&format!(
-                "s{k} :: InfiniteSource(LENGTH 64, LIMIT {}, TIMESTAMP false) -> Discard;\n",
+                "s{k} :: InfiniteSource(LENGTH 64, LIMIT {}, BURST 32, TIMESTAMP false) -> Discard;\n",
                 s.packets
             ));
             pin.push((format!("s{k}"), k));
@@ -343,7 +343,7 @@ fn load(s: &Settings) -> Result<(), ()> {
         let mut cl_pin = Vec::new();
         for k in 0..t {
             cl.push_str(&format!(
-                "s{k} :: InfiniteSource(LENGTH 64, LIMIT {limit}, TIMESTAMP false) -> {} -> {} -> Discard;\n",
+                "s{k} :: InfiniteSource(LENGTH 64, LIMIT {limit}, BURST 32, TIMESTAMP false) -> {} -> {} -> Discard;\n",
                 stage(2 * k + 1),
                 stage(2 * k + 2)
             ));
@@ -356,7 +356,7 @@ fn load(s: &Settings) -> Result<(), ()> {
         let mut pl_pin = Vec::new();
         for k in 0..copies {
             pl.push_str(&format!(
-                "s{k} :: InfiniteSource(LENGTH 64, LIMIT {}, TIMESTAMP false) -> {} -> ThreadSafeQueue(4096) -> u{k} :: Unqueue -> {} -> Discard;\n",
+                "s{k} :: InfiniteSource(LENGTH 64, LIMIT {}, BURST 32, TIMESTAMP false) -> {} -> ThreadSafeQueue(4096) -> u{k} :: Unqueue -> {} -> Discard;\n",
                 limit * t as u64 / copies as u64,
                 stage(2 * k + 1),
                 stage(2 * k + 2)
@@ -441,7 +441,7 @@ fn stages(s: &Settings) -> Result<(), ()> {
     println!("\n## Per-stage CPU cost of forwarding a 64-byte packet (cf. SMP Click Table 1)");
     let src = |rest: &str| {
         format!(
-            "src :: InfiniteSource(LENGTH 64, LIMIT {}, TIMESTAMP false) -> {};\n",
+            "src :: InfiniteSource(LENGTH 64, LIMIT {}, BURST 32, TIMESTAMP false) -> {};\n",
             s.packets, rest
         )
     };

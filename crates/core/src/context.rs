@@ -74,7 +74,7 @@ impl ConfigCx<'_> {
 
     /// Creates a notifier signal, initially `active`.
     pub fn new_notifier(&mut self, active: bool) -> NotifierId {
-        self.rt.new_notifier(active)
+        self.rt.new_notifier(self.me, active)
     }
 
     /// Announces that this element's outputs are empty whenever `nid` is inactive (a queue's
@@ -170,6 +170,17 @@ impl InitCx<'_> {
     /// are inactive (every queue it feeds is full). `None` if some path never fills.
     pub fn downstream_full_notifiers(&self, port: usize) -> Option<Vec<NotifierId>> {
         self.cx.rt.downstream_full_notifiers(self.cx.me, port)
+    }
+
+    /// Finds the full notifiers downstream of output `port` (see
+    /// [`InitCx::downstream_full_notifiers`]) and listens to them, for a source that pushes
+    /// only into room that exists ([`Cx::push_room`]).
+    pub fn listen_downstream_full(&mut self, port: usize) -> Option<Vec<NotifierId>> {
+        let full = self.downstream_full_notifiers(port);
+        for &n in full.iter().flatten() {
+            self.listen(n);
+        }
+        full
     }
 
     /// Wakes this element's task whenever `nid` becomes active.
@@ -310,6 +321,35 @@ impl Cx<'_> {
         })
     }
 
+    /// How many packets this element may push now into the queues whose full notifiers are
+    /// `full` (found with [`InitCx::downstream_full_notifiers`]): the most room any of them
+    /// has, as Click's sources push while any downstream queue is not full. An empty list
+    /// means no queue downstream (unlimited). With no room, a task returns without
+    /// rescheduling and is woken when a queue drains; when a notifier and the queue's length
+    /// disagree for a moment (another thread between the two), the task is rescheduled.
+    pub fn push_room(&mut self, full: &[NotifierId]) -> usize {
+        if full.is_empty() {
+            return usize::MAX;
+        }
+        let mut room = 0;
+        let mut active = false;
+        for &n in full {
+            let note = &self.rt.notifiers[n];
+            if note.active.load(std::sync::atomic::Ordering::Acquire) {
+                active = true;
+                let free = match self.rt.storage_of(note.owner) {
+                    Some((len, cap)) => cap.saturating_sub(len),
+                    None => crate::batch::BATCH_MAX,
+                };
+                room = room.max(free);
+            }
+        }
+        if active && room == 0 {
+            self.reschedule();
+        }
+        room
+    }
+
     /// Watches file descriptor `fd` for readability; `Element::selected` is then called.
     pub fn add_select(&mut self, fd: i32) {
         self.rt.selects.push((fd, self.me));
@@ -321,18 +361,16 @@ impl Cx<'_> {
         self.rt.selects.retain(|&(f, e)| !(f == fd && e == me));
     }
 
-    /// Raises a driver stop event (Click's `please_stop_driver`): stops the router, or steps
-    /// the DriverManager if there is one.
+    /// Raises a driver stop event (Click's `please_stop_driver`): the input is finished. The
+    /// router drains and stops, or steps the DriverManager if there is one.
     pub fn request_driver_stop(&mut self) {
-        self.rt
-            .runtime
-            .stop_events
-            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        self.rt.runtime.stop_event();
     }
 
-    /// Stops the router now.
+    /// Stops the router once the work in flight is done: sources stop, queues drain through
+    /// their pullers on every thread, then the router stops (and elements clean up).
     pub fn stop_router(&mut self) {
-        self.rt.stop();
+        self.rt.runtime.begin_drain();
     }
 
     /// Makes this element receive driver stop events instead of the router stopping.

@@ -162,6 +162,8 @@ pub struct Router {
     /// Adaptive placement (worker 0): when to look next, and task cycles at the last look.
     balance_at: u64,
     balance_seen: Vec<u64>,
+    /// When a drain that has not ended by itself is cut short.
+    drain_until: Option<std::time::Instant>,
 }
 
 fn element_desc(name: &str, class: &str) -> String {
@@ -294,6 +296,7 @@ impl Router {
             woken_scratch: Vec::new(),
             balance_at: 0,
             balance_seen: Vec::new(),
+            drain_until: None,
         };
         rt.replicas = (0..n).map(|_| Vec::new()).collect();
         if opts.threads > 1 && opts.simtime {
@@ -661,14 +664,26 @@ impl Router {
         Some(r)
     }
 
+    /// The Storage interface of element `e` (length, capacity), whichever thread shares it;
+    /// `None` if it is no queue or is busy.
+    pub(crate) fn storage_of(&self, e: usize) -> Option<(usize, usize)> {
+        let slot = &self.slots[e];
+        match (&slot.elem, &slot.shared) {
+            (Some(el), _) => el.storage(),
+            (None, Some(sh)) => sh.storage(),
+            (None, None) => None,
+        }
+    }
+
     // ---- notifiers and router context ----
 
-    pub(crate) fn new_notifier(&mut self, active: bool) -> NotifierId {
+    pub(crate) fn new_notifier(&mut self, owner: usize, active: bool) -> NotifierId {
         let ns =
             Arc::get_mut(&mut self.notifiers).expect("notifiers are created before threads start");
         ns.push(Notifier {
             active: active.into(),
             listeners: Vec::new(),
+            owner,
         });
         ns.len() - 1
     }
@@ -1110,8 +1125,7 @@ impl Router {
         let Some(e) = e else {
             return match h {
                 "stop" => {
-                    self.stopped = true;
-                    self.runtime.stop_all();
+                    self.runtime.stop_event();
                     Ok(())
                 }
                 _ if ROUTER_READ.contains(&h) || h == "tasks" => {
@@ -1422,7 +1436,8 @@ impl Router {
         self.stopped
     }
 
-    /// Asks the router to stop.
+    /// Stops the router now, on every thread, without draining (a signal; a drain that
+    /// takes too long).
     pub fn stop(&mut self) {
         self.stopped = true;
         self.runtime.stop_all();

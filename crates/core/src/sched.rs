@@ -86,6 +86,11 @@ impl TaskList {
         !self.runnable.is_empty()
     }
 
+    /// Number of scheduled tasks.
+    pub fn runnable_len(&self) -> usize {
+        self.runnable.len()
+    }
+
     /// Removes the next task to run from the run list, advancing its pass.
     pub fn pop_next(&mut self) -> Option<usize> {
         let best = match self.runnable.len() {
@@ -250,6 +255,8 @@ pub struct Notifier {
     pub active: std::sync::atomic::AtomicBool,
     /// Tasks woken when the signal becomes active.
     pub listeners: Vec<usize>,
+    /// The element that created the signal (the queue whose state it shows).
+    pub owner: usize,
 }
 
 #[cfg(test)]

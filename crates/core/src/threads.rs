@@ -92,6 +92,12 @@ pub(crate) struct WorkerLink {
 pub(crate) struct Runtime {
     pub(crate) stop: AtomicBool,
     pub(crate) stop_events: AtomicU32,
+    /// Set once the input is finished (a driver stop): sources stop, the work in flight
+    /// drains, and the router stops when every thread is quiet.
+    pub(crate) draining: AtomicBool,
+    /// Stop as soon as no thread has anything left to do, without a driver stop
+    /// ([`crate::Router::run_until_idle`]).
+    pub(crate) until_idle: AtomicBool,
     pub(crate) links: Vec<WorkerLink>,
     idle: AtomicUsize,
     /// Current thread of each task (set when threads start; changed by adaptive placement).
@@ -121,6 +127,8 @@ impl Runtime {
         Runtime {
             stop: AtomicBool::new(false),
             stop_events: AtomicU32::new(0),
+            draining: AtomicBool::new(false),
+            until_idle: AtomicBool::new(false),
             links,
             idle: AtomicUsize::new(0),
             task_thread: Vec::new(),
@@ -134,13 +142,20 @@ impl Runtime {
         self.links.len()
     }
 
-    /// Wakes worker `w` if it sleeps; a busy worker notices `pending` on its own.
+    /// Wakes worker `w` if it sleeps idle; a busy worker notices `pending` on its own.
     fn kick(&self, w: usize) {
         let l = &self.links[w];
         if !l.blocked.swap(false, Ordering::SeqCst) {
             return;
         }
         self.idle.fetch_sub(1, Ordering::SeqCst);
+        self.ring_bell(w);
+    }
+
+    /// Writes worker `w`'s eventfd, ending any wait it is in (also a wait for a timer or a
+    /// descriptor, which `kick` leaves alone): for rare events that must be seen at once.
+    fn ring_bell(&self, w: usize) {
+        let l = &self.links[w];
         let one: u64 = 1;
         if l.efd >= 0 {
             // SAFETY: writes 8 bytes from a live u64 to our own eventfd.
@@ -204,20 +219,47 @@ impl Runtime {
     /// Stops every worker.
     pub(crate) fn stop_all(&self) {
         self.stop.store(true, Ordering::SeqCst);
+        self.kick_all();
+    }
+
+    /// Makes every worker look at the shared state again (stop, drain).
+    fn kick_all(&self) {
         for w in 0..self.links.len() {
             self.links[w].pending.store(true, Ordering::SeqCst);
             self.kick(w);
+            self.ring_bell(w);
         }
+    }
+
+    /// Raises a driver stop event, handled by worker 0 (which is woken for it).
+    pub(crate) fn stop_event(&self) {
+        self.stop_events.fetch_add(1, Ordering::AcqRel);
+        self.links[0].pending.store(true, Ordering::SeqCst);
+        self.kick(0);
+        self.ring_bell(0);
+    }
+
+    /// Starts draining: the input is finished; every worker lets its work in flight finish.
+    pub(crate) fn begin_drain(&self) {
+        if !self.draining.swap(true, Ordering::SeqCst) {
+            self.kick_all();
+        }
+    }
+
+    /// True once the router may end when every worker is idle: it is draining, or runs
+    /// until idle.
+    pub(crate) fn may_end_when_idle(&self) -> bool {
+        self.draining.load(Ordering::Relaxed) || self.until_idle.load(Ordering::Relaxed)
     }
 
     /// Marks worker `w` idle with nothing that could give it work but another thread. Returns
     /// true if it may now sleep until kicked; false if work arrived meanwhile, or if every
-    /// worker is now idle (the configuration is done: everyone is stopped).
+    /// worker is now idle and the router may end then (everyone is stopped).
     pub(crate) fn enter_idle(&self, w: usize) -> bool {
         let l = &self.links[w];
         l.blocked.store(true, Ordering::SeqCst);
         let n = self.idle.fetch_add(1, Ordering::SeqCst) + 1;
-        if n == self.links.len() {
+        if n == self.links.len() && self.may_end_when_idle() {
             // Everyone is idle: stop, unless a hand-over is still in flight.
             let quiet = self
                 .links

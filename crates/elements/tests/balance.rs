@@ -42,7 +42,7 @@ fn heavy_groups_spread_over_threads_and_nothing_is_lost() {
     // By count, s0 and s2 (both heavy) start on thread 0 and the light s1 on thread 1; the
     // balancer measures their cost and moves one heavy group to thread 1.
     let mut r = router(HEAVY_TWO_LIGHT_ONE);
-    r.run();
+    r.run_until_idle();
     for c in ["c0", "c1", "c2"] {
         assert_eq!(num(&mut r, &format!("{}.count", c)), 3_000_000, "{}", c);
     }
@@ -59,7 +59,7 @@ fn statically_placed_groups_stay() {
         HEAVY_TWO_LIGHT_ONE
     );
     let mut r = router(&conf);
-    r.run();
+    r.run_until_idle();
     let th = threads_of(&mut r);
     assert!(
         th.iter().all(|(n, t)| *t == if n == "s1" { 1 } else { 0 }),

@@ -120,7 +120,7 @@ fn route_of(pre: &str, elem: &str, nout: usize, pkt: &[u8]) -> Option<usize> {
         conf += &format!("c[{i}] -> k{i} :: Counter -> Discard;\n");
     }
     let mut r = router(&conf);
-    r.run();
+    r.run_until_idle();
     let mut got = None;
     for i in 0..nout {
         if count(&mut r, &format!("k{i}.count")) == 1 {

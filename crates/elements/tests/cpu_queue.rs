@@ -22,7 +22,7 @@ fn producers_on_two_threads_lose_nothing() {
         },
     )
     .unwrap_or_else(|e| panic!("{}", e.join("\n")));
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 300000);
     assert_eq!(num(&mut r, "q.length"), 0);
     assert_eq!(num(&mut r, "q.capacity"), 100000);
@@ -41,7 +41,7 @@ fn one_thread_behaves_like_a_queue() {
         },
     )
     .unwrap();
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 5000);
 }
 
@@ -61,7 +61,7 @@ fn queue_batching_holds_packets_back_only_for_a_while() {
         },
     )
     .unwrap();
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 100);
     assert_eq!(num(&mut r, "q.length"), 0);
 }

@@ -57,7 +57,7 @@ fn veth_roundtrip_counts_every_frame() {
         );
         let mut r = router(&conf);
         let t0 = Instant::now();
-        r.run();
+        r.run_until_idle();
         let info = ["s.seen", "td.count", "td.errors", "fd.count", "fd.kernel_packets", "q.length"]
             .map(|h| format!("{} {}", h, read(&mut r, h)));
         assert!(t0.elapsed() < Duration::from_secs(9), "timed out: {:?}", info);
@@ -89,7 +89,7 @@ fn outgoing_frames_are_ignored_unless_outbound() {
              o :: FromDevice(sla, OUTBOUND true) -> s :: StopAfter(100, SECS 10);"
         );
         let mut r = router(&conf);
-        r.run();
+        r.run_until_idle();
         assert_eq!(read(&mut r, "s.seen"), 100);
         assert_eq!(read(&mut r, "ca.count"), 0);
     })
@@ -111,7 +111,7 @@ fn fanout_group_splits_flows_between_members() {
              f2 :: FromDevice(slb, FANOUT 77) -> c2 :: Counter -> s2 :: StopAfter(100000, SECS 10);"
         );
         let mut r = router(&conf);
-        r.run();
+        r.run_until_idle();
         let (a, b) = (read(&mut r, "c1.count"), read(&mut r, "c2.count"));
         assert_eq!(a + b, 300, "{} + {}", a, b);
     })
@@ -134,7 +134,7 @@ fn fanout_members_run_on_their_own_threads() {
              StaticThreadSched(f1 0, f2 1, src 0);"
         );
         let mut r = build_threads(&conf, 2).unwrap_or_else(|e| panic!("{}", e));
-        r.run();
+        r.run_until_idle();
         let (a, b) = (read(&mut r, "c1.count"), read(&mut r, "c2.count"));
         assert_eq!(a + b, 300, "{} + {}", a, b);
         let tasks = r.read_path("tasks").unwrap();
@@ -161,7 +161,7 @@ fn interface_down_or_gone_is_counted_not_fatal() {
         );
         let mut r = router(&conf);
         sh("ip link del sla");
-        r.run();
+        r.run_until_idle();
         assert_eq!(read(&mut r, "td.count"), 0);
         assert_eq!(read(&mut r, "td.errors"), 50);
         assert_eq!(read(&mut r, "td.drops"), 50);
@@ -244,7 +244,7 @@ fn tun_tap_roundtrip(tap: bool) {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("ping");
-    r.run();
+    r.run_until_idle();
     let _ = ping.kill();
     let _ = ping.wait();
     assert!(read(&mut r, "s.seen") >= 2);

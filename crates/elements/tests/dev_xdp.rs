@@ -53,7 +53,7 @@ fn roundtrip(mode: &str, n: u64) -> (Router, String) {
     // The program is attached while the router lives.
     let link = sh_out("ip link show slb");
     let t0 = Instant::now();
-    r.run();
+    r.run_until_idle();
     let info = [
         "s.seen", "td.count", "td.drops", "fd.count", "fd.drops", "q.length",
     ]
@@ -107,7 +107,7 @@ fn roundtrip_again() -> (Router, ()) {
          FromXDPDevice(slb) -> s :: StopAfter(200, SECS 10);"
     );
     let mut r = router(&conf);
-    r.run();
+    r.run_until_idle();
     (r, ())
 }
 
@@ -125,7 +125,7 @@ fn interoperates_with_af_packet_and_steals_frames() {
              ps :: FromDevice(slb) -> psc :: Counter -> Discard;"
         );
         let mut r = router(&conf);
-        r.run();
+        r.run_until_idle();
         assert_eq!(read(&mut r, "s1.seen"), 300);
         assert_eq!(read(&mut r, "tx.count"), 200);
         assert_eq!(read(&mut r, "pc.count"), 200);
@@ -146,7 +146,7 @@ fn bad_frames_are_dropped_and_counted() {
              FromXDPDevice(slb) -> s :: StopAfter(50, SECS 5);"
         );
         let mut r = router(&conf);
-        r.run();
+        r.run_until_idle();
         assert_eq!(read(&mut r, "s.seen"), 50);
         assert_eq!(read(&mut r, "td.drops"), 12);
         assert_eq!(read(&mut r, "td.count"), 50);

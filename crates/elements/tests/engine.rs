@@ -26,7 +26,7 @@ fn errors(conf: &str) -> String {
 #[test]
 fn source_counter_discard_stops_at_limit() {
     let mut r = router("InfiniteSource(LIMIT 1000, STOP true) -> c :: Counter -> d :: Discard");
-    r.run();
+    r.run_until_idle();
     assert_eq!(r.read_path("c.count").unwrap(), "1000\n");
     assert_eq!(r.read_path("d.count").unwrap(), "1000\n");
     assert_eq!(r.read_path("c.byte_count").unwrap(), "64000\n");
@@ -37,7 +37,7 @@ fn queue_unqueue_pipeline_moves_every_packet() {
     let mut r = router(
         "s :: InfiniteSource(LIMIT 5000, BURST 7) -> q :: Queue(100) -> u :: Unqueue(BURST 5) -> c :: Counter -> Discard;",
     );
-    r.run();
+    r.run_until_idle();
     let c: u64 = r.read_path("c.count").unwrap().trim().parse().unwrap();
     let drops: u64 = r.read_path("q.drops").unwrap().trim().parse().unwrap();
     assert_eq!(c + drops, 5000);
@@ -47,7 +47,7 @@ fn queue_unqueue_pipeline_moves_every_packet() {
 #[test]
 fn pull_discard_drains_queue() {
     let mut r = router("InfiniteSource(LIMIT 300) -> q :: Queue(1000) -> d :: Discard");
-    r.run();
+    r.run_until_idle();
     assert_eq!(r.read_path("d.count").unwrap(), "300\n");
 }
 
@@ -74,7 +74,7 @@ fn handlers_and_router_handlers() {
     assert!(r.read_path("list").unwrap().starts_with("3\n"));
     assert!(r.read_path("c.handlers").unwrap().contains("count\tr"));
     assert!(r.write_path("c.count", "1").is_err());
-    r.run();
+    r.run_until_idle();
     r.write_path("c.reset", "").unwrap();
     assert_eq!(r.read_path("c.count").unwrap(), "0\n");
     assert_eq!(
@@ -90,7 +90,7 @@ fn address_names_work_before_their_declaration() {
          rt :: LinearIPLookup(eth0:net 0); AddressInfo(eth0 198.18.0.1/24 00:01:02:03:04:05);
          Idle -> rt -> Discard;",
     );
-    r.run();
+    r.run_until_idle();
     assert!(r.read_path("rt.table").unwrap().contains("198.18.0.0/24"));
     let e = errors("InfiniteSource -> SetIPAddress(eth9) -> Discard;");
     assert!(e.contains("expected IP address"), "{}", e);
@@ -104,7 +104,7 @@ fn schedule_info_scales_task_shares() {
          b :: InfiniteSource(BURST 1) -> cb :: Counter -> Discard;
          ScheduleInfo(a 2);",
     );
-    r.run();
+    r.run_until_idle();
     let ca: f64 = r.read_path("ca.count").unwrap().trim().parse().unwrap();
     let cb: f64 = r.read_path("cb.count").unwrap().trim().parse().unwrap();
     assert!(ca > 0.0 && cb > 0.0);

@@ -95,7 +95,7 @@ fn round_trip(link: u32, nano: bool) {
         nano
     );
     let mut r = router(&conf);
-    r.run();
+    r.run_until_idle();
     assert_eq!(read(&mut r, "fd.count"), "7");
     assert_eq!(read(&mut r, "td.count"), "7");
     assert_eq!(read(&mut r, "fd.drops"), "0");
@@ -140,14 +140,14 @@ fn pull_output_round_trip() {
         p(&d, "out2.pcap")
     );
     let mut r = router(&conf2);
-    r.run();
+    r.run_until_idle();
     // STOP may stop the router before the queue drains; ToDump writes what it pulled.
     let written: usize = read(&mut r, "td.count").parse().unwrap();
     let queued: usize = read(&mut r, "q.length").parse().unwrap();
     assert_eq!(written + queued, 7);
     drop(r);
     let mut r = router(&conf);
-    r.run();
+    r.run_until_idle();
     assert_eq!(read(&mut r, "td.count"), "7");
     drop(r);
     assert_eq!(std::fs::read(d.join("out.pcap")).unwrap(), input);
@@ -166,7 +166,7 @@ fn timestamps_and_headers_are_annotated() {
         "fd :: FromDump({}, STOP true) -> Discard",
         p(&d, "in.pcap")
     ));
-    r.run();
+    r.run_until_idle();
     assert_eq!(read(&mut r, "fd.encap"), "ETHER");
     assert_eq!(read(&mut r, "fd.snaplen"), "65535");
     // Checked through the library function FromDump uses for each record.
@@ -199,7 +199,7 @@ fn truncated_and_corrupt_files_are_counted() {
         "fd :: FromDump({}, STOP true) -> c :: Counter -> Discard",
         p(&d, "trunc.pcap")
     ));
-    r.run();
+    r.run_until_idle();
     assert_eq!(read(&mut r, "c.count"), "2");
     assert_eq!(read(&mut r, "fd.errors"), "1");
     assert_eq!(read(&mut r, "fd.drops"), "1");
@@ -212,7 +212,7 @@ fn truncated_and_corrupt_files_are_counted() {
         "fd :: FromDump({}, STOP true) -> c :: Counter -> Discard",
         p(&d, "corrupt.pcap")
     ));
-    r.run();
+    r.run_until_idle();
     assert_eq!(read(&mut r, "c.count"), "1");
     assert_eq!(read(&mut r, "fd.errors"), "1");
 
@@ -249,7 +249,7 @@ fn force_ip_drops_and_counts_non_ip() {
         "fd :: FromDump({}, STOP true, FORCE_IP true) -> c :: Counter -> Discard",
         p(&d, "in.pcap")
     ));
-    r.run();
+    r.run_until_idle();
     assert_eq!(read(&mut r, "c.count"), "1");
     assert_eq!(read(&mut r, "fd.drops"), "1");
     let _ = std::fs::remove_dir_all(&d);
@@ -269,7 +269,7 @@ fn timing_replays_at_capture_pace_under_simtime() {
         p(&d, "in.pcap")
     ));
     let t0 = r.clock().now();
-    r.run();
+    r.run_until_idle();
     assert_eq!(read(&mut r, "c.count"), "5");
     // Five packets 2 s apart: the last left 8 simulated seconds after the first.
     assert_eq!((r.clock().now() - t0).0, 8_000_000_000);
@@ -289,7 +289,7 @@ fn start_end_window_and_end_call() {
         "fd :: FromDump({}, START_AFTER 2, INTERVAL 3, END_CALL c.reset) -> c :: Counter -> Discard",
         p(&d, "in.pcap")
     ));
-    r.run();
+    r.run_until_idle();
     assert_eq!(read(&mut r, "fd.count"), "3");
     assert_eq!(read(&mut r, "fd.skipped"), "2");
     // END_CALL reset the counter after the last packet.
@@ -337,7 +337,7 @@ fn script_waits_loops_and_writes_under_simtime() {
                 wait 1s, print >>{out} count $(c.count), write stop)"
     ));
     let t0 = r.clock().now();
-    r.run();
+    r.run_until_idle();
     assert_eq!((r.clock().now() - t0).0, 6_000_000_000);
     assert_eq!(read(&mut r, "c.count"), "3");
     let text = std::fs::read_to_string(&out).unwrap();
@@ -352,7 +352,7 @@ fn passive_script_steps_and_runs() {
     let mut r = router(&format!(
         "s :: Script(TYPE PASSIVE, print >>{out} a $1, pause, print >>{out} b, return $(mul 6 7))"
     ));
-    r.run();
+    r.run_until_idle();
     assert!(!std::path::Path::new(&out).exists());
     r.write_path("s.step", "").unwrap();
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "a \n");
@@ -377,7 +377,7 @@ fn driver_manager_waits_for_stop_events() {
          InfiniteSource(LIMIT 5000, BURST 1, STOP true) -> c2 :: Counter -> Discard; \
          DriverManager(wait_stop 2, write c.reset, stop)",
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(read(&mut r, "c.count"), "0");
     assert_eq!(read(&mut r, "c2.count"), "5000");
 
@@ -386,7 +386,7 @@ fn driver_manager_waits_for_stop_events() {
         "InfiniteSource(LIMIT 10, STOP true) -> c :: Counter -> Discard; \
          InfiniteSource(LIMIT -1, BURST 1) -> c2 :: Counter -> Discard; DriverManager",
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(read(&mut r, "c.count"), "10");
 
     // A DRIVER script ignores stop events while it waits, and stops the router when it ends.
@@ -395,7 +395,7 @@ fn driver_manager_waits_for_stop_events() {
          Script(TYPE DRIVER, wait 2s, write c.reset)",
     );
     let t0 = r.clock().now();
-    r.run();
+    r.run_until_idle();
     assert_eq!((r.clock().now() - t0).0, 2_000_000_000);
     assert_eq!(read(&mut r, "c.count"), "0");
 }
@@ -432,7 +432,7 @@ mod control_socket {
         let ro_port: u16 = read(&mut r, "ro.port").parse().unwrap();
         assert_ne!(port, 0);
         let h = std::thread::spawn(move || {
-            r.run();
+            r.run_until_idle();
             r
         });
         let s = TcpStream::connect(("127.0.0.1", port)).unwrap();

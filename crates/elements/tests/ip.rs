@@ -407,7 +407,7 @@ fn arp_querier_retries_then_drops() {
         p.set_dst_ip_anno(Ipv4Addr::from(A));
         inject(&mut r, "i", p);
     }
-    r.run();
+    r.run_until_idle();
     assert_eq!(taken(&mut r, "o").len(), 3, "three queries");
     assert_eq!(h(&mut r, "q.queries"), "3");
     assert_eq!(h(&mut r, "q.drops"), "3");
@@ -582,7 +582,7 @@ fn conf_file(name: &str) -> String {
 fn fake_iprouter_forwards_every_packet() {
     let conf = conf_file("fake-iprouter.click").replace("LIMIT 600000", "LIMIT 3000");
     let mut r = router(&conf);
-    r.run();
+    r.run_until_idle();
     // Every packet is either still queued, dropped by the queue, or discarded after it.
     let q: u64 = h(&mut r, "out0.length").parse().unwrap();
     let d: u64 = h(&mut r, "out0.drops").parse().unwrap();

@@ -315,7 +315,7 @@ fn mark_ip_ce_pull_path() {
     );
     inject(&mut r, "i", Packet::from_bytes(b"abcd"));
     inject(&mut r, "j", Packet::from_bytes(b"abcd"));
-    r.run();
+    r.run_until_idle();
     let o = taken(&mut r, "o");
     assert_eq!(o.len(), 1);
     assert_data(&o[0], CE_PACKET);

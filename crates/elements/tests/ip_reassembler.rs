@@ -117,7 +117,7 @@ fn in_order_reversed_and_shuffled() {
         assert_eq!(h(&mut r, &format!("r.{}", handler)), value, "{}", handler);
     }
     // Nothing is pending, so no timer is left to run.
-    r.run();
+    r.run_until_idle();
     assert_eq!(elapsed(&r), 0.0);
 }
 
@@ -211,7 +211,7 @@ fn missing_fragment_expires_after_timeout() {
     let frags = fragments(&datagram(6, 240), 80);
     send(&mut r, &[frags[0].clone(), frags[2].clone()]);
     assert_eq!(h(&mut r, "r.length"), "1");
-    r.run();
+    r.run_until_idle();
     assert_eq!(elapsed(&r), 5.0);
     assert!(out(&mut r).is_empty());
     assert_eq!(detail(&mut r, "expired"), 2);
@@ -233,7 +233,7 @@ fn expired_datagram_goes_to_output_1_for_icmp_error() {
     let d = datagram(7, 240);
     let frags = fragments(&d, 80);
     send(&mut r, &[frags[2].clone(), frags[0].clone()]);
-    r.run();
+    r.run_until_idle();
     assert_eq!(elapsed(&r), 2.0);
     let part = taken(&mut r, "part");
     assert_eq!(part.len(), 1);

@@ -210,7 +210,7 @@ fn figure3_flow_splitting_runs_each_path_on_its_thread() {
     assert_eq!(th["p0"], 0);
     assert_eq!(th["p1"], 1);
     assert_eq!(th["f1"], 0);
-    r.run();
+    r.run_until_idle();
     let (c0, c1) = (num(&mut r, "c0.count"), num(&mut r, "c1.count"));
     let drops = num(&mut r, "q0.drops") + num(&mut r, "q1.drops") + num(&mut r, "hs.drops");
     assert_eq!(c0 + c1 + drops, 6 * 3000);
@@ -231,7 +231,7 @@ fn figure14_pipeline_splits_the_path_over_two_threads() {
     assert_eq!(p.elem_threads[stage1], vec![0]);
     assert_eq!(p.elem_threads[stage2], vec![1]);
     assert_eq!(p.elem_threads[q], vec![0, 1]);
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "s1.count"), 20000);
     assert_eq!(
         num(&mut r, "s2.count") + num(&mut r, "q.drops"),
@@ -250,7 +250,7 @@ fn figure16_replicated_qos_streams_count_every_packet() {
     assert_eq!(th["s0/pp"], 1);
     assert_eq!(th["s1/pp"], 0);
     assert_eq!(th["s2/pp"], 1);
-    r.run();
+    r.run_until_idle();
     let mut delivered = 0;
     let mut drops = num(&mut r, "hs.drops");
     for s in ["s0", "s1", "s2"] {
@@ -276,7 +276,7 @@ fn two_ip_router_copies_forward_on_their_own_threads() {
         let want = if name.starts_with("r0/") { 0 } else { 1 };
         assert_eq!(*t, want, "{}", name);
     }
-    r.run();
+    r.run_until_idle();
     for copy in ["r0/", "r1/"] {
         assert_eq!(num(&mut r, &format!("{}src.count", copy)), 5000);
         let out = sum_class(&mut r, "Discard", copy, "count");
@@ -303,7 +303,7 @@ fn synthetic_load_is_replicated_per_thread_and_counts_add_up() {
     // replicas, settings included (an engine change is requested).
     assert_eq!(num(&mut r, "w.n"), 8);
     assert_eq!(num(&mut r, "w.s"), 65536);
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "w.count"), 12000);
     assert_eq!(num(&mut r, "c.count"), 12000);
 }
@@ -340,7 +340,7 @@ fn many_producers_one_consumer_lose_and_duplicate_nothing() {
          StaticThreadSched(s0 0, s1 1, s2 0, s3 1, u 1);",
         &[],
     );
-    r.run();
+    r.run_until_idle();
     let got = num(&mut r, "chk.count");
     let drops = num(&mut r, "q.drops");
     assert_eq!(got + drops, 4 * 60000, "got {} drops {}", got, drops);
@@ -360,7 +360,7 @@ fn big_queue_delivers_everything_in_order() {
          StaticThreadSched(s0 0, s1 1, u 1);",
         &[],
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "chk.count"), 40000);
     assert_eq!(num(&mut r, "q.drops"), 0);
     assert_eq!(num(&mut r, "chk.bad_order"), 0);
@@ -375,7 +375,7 @@ fn infinite_sources_and_counters_add_up_across_threads() {
          StaticThreadSched(a 0, b 1, u 0);",
         &[],
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "ca.count"), 50000);
     assert_eq!(num(&mut r, "cb.count"), 30000);
     assert_eq!(num(&mut r, "cq.count") + num(&mut r, "q.drops"), 80000);
@@ -393,7 +393,7 @@ fn pools_recycle_packets_freed_on_the_other_thread() {
          StaticThreadSched(src 0, u 1);",
         &[],
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "src.count"), 600000);
     assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 600000);
     assert_eq!(num(&mut r, "d.count"), num(&mut r, "c.count"));
@@ -417,7 +417,7 @@ fn pools_recycle_both_ways() {
          StaticThreadSched(a 0, ua 1, b 1, ub 0);",
         &[],
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "ca.count") + num(&mut r, "qa.drops"), 200000);
     assert_eq!(num(&mut r, "cb.count") + num(&mut r, "qb.drops"), 200000);
 }
@@ -442,7 +442,7 @@ fn handlers_read_over_a_control_socket_while_two_threads_forward() {
     );
     let mut r = router(&conf, &[]);
     let runner = std::thread::spawn(move || {
-        r.run();
+        r.run_until_idle();
         r
     });
     let mut s = None;
@@ -545,7 +545,7 @@ fn automatic_placement_keeps_a_path_together_and_spreads_paths() {
     for (q, t) in [("qa", th["a"]), ("qb", th["b"])] {
         assert_eq!(p.elem_threads[r.element_index(q).unwrap()], vec![t]);
     }
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "ca.count"), 1000);
     assert_eq!(num(&mut r, "cb.count"), 1000);
 }

@@ -84,7 +84,7 @@ fn strs(v: &[Vec<u8>]) -> Vec<String> {
 #[test]
 fn rated_source_runs_instantly_under_simtime() {
     let mut r = router("RatedSource(RATE 100, LIMIT 500, STOP true) -> c :: Counter -> Discard");
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 500);
     let t = elapsed(&r);
     assert!((4.9..=5.1).contains(&t), "simulated time {}", t);
@@ -97,7 +97,7 @@ fn rated_source_handlers_and_length() {
     );
     assert_eq!(text(&mut r, "s.rate"), "1000");
     assert_eq!(text(&mut r, "s.length"), "5");
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "s.count"), 30);
     assert_eq!(num(&mut r, "c.byte_count"), 150);
     assert!(elapsed(&r) < 0.05);
@@ -106,7 +106,7 @@ fn rated_source_handlers_and_length() {
 #[test]
 fn timed_source_emits_every_interval() {
     let mut r = router("TimedSource(0.5s, \"xyz\", LIMIT 4, STOP true) -> c :: Counter -> Discard");
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 4);
     assert_eq!(num(&mut r, "c.byte_count"), 12);
     assert!((elapsed(&r) - 2.0).abs() < 1e-6, "{}", elapsed(&r));
@@ -117,7 +117,7 @@ fn rated_unqueue_paces_a_queue() {
     let mut r = router(
         "InfiniteSource(LIMIT 300) -> Queue(1000) -> u :: RatedUnqueue(100) -> c :: Counter -> Discard",
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 300);
     assert_eq!(num(&mut r, "u.count"), 300);
     let t = elapsed(&r);
@@ -128,7 +128,7 @@ fn rated_unqueue_paces_a_queue() {
 fn pull_to_push_is_unqueue() {
     let mut r =
         router("InfiniteSource(LIMIT 77) -> Queue -> PullToPush -> c :: Counter -> Discard");
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 77);
 }
 
@@ -137,7 +137,7 @@ fn bandwidth_rated_unqueue_paces_bytes() {
     let mut r = router(
         "InfiniteSource(LIMIT 100, LENGTH 100) -> Queue -> u :: BandwidthRatedUnqueue(10000) -> c :: Counter -> Discard",
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 100);
     assert_eq!(num(&mut r, "u.byte_count"), 10000);
     let t = elapsed(&r);
@@ -146,7 +146,7 @@ fn bandwidth_rated_unqueue_paces_bytes() {
         "InfiniteSource(LIMIT 10, LENGTH 125) -> Queue -> BandwidthRatedUnqueue(8kbps) -> Discard",
     );
     let mut r2 = r2;
-    r2.run();
+    r2.run_until_idle();
     assert!((elapsed(&r2) - 1.25).abs() < 0.05, "{}", elapsed(&r2));
 }
 
@@ -154,7 +154,7 @@ fn bandwidth_rated_unqueue_paces_bytes() {
 fn average_counter_measures_rate() {
     let mut r =
         router("RatedSource(RATE 50, LIMIT 101, STOP true) -> a :: AverageCounter -> Discard");
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "a.count"), 101);
     let rate = num(&mut r, "a.rate");
     assert!((50..=51).contains(&rate), "{}", rate);
@@ -167,14 +167,14 @@ fn rated_splitter_splits_at_rate() {
     let mut r = router(
         "RatedSource(RATE 1000, LIMIT 2000, STOP true) -> rs :: RatedSplitter(100); rs[0] -> c0 :: Counter -> Discard; rs[1] -> c1 :: Counter -> Discard",
     );
-    r.run();
+    r.run_until_idle();
     let (c0, c1) = (num(&mut r, "c0.count"), num(&mut r, "c1.count"));
     assert_eq!(c0 + c1, 2000);
     assert!((195..=205).contains(&c0), "c0 {}", c0);
     let mut r = router(
         "RatedSource(RATE 1000, LIMIT 100, STOP true) -> rs :: RatedSplitter(100) -> Discard",
     );
-    r.run();
+    r.run_until_idle();
     assert!(num(&mut r, "rs.drops") >= 85);
 }
 
@@ -183,7 +183,7 @@ fn bandwidth_rated_splitter_splits_bytes() {
     let mut r = router(
         "RatedSource(RATE 100, LIMIT 200, LENGTH 100, STOP true) -> bs :: BandwidthRatedSplitter(5000); bs[0] -> c0 :: Counter -> Discard; bs[1] -> c1 :: Counter -> Discard",
     );
-    r.run();
+    r.run_until_idle();
     let c0 = num(&mut r, "c0.count");
     assert_eq!(c0 + num(&mut r, "c1.count"), 200);
     assert!((95..=105).contains(&c0), "c0 {}", c0);
@@ -194,7 +194,7 @@ fn link_unqueue_models_latency_and_bandwidth() {
     let mut r = router(
         "InfiniteSource(LIMIT 10, LENGTH 125) -> Queue -> l :: LinkUnqueue(1s, 8kbps) -> c :: Counter -> Discard",
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 10);
     assert_eq!(num(&mut r, "l.size"), 0);
     let t = elapsed(&r);
@@ -206,13 +206,13 @@ fn delay_unqueue_and_delay_shaper_delay_packets() {
     let mut r = router(
         "InfiniteSource(LIMIT 10) -> Queue -> DelayUnqueue(0.5s) -> c :: Counter -> Discard",
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 10);
     assert!((elapsed(&r) - 0.5).abs() < 1e-6, "{}", elapsed(&r));
     let mut r = router(
         "InfiniteSource(LIMIT 10) -> Queue -> ds :: DelayShaper(0.25s) -> Unqueue -> c :: Counter -> Discard",
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 10);
     assert_eq!(num(&mut r, "ds.count"), 10);
     assert!((elapsed(&r) - 0.25).abs() < 1e-6, "{}", elapsed(&r));
@@ -223,7 +223,7 @@ fn time_filter_passes_a_window() {
     let mut r = router(
         "RatedSource(RATE 10, LIMIT 50, STOP true) -> tf :: TimeFilter(START_AFTER 1, INTERVAL 2) -> c :: Counter -> Discard",
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 20);
     assert_eq!(num(&mut r, "tf.drops"), 30);
 }
@@ -472,18 +472,18 @@ fn schedulers_let_pullers_sleep() {
     let mut r = router(
         "InfiniteSource(LIMIT 100) -> q1 :: Queue -> [0]ps :: PrioSched -> d :: Discard; Idle -> q2 :: Queue -> [1]ps;",
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "d.count"), 100);
     let mut r = router(
         "InfiniteSource(LIMIT 60) -> q1 :: Queue -> [0]rr :: RoundRobinSched -> Unqueue -> c :: Counter -> Discard;
          InfiniteSource(LIMIT 40) -> q2 :: Queue -> [1]rr;",
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 100);
     let mut r = router(
         "Idle -> Queue -> Unqueue -> Discard; TimedSource(1s, LIMIT 2) -> c :: Counter -> Discard",
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 2);
 }
 

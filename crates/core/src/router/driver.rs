@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sluice_lang::args::Args;
 
@@ -17,6 +17,8 @@ use crate::threads::{Concurrency, Placement};
 use crate::time::Clock;
 
 impl Router {
+    /// Thread 0 handles driver stop events: each steps a DriverManager, or (without one)
+    /// starts the drain.
     fn handle_stop_events(&mut self) {
         if self.thread != 0 {
             return;
@@ -24,7 +26,7 @@ impl Router {
         while self.runtime.stop_events.load(Ordering::Relaxed) > 0 {
             self.runtime.stop_events.fetch_sub(1, Ordering::AcqRel);
             if self.driver_managers.is_empty() {
-                self.stop();
+                self.runtime.begin_drain();
             } else {
                 for i in 0..self.driver_managers.len() {
                     let dm = self.driver_managers[i];
@@ -34,9 +36,45 @@ impl Router {
         }
     }
 
-    fn run_due_timers(&mut self) {
+    /// True for elements whose work ends with the input: elements without inputs (sources,
+    /// scripts, control sockets). While the router drains, their tasks, timers and
+    /// descriptors are not run.
+    fn is_source(&self, e: usize) -> bool {
+        self.info[e].ninputs == 0
+    }
+
+    /// True while draining; starts this thread's drain clock, and stops the router when the
+    /// drain has not ended by itself within [`DRAIN_LIMIT`].
+    fn check_drain(&mut self) -> bool {
+        if !self.runtime.draining.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        match self.drain_until {
+            None => self.drain_until = Some(now + DRAIN_LIMIT),
+            Some(t) if now >= t => self.stop(),
+            Some(_) => {}
+        }
+        true
+    }
+
+    /// True if a queue shared with other threads still holds packets (work in flight that
+    /// its puller may not have seen yet, e.g. a batching queue waiting for its latency).
+    fn shared_queues_busy(&self) -> bool {
+        self.slots.iter().any(|s| {
+            s.shared
+                .as_ref()
+                .and_then(|sh| sh.storage())
+                .is_some_and(|(len, _)| len > 0)
+        })
+    }
+
+    fn run_due_timers(&mut self, draining: bool) {
         let now = self.clock.now();
         while let Some((e, id)) = self.timers.pop_due(now) {
+            if draining && self.is_source(e) {
+                continue;
+            }
             self.with_element(e, |el, cx| el.run_timer(id, cx));
             if self.stopped {
                 return;
@@ -44,15 +82,10 @@ impl Router {
         }
     }
 
+    /// Waits up to `timeout_ms` (-1: until woken) for a watched descriptor, a wake-up from
+    /// another thread or a stop signal, and runs the elements whose descriptors are ready.
     fn poll_selects(&mut self, timeout_ms: i32) {
-        let efd = self.runtime.links[self.thread].efd;
-        let multi = self.runtime.nthreads() > 1;
-        if self.selects.is_empty() && !multi {
-            if timeout_ms > 0 {
-                std::thread::sleep(Duration::from_millis(timeout_ms as u64));
-            }
-            return;
-        }
+        let draining = self.runtime.draining.load(Ordering::Relaxed);
         let mut fds: Vec<libc::pollfd> = self
             .selects
             .iter()
@@ -62,26 +95,39 @@ impl Router {
                 revents: 0,
             })
             .collect();
-        if multi {
+        let nselects = fds.len();
+        let efd = self.runtime.links[self.thread].efd;
+        let multi = self.runtime.nthreads() > 1;
+        for fd in [multi.then_some(efd), crate::signals::wake_fd()]
+            .into_iter()
+            .flatten()
+        {
             fds.push(libc::pollfd {
-                fd: efd,
+                fd,
                 events: libc::POLLIN,
                 revents: 0,
             });
         }
+        if fds.is_empty() {
+            if timeout_ms > 0 {
+                std::thread::sleep(Duration::from_millis(timeout_ms as u64));
+            }
+            return;
+        }
         // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfd structs.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
-        if multi && fds.last().is_some_and(|p| p.revents != 0) {
+        if multi && fds.get(nselects).is_some_and(|p| p.revents != 0) {
             self.runtime.drain_efd(self.thread);
         }
         if n <= 0 {
             return;
         }
-        let ready: Vec<(i32, usize)> = fds
+        let ready: Vec<(i32, usize)> = fds[..nselects]
             .iter()
             .zip(self.selects.iter())
             .filter(|(p, _)| p.revents != 0)
             .map(|(_, &s)| s)
+            .filter(|&(_, e)| !(draining && self.is_source(e)))
             .collect();
         for (fd, e) in ready {
             if self.selects.contains(&(fd, e)) {
@@ -90,16 +136,30 @@ impl Router {
         }
     }
 
-    /// Runs the router until it stops: tasks by stride scheduling, timers, watched file
-    /// descriptors, on as many threads as configured. Stops on a driver stop event, a `stop`
-    /// handler write, or when nothing can ever run again (no task, timer or watched descriptor
-    /// on any thread).
+    /// Runs the router until it stops, as Click's driver does: tasks by stride scheduling,
+    /// timers, watched file descriptors, on as many threads as configured. A router with
+    /// nothing left to do keeps waiting (for a handler write, a descriptor, a signal).
+    ///
+    /// A driver stop (a source's `STOP`, Script's or DriverManager's `stop`, a write to the
+    /// `stop` handler) means the input is finished: sources stop, the packets in flight
+    /// drain through queues and their pullers on every thread, and the router stops once no
+    /// thread has anything left to do (or after [`DRAIN_LIMIT`]). A stop signal stops at
+    /// once. Either way elements then clean up ([`Router::cleanup`]): files are completed and
+    /// packets still held are counted.
     pub fn run(&mut self) {
         if self.placement.is_some() {
             self.run_threads();
         } else {
             self.run_loop();
         }
+    }
+
+    /// Runs the router like [`Router::run`], and also stops when nothing can run any more on
+    /// any thread (no task, timer or watched descriptor): for embedding and tests, where
+    /// a finished source need not ask for the stop.
+    pub fn run_until_idle(&mut self) {
+        self.runtime.until_idle.store(true, Ordering::SeqCst);
+        self.run();
     }
 
     fn run_loop(&mut self) {
@@ -113,6 +173,7 @@ impl Router {
             if crate::signals::stop_requested() {
                 self.stop();
             }
+            let draining = self.check_drain();
             if self.stopped {
                 break;
             }
@@ -120,18 +181,28 @@ impl Router {
             if self.thread == 0 && self.running_threads {
                 self.balance();
             }
-            self.run_due_timers();
+            self.run_due_timers(draining);
             self.handle_stop_events();
             if self.stopped {
                 break;
             }
             if self.tasks.any_runnable() {
+                // A draining round runs every scheduled task once, so a round that finds no
+                // work means this thread is quiet.
+                let burst = if draining {
+                    self.tasks.runnable_len().max(64)
+                } else {
+                    64
+                };
                 let mut any_work = false;
-                for _ in 0..64 {
+                for _ in 0..burst {
                     let Some(id) = self.tasks.pop_next() else {
                         break;
                     };
                     let e = self.tasks.get(id).elem;
+                    if draining && self.is_source(e) {
+                        continue;
+                    }
                     let t0 = cycles();
                     let ran = self.with_element(e, |el, cx| el.run_task(cx));
                     let spent = cycles().wrapping_sub(t0);
@@ -153,25 +224,30 @@ impl Router {
                 if rounds.is_multiple_of(64) && !self.selects.is_empty() {
                     self.poll_selects(0);
                 }
-                if !any_work && self.clock.is_simulated() {
+                if draining && !any_work {
+                    // Fall through: this thread may be done.
+                } else if !any_work && self.clock.is_simulated() {
                     // Only polling tasks ran and none found work: under simulated time
                     // nothing changes until the next timer, so jump to it.
                     if let Some(at) = self.timers.next_expiry() {
                         self.clock.advance_to(at);
                     }
-                } else if !any_work
-                    || (!self.selects.is_empty()
-                        && cycles().wrapping_sub(last_yield) > YIELD_CYCLES)
-                {
-                    // Tasks that never sleep (busy-polling devices, sources) would keep this
-                    // core until the time slice ends. Give other runnable threads of the core
-                    // a turn now whenever a round found no work and, in a thread that polls
-                    // devices, at least every YIELD_CYCLES: the kernel thread that fills the
-                    // rings those tasks poll may be waiting for this core.
-                    std::thread::yield_now();
-                    last_yield = cycles();
+                    continue;
+                } else {
+                    if !any_work
+                        || (!self.selects.is_empty()
+                            && cycles().wrapping_sub(last_yield) > YIELD_CYCLES)
+                    {
+                        // Tasks that never sleep (busy-polling devices, sources) would keep
+                        // this core until the time slice ends. Give other runnable threads of
+                        // the core a turn now whenever a round found no work and, in a thread
+                        // that polls devices, at least every YIELD_CYCLES: the kernel thread
+                        // that fills the rings those tasks poll may be waiting for this core.
+                        std::thread::yield_now();
+                        last_yield = cycles();
+                    }
+                    continue;
                 }
-                continue;
             }
             self.handle_stop_events();
             if self.stopped
@@ -179,6 +255,10 @@ impl Router {
                     .pending
                     .load(Ordering::Acquire)
             {
+                continue;
+            }
+            if draining {
+                self.quiet_while_draining(multi);
                 continue;
             }
             match self.timers.next_expiry() {
@@ -203,12 +283,34 @@ impl Router {
                         continue;
                     }
                     if self.runtime.enter_idle(self.thread) {
-                        self.poll_selects(1000);
+                        self.poll_selects(-1);
                         self.runtime.leave_idle(self.thread);
                     }
                 }
-                None => self.stopped = true,
+                None if self.runtime.until_idle.load(Ordering::Relaxed) => self.stopped = true,
+                None => self.poll_selects(-1),
             }
+        }
+    }
+
+    /// This thread found nothing to do while draining: alone, the router is done; with other
+    /// threads, it waits, and the last thread to go quiet stops them all.
+    fn quiet_while_draining(&mut self, multi: bool) {
+        if !multi {
+            self.stopped = true;
+            return;
+        }
+        if self.shared_queues_busy() || self.spin_for_work() {
+            std::thread::yield_now();
+            return;
+        }
+        if self.runtime.enter_idle(self.thread) {
+            let ms = match self.timers.next_expiry() {
+                Some(at) => ((at - self.clock.now()).0.max(0) / 1_000_000).clamp(1, 10) as i32,
+                None => 10,
+            };
+            self.poll_selects(ms);
+            self.runtime.leave_idle(self.thread);
         }
     }
 
@@ -411,6 +513,7 @@ impl Router {
             woken_scratch: Vec::new(),
             balance_at: 0,
             balance_seen: Vec::new(),
+            drain_until: None,
         }
     }
 
@@ -443,3 +546,7 @@ const SPIN_CYCLES: u64 = 100_000;
 /// Longest a thread runs rounds of tasks without yielding its core to other runnable threads
 /// (processor cycles: some tens of microseconds; a yield costs well under one).
 const YIELD_CYCLES: u64 = 100_000;
+
+/// Longest a drain may take before the router stops anyway (a source-like element that
+/// never goes quiet, such as an unlimited pull source).
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);

@@ -31,7 +31,8 @@
 //! existing entry for their sender (gratuitous ARP) or create one when they ask for IP. Input 1
 //! packets are consumed; malformed ones are counted as drops.
 //!
-//! Every drop is counted in `drops`, by reason in `drop_details`.
+//! Every drop is counted in `drops`, by reason in `drop_details`; packets still waiting for
+//! an answer when the router stops are counted as `unresolved at stop`.
 //!
 //! Arguments: `IP` (address, `IP/LEN`, or AddressInfo name); `ETH`; `TIMEOUT` (seconds,
 //! default 300); `POLL_TIMEOUT` (seconds, default 60); `BROADCAST_POLL` (boolean, default
@@ -59,13 +60,14 @@ use sluice_wire::{build_arp, ArpPacket, EtherAddr, EthernetFrame, Ipv4Packet, Ip
 use crate::ip::address_info;
 use crate::ip::common::{details, ip_offset, EthArg, IpArg, OutBatch};
 
-const REASONS: [&str; 6] = [
+const REASONS: [&str; 7] = [
     "queue full",
     "unresolved",
     "table full",
     "bad ARP packet",
     "bad ARP sender",
     "no destination",
+    "unresolved at stop",
 ];
 
 struct Entry {
@@ -93,7 +95,7 @@ pub struct ARPQuerier {
     pending: usize,
     queries: u64,
     responses: u64,
-    drops: [u64; 6],
+    drops: [u64; 7],
 }
 
 fn secs(s: f64) -> Timestamp {
@@ -446,6 +448,12 @@ impl Element for ARPQuerier {
         self.retry_timer(cx);
     }
 
+    fn cleanup(&mut self, _cx: &mut Cx) {
+        self.drops[6] += self.pending as u64;
+        self.pending = 0;
+        self.table.clear();
+    }
+
     fn handlers(&self) -> &'static [Handler] {
         const {
             &[
@@ -542,7 +550,7 @@ pub const CLASS: ElementClass = ElementClass {
             pending: 0,
             queries: 0,
             responses: 0,
-            drops: [0; 6],
+            drops: [0; 7],
         })
     },
 };

@@ -3,8 +3,9 @@
 //! Synopsis: `FromDump(FILENAME [, STOP, TIMING, ACTIVE, SAMPLE, FORCE_IP, START, START_AFTER,
 //! END, END_AFTER, INTERVAL, END_CALL])`
 //!
-//! Ports: no inputs, 1 output, agnostic. Push: a task emits the file's packets in batches.
-//! Pull: each pull returns the next packets of the file.
+//! Ports: no inputs, 1 output, agnostic. Push: a task emits BURST packets of the file per
+//! run, never more than the queues downstream have room for (their full notifiers), and
+//! sleeps while they are all full. Pull: each pull returns the next packets of the file.
 //!
 //! Reads the libpcap files written by `tcpdump -w`, by ToDump or by scapy: microsecond and
 //! nanosecond resolution, either byte order. `FILENAME` `-` reads the standard input. Each
@@ -21,6 +22,7 @@
 //!
 //! Arguments:
 //! - `FILENAME` (string, mandatory): the file, or `-` for standard input.
+//! - `BURST` (integer 1–32, default 1, as Click): packets per task run, pushed as one batch.
 //! - `STOP` (boolean, default false): raise a driver stop event at the end of the file (or at
 //!   the END time).
 //! - `TIMING` (boolean, default false): keep the capture's pacing: the first packet leaves at
@@ -50,7 +52,9 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 
 use sluice_core::{sched::DEFAULT_TICKETS, BATCH_MAX};
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, Timestamp};
+use sluice_core::{
+    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, Timestamp,
+};
 use sluice_lang::args::{Args, Seconds};
 use sluice_wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use sluice_wire::pcap::RECORD_HEADER_LEN;
@@ -206,6 +210,8 @@ pub struct FromDump {
     rng: u64,
     ended: bool,
     push: bool,
+    burst: usize,
+    full: Option<Vec<NotifierId>>,
 }
 
 impl Default for FromDump {
@@ -243,6 +249,8 @@ impl Default for FromDump {
             rng: 0x9e37_79b9_7f4a_7c15,
             ended: false,
             push: true,
+            burst: 1,
+            full: None,
         }
     }
 }
@@ -413,6 +421,10 @@ impl Element for FromDump {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
         self.filename = args.read_mp("FILENAME")?;
         self.stop = args.read("STOP")?.unwrap_or(false);
+        self.burst = args
+            .read::<usize>("BURST")?
+            .unwrap_or(1)
+            .clamp(1, BATCH_MAX);
         self.timing = args.read("TIMING")?.unwrap_or(false);
         self.active = args.read("ACTIVE")?.unwrap_or(true);
         self.sample = args.read("SAMPLE")?.unwrap_or(1.0);
@@ -445,6 +457,7 @@ impl Element for FromDump {
         self.push = cx.output_is_push(0);
         if self.push {
             cx.add_task(DEFAULT_TICKETS, self.active);
+            self.full = cx.listen_downstream_full(0);
         }
         Ok(())
     }
@@ -453,7 +466,11 @@ impl Element for FromDump {
         if !self.active || self.ended {
             return false;
         }
-        let (b, more, end) = self.fill(BATCH_MAX, cx);
+        let room = self.full.as_deref().map_or(usize::MAX, |f| cx.push_room(f));
+        if room == 0 {
+            return false;
+        }
+        let (b, more, end) = self.fill(self.burst.min(room), cx);
         let worked = !b.is_empty();
         if worked {
             cx.push(0, b);

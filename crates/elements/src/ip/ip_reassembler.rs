@@ -36,6 +36,7 @@
 //! Every fragment that does not end up in a datagram on output 0 is counted in `drops`, by
 //! reason in `drop_details`: an expired or thrown-away datagram counts each of its fragments,
 //! whether or not it left by output 1. Packets that are not IPv4 are dropped as malformed.
+//! Datagrams still incomplete when the router stops are counted as `incomplete at stop`.
 //!
 //! Arguments: `TIMEOUT` (seconds, default 30); `HIMEM` (bytes, default 262144), also spelled
 //! `MAX_MEMORY`.
@@ -65,13 +66,14 @@ const DEFAULT_HIMEM: usize = 256 * 1024;
 /// The end of the last hole while the last fragment is missing.
 const OPEN: usize = usize::MAX;
 
-const REASONS: [&str; 6] = [
+const REASONS: [&str; 7] = [
     "malformed",
     "bad length",
     "inconsistent",
     "duplicate",
     "expired",
     "memory",
+    "incomplete at stop",
 ];
 
 /// Why fragments were dropped (an index into `REASONS`).
@@ -83,6 +85,7 @@ enum Reason {
     Duplicate,
     Expired,
     Memory,
+    Stopped,
 }
 
 /// The byte ranges of a datagram's data not received yet (RFC 815 hole descriptors),
@@ -337,7 +340,7 @@ pub struct IPReassembler {
     mem: usize,
     fragments: u64,
     reassembled: u64,
-    drops: [u64; 6],
+    drops: [u64; 7],
 }
 
 impl IPReassembler {
@@ -466,6 +469,12 @@ impl Element for IPReassembler {
         }
     }
 
+    fn cleanup(&mut self, _cx: &mut Cx) {
+        while let Some(d) = self.pop_oldest() {
+            self.count(Reason::Stopped, d.frags);
+        }
+    }
+
     fn handlers(&self) -> &'static [Handler] {
         const {
             &[
@@ -509,7 +518,7 @@ pub const CLASS: ElementClass = ElementClass {
             mem: 0,
             fragments: 0,
             reassembled: 0,
-            drops: [0; 6],
+            drops: [0; 7],
         })
     },
 };

@@ -2,15 +2,16 @@
 //!
 //! Synopsis: `InfiniteSource([DATA, LIMIT, BURST, ACTIVE, *keywords*])`
 //!
-//! Ports: no inputs, 1 output. Push: a task pushes BURST copies of the packet per run, and
-//! sleeps while every queue downstream is full (full notifiers). Pull:
-//! each pull returns copies while the limit allows.
+//! Ports: no inputs, 1 output. Push: a task pushes BURST copies of the packet per run, never
+//! more than the queues downstream have room for (the most room any of them has, found
+//! through their full notifiers), and sleeps while every one of them is full. Pull: each pull
+//! returns copies while the limit allows.
 //!
 //! Arguments:
 //! - `DATA` (string): packet contents (`\<hex>` escapes allowed). Default: 64 bytes of text.
 //! - `LIMIT` (integer, default -1): total packets to send; -1 means no limit.
-//! - `BURST` (integer, default 32): packets per task run (Click's default is 1; Sluice moves
-//!   packets in batches, so a larger burst is the natural unit).
+//! - `BURST` (integer, default 1, as Click): packets per task run, pushed as one batch (up
+//!   to 32; benchmarks use 32).
 //! - `ACTIVE` (boolean, default true): whether the source starts running.
 //! - `LENGTH` (integer): packet length; DATA is repeated or truncated to fit.
 //! - `STOP` (boolean, default false): raise a driver stop event when LIMIT is reached.
@@ -50,7 +51,7 @@ impl Default for InfiniteSource {
         InfiniteSource {
             data: DEFAULT_DATA.to_vec(),
             limit: -1,
-            burst: BATCH_MAX,
+            burst: 1,
             active: true,
             stop: false,
             end_call: None,
@@ -109,7 +110,7 @@ impl Element for InfiniteSource {
         self.limit = args.read_p("LIMIT")?.unwrap_or(-1);
         self.burst = args
             .read_p::<usize>("BURST")?
-            .unwrap_or(BATCH_MAX)
+            .unwrap_or(1)
             .clamp(1, BATCH_MAX);
         self.active = args.read_p("ACTIVE")?.unwrap_or(true);
         if let Some(len) = args.read::<usize>("LENGTH")? {
@@ -129,10 +130,7 @@ impl Element for InfiniteSource {
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
         if cx.output_is_push(0) {
             cx.add_task(sluice_core::sched::DEFAULT_TICKETS, self.active);
-            self.full = cx.downstream_full_notifiers(0);
-            for n in self.full.clone().unwrap_or_default() {
-                cx.listen(n);
-            }
+            self.full = cx.listen_downstream_full(0);
         }
         if self.limit == 0 {
             self.check_end(cx);
@@ -144,12 +142,11 @@ impl Element for InfiniteSource {
         if !self.active || self.remaining() == 0 {
             return false;
         }
-        if let Some(full) = &self.full {
-            if !full.is_empty() && !cx.any_active(full) {
-                return false;
-            }
+        let room = self.full.as_deref().map_or(usize::MAX, |f| cx.push_room(f));
+        if room == 0 {
+            return false;
         }
-        let b = self.make_batch(BATCH_MAX, cx);
+        let b = self.make_batch(room.min(BATCH_MAX), cx);
         cx.push(0, b);
         if self.remaining() > 0 {
             cx.reschedule();
