@@ -658,7 +658,12 @@ impl Args {
 
     /// Finishes parsing: fails with every recorded message, plus "too many arguments" for
     /// unread positional arguments and "unknown keyword 'K'" for unread keyword arguments.
+    /// After a recorded error the element stopped reading early, so its unread arguments are
+    /// not reported (they were never looked at, not unknown).
     pub fn complete(self) -> Result<(), Vec<String>> {
+        if !self.errors.is_empty() {
+            return Err(self.errors);
+        }
         let mut errors = self.errors;
         let mut too_many = false;
         for s in &self.slots {
