@@ -94,9 +94,12 @@ pub fn unquote(s: &str) -> String {
     }
 }
 
+/// Appends `c` as UTF-8, or as the raw byte it stands for ([`crate::decode_config`]).
 fn push_char(out: &mut Vec<u8>, c: char) {
-    let mut buf = [0u8; 4];
-    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    match crate::raw_byte(c) {
+        Some(b) => out.push(b),
+        None => out.extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes()),
+    }
 }
 
 /// Like [`unquote`] but returns raw bytes (for `\<00 11 ff>` and `\xHH` binary data).
