@@ -16,7 +16,11 @@ use sluice_core::{Router, RouterOptions};
 use sluice_lang::FlatConfig;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Arguments are bytes (`-e` may carry any configuration text).
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| sluice_lang::decode_config(std::os::unix::ffi::OsStrExt::as_bytes(a.as_os_str())))
+        .collect();
     let opts = match Options::parse(&args) {
         Ok(o) => o,
         Err(msg) => {
@@ -63,9 +67,12 @@ fn run(opts: Options) -> Result<(), ()> {
         Command::Bench(args) => bench::main(args),
         Command::Flatten => {
             let (flat, _) = load(&opts)?;
-            let text = sluice_lang::unparse(&flat);
-            print!("{}{}", text, if text.ends_with('\n') { "" } else { "\n" });
-            Ok(())
+            let mut text = sluice_lang::unparse(&flat);
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            std::io::Write::write_all(&mut std::io::stdout(), &sluice_lang::encode_config(&text))
+                .map_err(|e| eprintln!("sluice: {}", e))
         }
         Command::Dot => {
             let (flat, _) = load(&opts)?;
@@ -84,20 +91,20 @@ fn run(opts: Options) -> Result<(), ()> {
 fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
     let (mut text, name) = match (&opts.expr, &opts.file) {
         (Some(e), _) => (e.clone(), "<expr>".to_string()),
-        (None, Some(f)) if f != "-" => match std::fs::read_to_string(f) {
-            Ok(t) => (t, f.clone()),
+        (None, Some(f)) if f != "-" => match std::fs::read(f) {
+            Ok(t) => (sluice_lang::decode_config(&t), f.clone()),
             Err(e) => {
                 eprintln!("sluice: {}: {}", f, e);
                 return Err(());
             }
         },
         _ => {
-            let mut t = String::new();
-            if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut t) {
+            let mut t = Vec::new();
+            if let Err(e) = std::io::Read::read_to_end(&mut std::io::stdin(), &mut t) {
                 eprintln!("sluice: <stdin>: {}", e);
                 return Err(());
             }
-            (t, "<stdin>".to_string())
+            (sluice_lang::decode_config(&t), "<stdin>".to_string())
         }
     };
     let source = text.clone();
@@ -107,13 +114,14 @@ fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
             i, cs
         ));
     }
-    match sluice_lang::parse_config(&text, &name, &opts.defines) {
+    let lib = sluice_elements::library();
+    let is_class = |n: &str| lib.get(n).is_some();
+    match sluice_lang::parse_config_with_classes(&text, &name, &opts.defines, &is_class) {
         Ok(flat) => {
             if let Some(out) = &opts.output {
-                let flat_text = sluice_lang::unparse(&flat);
+                let flat_text = sluice_lang::encode_config(&sluice_lang::unparse(&flat));
                 let res = if out == "-" {
-                    print!("{}", flat_text);
-                    Ok(())
+                    std::io::Write::write_all(&mut std::io::stdout(), &flat_text)
                 } else {
                     std::fs::write(out, flat_text)
                 };

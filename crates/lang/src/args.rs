@@ -94,9 +94,12 @@ pub fn unquote(s: &str) -> String {
     }
 }
 
+/// Appends `c` as UTF-8, or as the raw byte it stands for ([`crate::decode_config`]).
 fn push_char(out: &mut Vec<u8>, c: char) {
-    let mut buf = [0u8; 4];
-    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    match crate::raw_byte(c) {
+        Some(b) => out.push(b),
+        None => out.extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes()),
+    }
 }
 
 /// Like [`unquote`] but returns raw bytes (for `\<00 11 ff>` and `\xHH` binary data).
@@ -658,7 +661,12 @@ impl Args {
 
     /// Finishes parsing: fails with every recorded message, plus "too many arguments" for
     /// unread positional arguments and "unknown keyword 'K'" for unread keyword arguments.
+    /// After a recorded error the element stopped reading early, so its unread arguments are
+    /// not reported (they were never looked at, not unknown).
     pub fn complete(self) -> Result<(), Vec<String>> {
+        if !self.errors.is_empty() {
+            return Err(self.errors);
+        }
         let mut errors = self.errors;
         let mut too_many = false;
         for s in &self.slots {

@@ -1,26 +1,73 @@
 //! Compound-element expansion, parameter substitution and pseudo-port splicing.
 
 use crate::args::{keyword_split, split_args};
-use crate::parser::{Alt, ClassDef, ClassId, ClassRef, DeclKind, Formal, Scope};
+use crate::parser::{Alt, ClassDef, ClassRef, DeclKind, Formal, Scope};
 use crate::{Diagnostic, FlatConfig, FlatConnection, FlatElement, Landmark};
 use std::collections::{HashMap, HashSet};
 
+/// Elements a configuration may expand to.
 const MAX_ELEMENTS: usize = 200_000;
-const MAX_NESTING: usize = 100;
+/// Nodes, compound and group pseudo-ports included, it may expand to.
+const MAX_NODES: usize = 10 * MAX_ELEMENTS;
 
-pub(crate) type Env = Vec<(String, String)>;
+/// Variable environments of compound instances, each with a parent: Click's lexical scoping
+/// (a body sees its own parameters and those of the bodies it is written in).
+#[derive(Default)]
+pub(crate) struct Envs {
+    frames: Vec<EnvFrame>,
+}
 
-fn env_get<'a>(env: &'a Env, name: &str) -> Option<&'a str> {
-    env.iter()
-        .rev()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v.as_str())
+struct EnvFrame {
+    vars: Vec<(String, String)>,
+    parent: Option<usize>,
+    depth: usize,
+}
+
+impl Envs {
+    /// A new environment at lexical `depth`, its parent the innermost ancestor of `from`
+    /// (inclusive) that is shallower.
+    pub fn child(&mut self, from: Option<usize>, depth: usize) -> usize {
+        let mut p = from;
+        while let Some(i) = p {
+            if self.frames[i].depth < depth {
+                break;
+            }
+            p = self.frames[i].parent;
+        }
+        self.frames.push(EnvFrame {
+            vars: Vec::new(),
+            parent: p,
+            depth,
+        });
+        self.frames.len() - 1
+    }
+
+    /// Defines (or, if already defined here, replaces) a variable of environment `env`.
+    pub fn define(&mut self, env: usize, name: &str, value: String) {
+        let vars = &mut self.frames[env].vars;
+        match vars.iter_mut().find(|(n, _)| n == name) {
+            Some(v) => v.1 = value,
+            None => vars.push((name.to_string(), value)),
+        }
+    }
+
+    fn get(&self, env: usize, name: &str) -> Option<&str> {
+        let mut e = Some(env);
+        while let Some(i) = e {
+            let f = &self.frames[i];
+            if let Some((_, v)) = f.vars.iter().find(|(n, _)| n == name) {
+                return Some(v);
+            }
+            e = f.parent;
+        }
+        None
+    }
 }
 
 /// Replaces `$name` and `${name}` with their values (not inside single quotes). Unknown
 /// variables are left as written.
-pub(crate) fn substitute(s: &str, env: &Env) -> String {
-    if !s.contains('$') || env.is_empty() {
+pub(crate) fn substitute(s: &str, envs: &Envs, env: usize) -> String {
+    if !s.contains('$') {
         return s.to_string();
     }
     let c: Vec<char> = s.chars().collect();
@@ -65,7 +112,7 @@ pub(crate) fn substitute(s: &str, env: &Env) -> String {
             if c.get(i + 1) == Some(&'{') {
                 if let Some(close) = c[i + 2..].iter().position(|&x| x == '}') {
                     let name: String = c[i + 2..i + 2 + close].iter().collect();
-                    if let Some(v) = env_get(env, &name) {
+                    if let Some(v) = envs.get(env, &name) {
                         out.push_str(v);
                         i += close + 3;
                         continue;
@@ -78,7 +125,7 @@ pub(crate) fn substitute(s: &str, env: &Env) -> String {
                 }
                 if e > i + 1 {
                     let name: String = c[i + 1..e].iter().collect();
-                    if let Some(v) = env_get(env, &name) {
+                    if let Some(v) = envs.get(env, &name) {
                         out.push_str(v);
                         i = e;
                         continue;
@@ -93,7 +140,7 @@ pub(crate) fn substitute(s: &str, env: &Env) -> String {
 }
 
 /// Binds actual arguments to formals; `None` if the argument count does not fit.
-fn bind(formals: &[Formal], args: &[String]) -> Option<Env> {
+fn bind(formals: &[Formal], args: &[String]) -> Option<Vec<(String, String)>> {
     let kws: Vec<&str> = formals
         .iter()
         .filter_map(|f| f.keyword.as_deref())
@@ -103,7 +150,7 @@ fn bind(formals: &[Formal], args: &[String]) -> Option<Env> {
     let rest = formals
         .iter()
         .find(|f| f.keyword.as_deref() == Some("__REST__"));
-    let mut env = Env::new();
+    let mut env = Vec::new();
     for f in formals.iter().filter(|f| f.keyword.is_some()) {
         env.push((f.var.clone(), String::new()));
     }
@@ -133,23 +180,73 @@ fn bind(formals: &[Formal], args: &[String]) -> Option<Env> {
     }
 }
 
+/// A pass-through node whose unmatched ports Click reports: a compound instance's `input`
+/// or `output`, or an end of a group.
+struct Tunnel {
+    /// The compound instance (a path, see [`Expander::path_name`]), or `None` for a group.
+    inst: Option<usize>,
+    lm: Landmark,
+    /// The input side: outer connections arrive, inner ones leave.
+    input: bool,
+}
+
 enum Node {
     Real(FlatElement),
-    Virtual,
+    /// Spliced away; no tunnel for undeclared names and failed expansions.
+    Virtual(Option<Tunnel>),
 }
 
 enum Resolved<'a> {
     Primitive(String),
-    Body(&'a crate::parser::Body, ClassId, Env),
+    Body(&'a crate::parser::Body, Vec<(String, String)>),
+}
+
+/// A scope being expanded: the file, or the body of one compound instance.
+struct Frame<'a> {
+    scope: &'a Scope,
+    env: usize,
+    /// The instance's path and landmark (`None` for the file).
+    inst: Option<(usize, Landmark)>,
+    /// Next declaration to expand.
+    next: usize,
+    /// Each expanded declaration's (input node, output node).
+    ends: Vec<(usize, usize)>,
+    nin: Vec<usize>,
+    nout: Vec<usize>,
+}
+
+impl<'a> Frame<'a> {
+    fn new(scope: &'a Scope, env: usize, inst: Option<(usize, Landmark)>) -> Self {
+        let mut nin = vec![0usize; scope.decls.len()];
+        let mut nout = vec![0usize; scope.decls.len()];
+        for c in &scope.conns {
+            nout[c.from] = nout[c.from].max(c.from_port + 1);
+            nin[c.to] = nin[c.to].max(c.to_port + 1);
+        }
+        Frame {
+            scope,
+            env,
+            inst,
+            next: 0,
+            ends: Vec::with_capacity(scope.decls.len()),
+            nin,
+            nout,
+        }
+    }
 }
 
 pub(crate) struct Expander<'a> {
     classes: &'a [ClassDef],
+    /// Variable environments of the file and of every compound instance.
+    pub envs: Envs,
     pub diags: Vec<Diagnostic>,
     nodes: Vec<Node>,
     edges: Vec<(usize, usize, usize, usize, Landmark)>,
-    /// Bodies being expanded (by address), for recursion detection.
-    stack: Vec<*const crate::parser::Body>,
+    /// Compound instance names as a tree (parent, last component): a full name costs memory
+    /// only when an element needs it, however deep the nesting.
+    paths: Vec<(Option<usize>, String)>,
+    /// Real elements so far.
+    elements: usize,
     too_large: bool,
 }
 
@@ -157,10 +254,12 @@ impl<'a> Expander<'a> {
     pub fn new(classes: &'a [ClassDef]) -> Self {
         Expander {
             classes,
+            envs: Envs::default(),
             diags: Vec::new(),
             nodes: Vec::new(),
             edges: Vec::new(),
-            stack: Vec::new(),
+            paths: Vec::new(),
+            elements: 0,
             too_large: false,
         }
     }
@@ -172,6 +271,8 @@ impl<'a> Expander<'a> {
         });
     }
 
+    /// The definition of class `r` that fits these arguments and port counts, following
+    /// overloads and `...` extensions.
     fn resolve(
         &self,
         r: &ClassRef,
@@ -179,156 +280,216 @@ impl<'a> Expander<'a> {
         nin: usize,
         nout: usize,
     ) -> Result<Resolved<'a>, String> {
-        let id = match r {
+        let classes: &'a [ClassDef] = self.classes;
+        let mut id = match r {
             ClassRef::Primitive(c) => return Ok(Resolved::Primitive(c.clone())),
             ClassRef::Compound(id) => *id,
         };
-        let classes: &'a [ClassDef] = self.classes;
-        let def = &classes[id];
-        let mut matching = Vec::new();
-        let mut prev = None;
-        for alt in &def.alts {
-            match alt {
-                Alt::Body(b) => {
-                    if let Some(env) = bind(&b.formals, args) {
-                        matching.push((&**b, env));
+        loop {
+            let def = &classes[id];
+            let mut matching = Vec::new();
+            let mut prev = None;
+            for alt in &def.alts {
+                match alt {
+                    Alt::Body(b) => {
+                        if let Some(env) = bind(&b.formals, args) {
+                            matching.push((&**b, env));
+                        }
                     }
+                    Alt::Prev(p) => prev = Some(p.clone()),
                 }
-                Alt::Prev(p) => prev = Some(p.clone()),
             }
+            let exact = matching
+                .iter()
+                .position(|(b, _)| b.ninputs == nin && b.noutputs == nout);
+            let fits = matching
+                .iter()
+                .position(|(b, _)| b.ninputs >= nin && b.noutputs >= nout);
+            if let Some(i) = exact.or(fits) {
+                let (b, env) = matching.swap_remove(i);
+                return Ok(Resolved::Body(b, env));
+            }
+            match prev {
+                Some(Some(ClassRef::Compound(p))) => {
+                    id = p;
+                    continue;
+                }
+                Some(Some(ClassRef::Primitive(c))) => return Ok(Resolved::Primitive(c)),
+                Some(None) => return Ok(Resolved::Primitive(def.name.clone())),
+                None => {}
+            }
+            if let Some((b, env)) = matching.into_iter().next() {
+                return Ok(Resolved::Body(b, env));
+            }
+            return Err(format!(
+                "wrong number of arguments to element class '{}' (got {})",
+                def.name,
+                args.len()
+            ));
         }
-        let exact = matching
-            .iter()
-            .position(|(b, _)| b.ninputs == nin && b.noutputs == nout);
-        let fits = matching
-            .iter()
-            .position(|(b, _)| b.ninputs >= nin && b.noutputs >= nout);
-        if let Some(i) = exact.or(fits) {
-            let (b, env) = matching.swap_remove(i);
-            return Ok(Resolved::Body(b, id, env));
-        }
-        if let Some(p) = prev {
-            return match p {
-                Some(p) => self.resolve(&p, args, nin, nout),
-                None => Ok(Resolved::Primitive(def.name.clone())),
-            };
-        }
-        if let Some((b, env)) = matching.into_iter().next() {
-            return Ok(Resolved::Body(b, id, env));
-        }
-        Err(format!(
-            "wrong number of arguments to element class '{}' (got {})",
-            def.name,
-            args.len()
-        ))
     }
 
-    /// Expands one scope; returns each declaration's (input node, output node).
-    pub fn expand_scope(
-        &mut self,
-        scope: &'a Scope,
-        prefix: &str,
-        env: &Env,
-    ) -> Vec<(usize, usize)> {
-        let mut ends = Vec::with_capacity(scope.decls.len());
-        let mut nin = vec![0usize; scope.decls.len()];
-        let mut nout = vec![0usize; scope.decls.len()];
-        for c in &scope.conns {
-            nout[c.from] = nout[c.from].max(c.from_port + 1);
-            nin[c.to] = nin[c.to].max(c.to_port + 1);
+    /// The full name of `last` inside instance path `path` (`None`: the file).
+    fn path_name(&self, path: Option<usize>, last: &str) -> String {
+        let mut parts = vec![last];
+        let mut p = path;
+        while let Some(i) = p {
+            parts.push(&self.paths[i].1);
+            p = self.paths[i].0;
         }
-        for (i, d) in scope.decls.iter().enumerate() {
-            if self.nodes.len() > MAX_ELEMENTS {
+        parts.reverse();
+        parts.join("/")
+    }
+
+    fn push_node(&mut self, n: Node) -> usize {
+        self.nodes.push(n);
+        self.nodes.len() - 1
+    }
+
+    /// Expands the file scope `top` in environment `env`. Iterative: compound instances
+    /// nested to any depth cost heap, not stack.
+    pub fn expand(&mut self, top: &'a Scope, env: usize) {
+        let mut stack = vec![Frame::new(top, env, None)];
+        while let Some(f) = stack.last_mut() {
+            let i = f.next;
+            if i == f.scope.decls.len() {
+                let Some(f) = stack.pop() else { break };
+                for c in &f.scope.conns {
+                    let (from, to) = (f.ends[c.from].1, f.ends[c.to].0);
+                    if from != usize::MAX && to != usize::MAX {
+                        self.edges
+                            .push((from, c.from_port, to, c.to_port, c.lm.clone()));
+                    }
+                }
+                if let Some(parent) = stack.last_mut() {
+                    // Decls 0 and 1 of a body are its input and output.
+                    parent.ends.push((f.ends[0].0, f.ends[1].1));
+                }
+                continue;
+            }
+            f.next += 1;
+            let scope: &'a Scope = f.scope;
+            let d = &scope.decls[i];
+            let (env, nin, nout) = (f.env, f.nin[i], f.nout[i]);
+            if self.elements > MAX_ELEMENTS || self.nodes.len() > MAX_NODES {
+                f.ends.push((usize::MAX, usize::MAX));
                 if !self.too_large {
                     self.too_large = true;
                     self.error(&d.lm, "configuration too large".into());
                 }
-                ends.push((usize::MAX, usize::MAX));
                 continue;
             }
-            let name = format!("{prefix}{}", d.name);
-            match &d.kind {
+            let path = f.inst.as_ref().map(|(p, _)| *p);
+            let r = match &d.kind {
                 DeclKind::Virtual | DeclKind::Forward => {
-                    self.nodes.push(Node::Virtual);
-                    let n = self.nodes.len() - 1;
-                    ends.push((n, n));
-                }
-                DeclKind::Class(r) => {
-                    let config = substitute(&d.config, env);
-                    let args = match r {
-                        ClassRef::Compound(_) => split_args(&config),
-                        ClassRef::Primitive(_) => Vec::new(),
+                    let tunnel = match &f.inst {
+                        Some((inst, lm)) if scope.compound && i < 2 => Some(Tunnel {
+                            inst: Some(*inst),
+                            lm: lm.clone(),
+                            input: i == 0,
+                        }),
+                        _ if d.name.starts_with("@group") => Some(Tunnel {
+                            inst: None,
+                            lm: d.lm.clone(),
+                            input: d.name.ends_with(" in"),
+                        }),
+                        _ => None,
                     };
-                    match self.resolve(r, &args, nin[i], nout[i]) {
-                        Ok(Resolved::Primitive(class)) => {
-                            self.nodes.push(Node::Real(FlatElement {
-                                name,
-                                class,
-                                config,
-                                landmark: d.lm.clone(),
-                            }));
-                            let n = self.nodes.len() - 1;
-                            ends.push((n, n));
-                        }
-                        Ok(Resolved::Body(body, id, bound)) => {
-                            let key = body as *const crate::parser::Body;
-                            if self.stack.contains(&key) || self.stack.len() > MAX_NESTING {
-                                let cname = self.classes[id].name.clone();
-                                self.error(&d.lm, format!("recursive element class '{cname}'"));
-                                self.nodes.push(Node::Virtual);
-                                let n = self.nodes.len() - 1;
-                                ends.push((n, n));
-                                continue;
-                            }
-                            if nin[i] > body.ninputs || nout[i] > body.noutputs {
-                                if nin[i] > body.ninputs {
-                                    self.error(
-                                        &d.lm,
-                                        format!("'{name}' input {} out of range", nin[i] - 1),
-                                    );
-                                }
-                                if nout[i] > body.noutputs {
-                                    self.error(
-                                        &d.lm,
-                                        format!("'{name}' output {} out of range", nout[i] - 1),
-                                    );
-                                }
-                            }
-                            let mut inner = env.clone();
-                            inner.extend(bound);
-                            for (n, v) in &body.scope.defines {
-                                let v = substitute(v, &inner);
-                                inner.push((n.clone(), v));
-                            }
-                            self.stack.push(key);
-                            let sub = self.expand_scope(&body.scope, &format!("{name}/"), &inner);
-                            self.stack.pop();
-                            // decls 0 and 1 are input and output.
-                            ends.push((sub[0].0, sub[1].1));
-                        }
-                        Err(msg) => {
-                            self.error(&d.lm, msg);
-                            self.nodes.push(Node::Virtual);
-                            let n = self.nodes.len() - 1;
-                            ends.push((n, n));
-                        }
+                    let n = self.nodes.len();
+                    f.ends.push((n, n));
+                    self.push_node(Node::Virtual(tunnel));
+                    continue;
+                }
+                DeclKind::Class(r) => r,
+            };
+            let config = substitute(&d.config, &self.envs, env);
+            let args = match r {
+                ClassRef::Compound(_) => split_args(&config),
+                ClassRef::Primitive(_) => Vec::new(),
+            };
+            match self.resolve(r, &args, nin, nout) {
+                Ok(Resolved::Primitive(class)) => {
+                    let n = self.nodes.len();
+                    f.ends.push((n, n));
+                    let name = self.path_name(path, &d.name);
+                    self.elements += 1;
+                    self.push_node(Node::Real(FlatElement {
+                        name,
+                        class,
+                        config,
+                        landmark: d.lm.clone(),
+                    }));
+                }
+                Ok(Resolved::Body(body, bound)) => {
+                    let inner = self.envs.child(Some(env), body.depth);
+                    for (n, v) in bound {
+                        self.envs.define(inner, &n, v);
                     }
+                    for (n, v) in &body.scope.defines {
+                        let v = substitute(v, &self.envs, inner);
+                        self.envs.define(inner, n, v);
+                    }
+                    self.paths.push((path, d.name.clone()));
+                    let inst = self.paths.len() - 1;
+                    stack.push(Frame::new(&body.scope, inner, Some((inst, d.lm.clone()))));
+                }
+                Err(msg) => {
+                    let n = self.nodes.len();
+                    f.ends.push((n, n));
+                    self.push_node(Node::Virtual(None));
+                    self.error(&d.lm, msg);
                 }
             }
         }
-        for c in &scope.conns {
-            let (f, t) = (ends[c.from].1, ends[c.to].0);
-            if f == usize::MAX || t == usize::MAX {
-                continue;
-            }
-            self.edges
-                .push((f, c.from_port, t, c.to_port, c.lm.clone()));
-        }
-        ends
     }
 
-    /// Splices away virtual nodes and produces the flat configuration.
-    pub fn finish(self, requirements: Vec<String>) -> (FlatConfig, Vec<Diagnostic>) {
+    /// Splices away virtual nodes and produces the flat configuration. A compound or group
+    /// port that leads nowhere is an error, worded as Click words it.
+    pub fn finish(mut self, requirements: Vec<String>) -> (FlatConfig, Vec<Diagnostic>) {
+        let mut adj: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
+        let mut fed: HashSet<(usize, usize)> = HashSet::new();
+        for (k, e) in self.edges.iter().enumerate() {
+            adj.entry((e.0, e.1)).or_default().push(k);
+            fed.insert((e.2, e.3));
+        }
+        let mut reported: HashSet<(usize, usize)> = HashSet::new();
+        let mut msgs = Vec::new();
+        // A configuration cut short has ports left dangling by the cut: say nothing of them.
+        let edges = if self.too_large {
+            &[][..]
+        } else {
+            &self.edges[..]
+        };
+        for e in edges {
+            // The arriving end of an edge with nothing after it; the leaving end of an edge
+            // with nothing before it.
+            let ends = [
+                (e.2, e.3, true, !adj.contains_key(&(e.2, e.3))),
+                (e.0, e.1, false, !fed.contains(&(e.0, e.1))),
+            ];
+            for (n, p, arriving, dead) in ends {
+                let Node::Virtual(Some(t)) = &self.nodes[n] else {
+                    continue;
+                };
+                if !dead || !reported.insert((n, p)) {
+                    continue;
+                }
+                let name = match t.inst {
+                    Some(i) => self.path_name(self.paths[i].0, &self.paths[i].1),
+                    None => "<anonymous group>".into(),
+                };
+                let m = match (t.input, arriving) {
+                    (true, true) => format!("'{name}' has no input {p}"),
+                    (true, false) => format!("'{name}' input {p} unused"),
+                    (false, true) => format!("'{name}' output {p} unused"),
+                    (false, false) => format!("'{name}' has no output {p}"),
+                };
+                msgs.push((t.lm.clone(), m));
+            }
+        }
+        for (lm, m) in msgs {
+            self.error(&lm, m);
+        }
         let mut index = vec![usize::MAX; self.nodes.len()];
         let mut elements = Vec::new();
         for (i, n) in self.nodes.into_iter().enumerate() {
@@ -336,10 +497,6 @@ impl<'a> Expander<'a> {
                 index[i] = elements.len();
                 elements.push(e);
             }
-        }
-        let mut adj: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
-        for (k, e) in self.edges.iter().enumerate() {
-            adj.entry((e.0, e.1)).or_default().push(k);
         }
         let mut connections = Vec::new();
         let mut seen: HashSet<(usize, usize, usize, usize)> = HashSet::new();

@@ -101,6 +101,44 @@ impl FlatConfig {
     }
 }
 
+/// First of the 256 private-use characters that stand for the bytes of a configuration that
+/// are not UTF-8 (U+10FF00 + byte): configurations are bytes, as in Click.
+const RAW_BYTE_BASE: u32 = 0x10_FF00;
+
+/// Reads configuration bytes as text without loss: UTF-8 is kept, every other byte becomes
+/// a private-use character that [`encode_config`] and the argument parsers turn back into
+/// that byte (a byte inside a quoted string reaches the element unchanged).
+pub fn decode_config(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for &b in chunk.invalid() {
+            out.extend(char::from_u32(RAW_BYTE_BASE + u32::from(b)));
+        }
+    }
+    out
+}
+
+/// The byte a character stands for, if it is one of [`decode_config`]'s raw bytes.
+pub fn raw_byte(c: char) -> Option<u8> {
+    (u32::from(c))
+        .checked_sub(RAW_BYTE_BASE)
+        .and_then(|b| u8::try_from(b).ok())
+        .filter(|b| *b >= 0x80)
+}
+
+/// The bytes of configuration text, raw bytes restored (the inverse of [`decode_config`]).
+pub fn encode_config(text: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        match raw_byte(c) {
+            Some(b) => out.push(b),
+            None => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+        }
+    }
+    out
+}
+
 /// Parses a whole configuration, expands compound elements, substitutes parameters, and
 /// returns the flat graph. Every error found is returned, each with file:line.
 pub fn parse_config(
@@ -108,22 +146,33 @@ pub fn parse_config(
     filename: &str,
     defines: &[(String, String)],
 ) -> Result<FlatConfig, Vec<Diagnostic>> {
-    let mut p = parser::Parser::new(text, filename);
+    parse_config_with_classes(text, filename, defines, &|_| false)
+}
+
+/// Like [`parse_config`], knowing which names are primitive element classes (`is_class`):
+/// such a name used as an element name is an error, as in Click (`Idle :: Idle`).
+pub fn parse_config_with_classes(
+    text: &str,
+    filename: &str,
+    defines: &[(String, String)],
+    is_class: &dyn Fn(&str) -> bool,
+) -> Result<FlatConfig, Vec<Diagnostic>> {
+    let mut p = parser::Parser::new(text, filename, is_class);
     p.parse_top();
     let top = p.scopes.pop().unwrap_or_default();
-    let mut env: expand::Env = Vec::new();
-    for (n, v) in &top.defines {
-        let v = expand::substitute(v, &env);
-        env.push((n.clone(), v));
-    }
-    for (n, v) in defines {
-        let n = n.strip_prefix('$').unwrap_or(n);
-        env.push((n.to_string(), v.clone()));
-    }
     let mut diags = std::mem::take(&mut p.diags);
     let requirements = std::mem::take(&mut p.requirements);
     let mut ex = expand::Expander::new(&p.classes);
-    ex.expand_scope(&top, "", &env);
+    let env = ex.envs.child(None, 0);
+    for (n, v) in &top.defines {
+        let v = expand::substitute(v, &ex.envs, env);
+        ex.envs.define(env, n, v);
+    }
+    for (n, v) in defines {
+        let n = n.strip_prefix('$').unwrap_or(n);
+        ex.envs.define(env, n, v.clone());
+    }
+    ex.expand(&top, env);
     let (cfg, d) = ex.finish(requirements);
     diags.extend(d);
     if diags.is_empty() {

@@ -46,6 +46,11 @@ pub(crate) struct Scope {
     pub conns: Vec<Conn>,
     pub classes: HashMap<String, ClassRef>,
     pub defines: Vec<(String, String)>,
+    /// Formal parameter names of the compound body this scope is (they share one namespace
+    /// with `define`s).
+    pub params: Vec<String>,
+    /// Groups written directly in this scope.
+    pub groups: usize,
     pub compound: bool,
 }
 
@@ -61,6 +66,9 @@ pub(crate) struct Body {
     pub scope: Scope,
     pub ninputs: usize,
     pub noutputs: usize,
+    /// Lexical depth: 1 for a class defined at file level, one more per enclosing body.
+    /// Parameters of the enclosing bodies are visible in this one (Click's lexical scoping).
+    pub depth: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -79,12 +87,16 @@ pub(crate) struct ClassDef {
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Ctx {
     Top,
-    Compound,
+    /// Inside a body of this compound class.
+    Compound(ClassId),
+    /// Inside a group with these input and output nodes.
     Group(usize, usize),
 }
 
-pub(crate) struct Parser {
+pub(crate) struct Parser<'a> {
     lx: Lexer,
+    /// True for the names of primitive element classes.
+    is_class: &'a dyn Fn(&str) -> bool,
     buf: Vec<Token>,
     pub diags: Vec<Diagnostic>,
     pub classes: Vec<ClassDef>,
@@ -96,21 +108,49 @@ pub(crate) struct Parser {
     depth: usize,
 }
 
+/// One element of a connection. Port lists as in Click: empty when none was written, a
+/// trailing `EXPANDABLE` for `[]` or `[N,]` (consecutive ports from the one before).
 struct Endpoint {
     in_idx: usize,
     out_idx: usize,
-    in_port: usize,
-    out_port: usize,
-    /// Further elements of a declaration list `a, b :: Class` (each on port 0).
+    in_ports: Vec<i64>,
+    out_ports: Vec<i64>,
+    /// Further elements of a declaration list `a, b :: Class` (no ports).
     more: Vec<usize>,
 }
 
+impl Endpoint {
+    fn plain(idx: usize) -> Endpoint {
+        Endpoint {
+            in_idx: idx,
+            out_idx: idx,
+            in_ports: Vec::new(),
+            out_ports: Vec::new(),
+            more: Vec::new(),
+        }
+    }
+
+    fn ports(&self, output: bool) -> &[i64] {
+        if output {
+            &self.out_ports
+        } else {
+            &self.in_ports
+        }
+    }
+}
+
+/// Marks an expandable port list.
+const EXPANDABLE: i64 = -1;
+/// Ports above this are refused.
+const MAX_PORT: i64 = 1 << 20;
+/// Syntactic nesting of compound bodies and groups (recursive descent; Click allows 50).
 const MAX_DEPTH: usize = 200;
 
-impl Parser {
-    pub fn new(text: &str, file: &str) -> Parser {
+impl<'a> Parser<'a> {
+    pub fn new(text: &str, file: &str, is_class: &'a dyn Fn(&str) -> bool) -> Parser<'a> {
         Parser {
             lx: Lexer::new(text, file),
+            is_class,
             buf: Vec::new(),
             diags: Vec::new(),
             classes: Vec::new(),
@@ -307,14 +347,14 @@ impl Parser {
                     if !n.is_empty()
                         && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
                 {
-                    let n = n.to_string();
-                    let v = value.to_string();
-                    self.scope().defines.push((n, v));
+                    let sc = self.scope();
+                    if sc.params.iter().any(|p| p == n) || sc.defines.iter().any(|(d, _)| d == n) {
+                        self.error(lm.clone(), format!("parameter '${n}' multiply defined"));
+                    } else {
+                        sc.defines.push((n.to_string(), value.to_string()));
+                    }
                 }
-                _ => self.error(
-                    lm.clone(),
-                    format!("bad define '{a}', expected '$NAME value'"),
-                ),
+                _ => self.error(lm.clone(), "bad 'define' declaration: not a variable"),
             }
         }
     }
@@ -351,24 +391,24 @@ impl Parser {
         }
     }
 
-    /// Parses a compound class body after `{`; registers `name` in the current scope first so
-    /// self-references resolve (and are reported as recursion on expansion).
+    /// Parses a compound class body after `{`. The name is registered in the current scope
+    /// only after the whole definition, so inside it `name` means the previous definition
+    /// (Click's overloading: `elementclass Discard { input -> Discard }`).
     fn compound_class(
         &mut self,
         name: String,
         prev: Option<ClassRef>,
         lm: Landmark,
     ) -> Option<ClassId> {
+        if self.depth >= MAX_DEPTH {
+            self.error(lm, "maximum compound element nesting depth exceeded");
+            return None;
+        }
         let id = self.classes.len();
         self.classes.push(ClassDef {
             name: name.clone(),
             alts: Vec::new(),
         });
-        self.scope().classes.insert(name, ClassRef::Compound(id));
-        if self.depth > MAX_DEPTH {
-            self.error(lm, "compound elements nested too deeply");
-            return None;
-        }
         self.depth += 1;
         let mut ok = true;
         loop {
@@ -376,9 +416,11 @@ impl Parser {
                 self.next();
                 self.classes[id].alts.push(Alt::Prev(prev.clone()));
             } else {
+                let body_lm = self.lm();
                 let formals = self.formals();
                 let mut scope = Scope {
                     compound: true,
+                    params: formals.iter().map(|f| f.var.clone()).collect(),
                     ..Scope::default()
                 };
                 for (i, n) in ["input", "output"].iter().enumerate() {
@@ -390,13 +432,14 @@ impl Parser {
                     });
                     scope.names.insert(n.to_string(), i);
                 }
+                let depth = self.scopes.len();
                 self.scopes.push(scope);
-                self.ctx.push(Ctx::Compound);
+                self.ctx.push(Ctx::Compound(id));
                 self.statements();
                 self.finish_scope();
                 self.ctx.pop();
-                let scope = self.scopes.pop().unwrap();
-                let body = self.make_body(formals, scope);
+                let scope = self.scopes.pop().unwrap_or_default();
+                let body = self.make_body(id, formals, scope, depth, body_lm);
                 self.classes[id].alts.push(Alt::Body(Box::new(body)));
             }
             match self.peek() {
@@ -426,27 +469,61 @@ impl Parser {
             }
         }
         self.depth -= 1;
+        self.scope().classes.insert(name, ClassRef::Compound(id));
         ok.then_some(id)
     }
 
-    /// Builds a compound body; unused pseudo-ports are allowed (Click only warns).
-    fn make_body(&mut self, formals: Vec<Formal>, scope: Scope) -> Body {
-        let mut nin = 0;
-        let mut nout = 0;
-        for c in &scope.conns {
-            if c.from == 0 {
-                nin = nin.max(c.from_port + 1);
-            }
-            if c.to == 1 {
-                nout = nout.max(c.to_port + 1);
-            }
-        }
+    /// Builds a compound body, checking its pseudo-ports as Click does: every port below the
+    /// highest one used must be used.
+    fn make_body(
+        &mut self,
+        id: ClassId,
+        formals: Vec<Formal>,
+        scope: Scope,
+        depth: usize,
+        lm: Landmark,
+    ) -> Body {
+        let name = self.printable_class(id).to_string();
+        let nin = self.check_pseudo_ports(&scope.conns, 0, true, &name, &lm);
+        let nout = self.check_pseudo_ports(&scope.conns, 1, false, &name, &lm);
         Body {
             formals,
             scope,
             ninputs: nin,
             noutputs: nout,
+            depth,
         }
+    }
+
+    /// Counts the ports of pseudo-element `node` (an `input` if `is_input`: its outputs are
+    /// the ports) and reports gaps (`'NAME' input 0 missing`). Returns the port count.
+    fn check_pseudo_ports(
+        &mut self,
+        conns: &[Conn],
+        node: usize,
+        is_input: bool,
+        name: &str,
+        lm: &Landmark,
+    ) -> usize {
+        let mut used: Vec<bool> = Vec::new();
+        for c in conns {
+            let p = if is_input && c.from == node {
+                c.from_port
+            } else if !is_input && c.to == node {
+                c.to_port
+            } else {
+                continue;
+            };
+            if used.len() <= p {
+                used.resize(p + 1, false);
+            }
+            used[p] = true;
+        }
+        let what = if is_input { "input" } else { "output" };
+        for (p, _) in used.iter().enumerate().filter(|(_, u)| !**u) {
+            self.error(lm.clone(), format!("'{name}' {what} {p} missing"));
+        }
+        used.len()
     }
 
     /// Optional `$a, $b, KEYWORD $c |` formal parameter list.
@@ -503,7 +580,7 @@ impl Parser {
         lm: &Landmark,
     ) {
         if out.iter().any(|f| f.var == var) {
-            self.error(lm.clone(), format!("repeated formal parameter '${var}'"));
+            self.error(lm.clone(), format!("parameter '${var}' multiply defined"));
         }
         if kw.is_none() && out.iter().any(|f| f.keyword.is_some()) {
             self.error(
@@ -514,41 +591,85 @@ impl Parser {
         out.push(Formal { var, keyword: kw });
     }
 
-    fn port(&mut self) -> Option<usize> {
+    /// A port list after `[`: `[2]`, `[0, 1]`, `[0-2]`, `[]` or `[1,]` (expandable).
+    fn port(&mut self) -> Option<Vec<i64>> {
         let open = self.next();
         debug_assert!(matches!(open.tok, Tok::LBrack));
-        let t = self.next();
-        let n = match &t.tok {
-            Tok::Ident(s) => s.parse::<usize>().ok().filter(|&n| n < 1 << 20),
-            Tok::RBrack => {
-                self.buf.insert(0, t.clone());
-                Some(0)
+        let mut ports = Vec::new();
+        let mut dash = false;
+        let mut last = -1i64;
+        loop {
+            let t = self.next();
+            match &t.tok {
+                Tok::Ident(w) => {
+                    let n = match w.parse::<u64>() {
+                        Ok(n) if n <= MAX_PORT as u64 => n as i64,
+                        Ok(_) => {
+                            self.error(t.lm, format!("port number {w} out of range"));
+                            return None;
+                        }
+                        Err(_) if !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()) => {
+                            self.error(t.lm, format!("port number {w} out of range"));
+                            return None;
+                        }
+                        Err(_) => {
+                            self.error(t.lm, "syntax error: port number should be integer");
+                            return None;
+                        }
+                    };
+                    if dash {
+                        if n < last {
+                            self.error(t.lm, format!("bad port range '{last}-{n}'"));
+                            return None;
+                        }
+                        ports.extend(last + 1..=n);
+                    } else {
+                        ports.push(n);
+                    }
+                    last = n;
+                }
+                Tok::RBrack => {
+                    if ports.is_empty() {
+                        ports.push(0);
+                    }
+                    ports.push(EXPANDABLE);
+                    return Some(ports);
+                }
+                _ => {
+                    self.buf.insert(0, t);
+                    self.error(open.lm, "syntax error: expected port number");
+                    return None;
+                }
             }
-            _ => None,
-        };
-        let Some(n) = n else {
-            self.buf.insert(0, t);
-            self.error(open.lm, "syntax error: expected port number");
-            return None;
-        };
-        if !matches!(self.peek(), Tok::RBrack) {
-            let lm = self.lm();
-            self.error(lm, "syntax error: expected ']'");
-            return None;
+            let t = self.next();
+            match t.tok {
+                Tok::RBrack => return Some(ports),
+                Tok::Other('-') if !dash => dash = true,
+                Tok::Comma => dash = false,
+                _ => {
+                    self.buf.insert(0, t.clone());
+                    self.error(t.lm, "syntax error: expected ','");
+                    return None;
+                }
+            }
         }
-        self.next();
-        Some(n)
     }
 
     fn connect(&mut self, from: usize, from_port: usize, to: usize, to_port: usize, lm: Landmark) {
-        let scope = self.scopes.last().unwrap();
-        if scope.compound {
-            if to == 0 {
-                self.error(lm.clone(), "'input' pseudoelement used as output");
-                return;
-            }
-            if from == 1 {
-                self.error(lm.clone(), "'output' pseudoelement used as input");
+        let (name, gin, gout) = match *self.ctx.last().unwrap_or(&Ctx::Top) {
+            Ctx::Group(gin, gout) => ("<anonymous group>".to_string(), gin, gout),
+            Ctx::Compound(id) => (self.printable_class(id).to_string(), 0, 1),
+            Ctx::Top => (String::new(), usize::MAX, usize::MAX),
+        };
+        for (bad, pseudo, good) in [
+            (to == gin, "input", "output"),
+            (from == gout, "output", "input"),
+        ] {
+            if bad {
+                self.error(
+                    lm,
+                    format!("'{name}' pseudoelement '{pseudo}' may only be used as {good}"),
+                );
                 return;
             }
         }
@@ -561,23 +682,25 @@ impl Parser {
         });
     }
 
+    /// A compound class's name for messages.
+    fn printable_class(&self, id: ClassId) -> &str {
+        let n = self.classes.get(id).map_or("", |c| c.name.as_str());
+        if n.starts_with('@') {
+            "<anonymous>"
+        } else {
+            n
+        }
+    }
+
     /// One position of a connection: endpoints separated by commas (`c[0], c[1]`), with
     /// declaration lists (`a, b :: Class`) expanded.
     fn endpoint_list(&mut self, first: bool) -> Option<Vec<Endpoint>> {
         let mut out = Vec::new();
         loop {
-            let mut e = self.endpoint(first)?;
+            let mut e = self.endpoint(first && out.is_empty())?;
             let more = std::mem::take(&mut e.more);
             out.push(e);
-            for i in more {
-                out.push(Endpoint {
-                    in_idx: i,
-                    out_idx: i,
-                    in_port: 0,
-                    out_port: 0,
-                    more: Vec::new(),
-                });
-            }
+            out.extend(more.into_iter().map(Endpoint::plain));
             if !matches!(self.peek(), Tok::Comma) {
                 return Some(out);
             }
@@ -585,112 +708,196 @@ impl Parser {
         }
     }
 
-    /// A connection chain. `->` joins one endpoint to many or many to one; `=>` matches
-    /// endpoints pairwise, a lone element on one side standing for its consecutive ports.
+    /// A connection chain; each arrow connects the endpoints on its two sides as Click does
+    /// (`Lexer::yconnection_connect_all`).
     fn chain(&mut self) {
-        let Some(mut prev) = self.endpoint_list(true) else {
-            return;
+        let nested = *self.ctx.last().unwrap_or(&Ctx::Top) != Ctx::Top;
+        let mut prev = if nested && matches!(self.peek(), Tok::Arrow | Tok::DArrow) {
+            // `-> x` in a compound or group starts at its input.
+            vec![Endpoint::plain(self.pseudo(true))]
+        } else {
+            let Some(p) = self.endpoint_list(true) else {
+                return;
+            };
+            p
         };
         let mut count = 1;
         while matches!(self.peek(), Tok::Arrow | Tok::DArrow) {
             let arrow = self.next();
-            let Some(next) = self.endpoint_list(false) else {
-                return;
+            let next = if nested && !Self::starts_element(self.peek()) {
+                // `x ->` at the end of a chain in a compound or group ends at its output.
+                vec![Endpoint::plain(self.pseudo(false))]
+            } else {
+                let Some(n) = self.endpoint_list(false) else {
+                    return;
+                };
+                n
             };
             count += 1;
-            let (m, n) = (prev.len(), next.len());
-            let mut pairs: Vec<(usize, usize, usize, usize)> = Vec::new();
-            if matches!(arrow.tok, Tok::DArrow) && m != n && m != 1 && n != 1 {
-                self.error(
-                    arrow.lm.clone(),
-                    format!(
-                        "'=>' connects {} outputs to {} inputs; the counts must match",
-                        m, n
-                    ),
-                );
-                return;
-            }
-            if matches!(arrow.tok, Tok::DArrow) && m != n {
-                if m == 1 {
-                    let a = &prev[0];
-                    for (k, b) in next.iter().enumerate() {
-                        pairs.push((a.out_idx, a.out_port + k, b.in_idx, b.in_port));
-                    }
-                } else {
-                    let b = &next[0];
-                    for (k, a) in prev.iter().enumerate() {
-                        pairs.push((a.out_idx, a.out_port, b.in_idx, b.in_port + k));
-                    }
-                }
-            } else if matches!(arrow.tok, Tok::DArrow) {
-                for (a, b) in prev.iter().zip(next.iter()) {
-                    pairs.push((a.out_idx, a.out_port, b.in_idx, b.in_port));
-                }
-            } else if m == 1 || n == 1 {
-                for a in &prev {
-                    for b in &next {
-                        pairs.push((a.out_idx, a.out_port, b.in_idx, b.in_port));
-                    }
-                }
-            } else {
-                self.error(
-                    arrow.lm.clone(),
-                    "many-to-many connection with '->'; use '=>'",
-                );
-                return;
-            }
-            for (f, fp, t, tp) in pairs {
-                self.connect(f, fp, t, tp, arrow.lm.clone());
-            }
+            self.connect_all(&prev, &next, matches!(arrow.tok, Tok::DArrow), arrow.lm);
             prev = next;
         }
-        if count == 1 && prev.len() == 1 && (prev[0].in_port != 0 || prev[0].out_port != 0) {
-            let lm = self.lm();
-            self.error(lm, "syntax error: port without connection");
+        let lm = self.lm();
+        if prev.iter().any(|e| !e.out_ports.is_empty()) {
+            self.error(lm.clone(), "output ports ignored at end of chain");
+        }
+        if count == 1 && prev.iter().any(|e| !e.in_ports.is_empty()) {
+            self.error(lm, "input ports ignored at start of chain");
+        }
+    }
+
+    /// The `input` (or `output`) pseudo-element of the innermost compound or group.
+    fn pseudo(&self, input: bool) -> usize {
+        match *self.ctx.last().unwrap_or(&Ctx::Top) {
+            Ctx::Group(gin, gout) => {
+                if input {
+                    gin
+                } else {
+                    gout
+                }
+            }
+            _ => usize::from(!input),
+        }
+    }
+
+    /// Connects every output in `outs` to the inputs in `ins`: one-to-many, many-to-one, or
+    /// (with `=>`) pairwise, port lists and expandable ports included.
+    fn connect_all(&mut self, outs: &[Endpoint], ins: &[Endpoint], double: bool, lm: Landmark) {
+        // Index 0: the inputs side, 1: the outputs side (as in Click).
+        let sides: [&[Endpoint]; 2] = [ins, outs];
+        let mut minp = [0usize; 2];
+        let mut expandable = [0usize; 2];
+        for k in 0..2 {
+            for e in sides[k] {
+                let ps = e.ports(k == 1);
+                let n = ps.len();
+                if n <= 1 {
+                    minp[k] += 1;
+                } else if ps[n - 1] == EXPANDABLE {
+                    minp[k] += n - 1;
+                    expandable[k] += 1;
+                } else {
+                    minp[k] += n;
+                }
+            }
+        }
+        if expandable[0] + expandable[1] > 1 {
+            self.error(
+                lm.clone(),
+                "at most one expandable port allowed per connection",
+            );
+            expandable[usize::from(minp[0] < minp[1])] = 0;
+        }
+        if double {
+            // `=>` reads a lone element without ports as consecutive ports.
+            for k in 0..2 {
+                if minp[k] == 1 && minp[1 - k] > 1 && sides[k][0].ports(k == 1).is_empty() {
+                    expandable[k] = 1;
+                }
+            }
+        }
+        let mut step = [false; 2];
+        let mut nexp = [0usize; 2];
+        for k in 0..2 {
+            step[k] = minp[k] > 1 || expandable[k] > 0;
+            nexp[k] = if expandable[k] > 0 {
+                minp[1 - k].saturating_sub(minp[k])
+            } else {
+                0
+            };
+        }
+        if step[0] && step[1] {
+            let (mi, mo) = (minp[0], minp[1]);
+            if !double {
+                self.error(
+                    lm.clone(),
+                    "syntax error: many-to-many connections require '=>'",
+                );
+            }
+            if expandable[0] == 0 && expandable[1] == 0 && mi != mo {
+                self.error(
+                    lm.clone(),
+                    format!("connection mismatch: {mo} outputs connected to {mi} inputs"),
+                );
+            } else if expandable[0] == 0 && mi < mo {
+                self.error(
+                    lm.clone(),
+                    format!("connection mismatch: {mo} or more outputs connected to {mi} inputs"),
+                );
+            } else if expandable[1] == 0 && mo < mi {
+                self.error(
+                    lm.clone(),
+                    format!("connection mismatch: {mo} outputs connected to {mi} or more inputs"),
+                );
+            }
+        } else if !step[0] && !step[1] {
+            step[0] = true;
+        }
+        let mut it = [0usize; 2];
+        let mut ppos = [0usize; 2];
+        let mut port = [-1i64; 2];
+        while it[0] < ins.len() && it[1] < outs.len() {
+            for k in 0..2 {
+                if port[k] < 0 {
+                    port[k] = sides[k][it[k]].ports(k == 1).first().copied().unwrap_or(0);
+                }
+            }
+            let (a, b) = (&outs[it[1]], &ins[it[0]]);
+            let (from, to) = (a.out_idx, b.in_idx);
+            self.connect(from, port[1] as usize, to, port[0] as usize, lm.clone());
+            for k in 0..2 {
+                if !step[k] {
+                    continue;
+                }
+                let pv = sides[k][it[k]].ports(k == 1);
+                let np = pv.len();
+                ppos[k] += 1;
+                if ppos[k] < np && pv[ppos[k]] >= 0 {
+                    port[k] = pv[ppos[k]];
+                } else if np >= 2 && pv[np - 1] == EXPANDABLE && nexp[k] > 0 {
+                    port[k] = pv[np - 2] + (ppos[k] - (np - 2)) as i64;
+                    nexp[k] -= 1;
+                } else if np == 0 && minp[k] == 1 && nexp[k] > 0 {
+                    port[k] = ppos[k] as i64;
+                    nexp[k] -= 1;
+                } else {
+                    port[k] = -1;
+                    ppos[k] = 0;
+                    it[k] += 1;
+                }
+            }
         }
     }
 
     fn starts_element(tok: &Tok) -> bool {
-        matches!(tok, Tok::Ident(_) | Tok::LBrace | Tok::LParen)
+        matches!(tok, Tok::Ident(_) | Tok::LBrace | Tok::LParen | Tok::LBrack)
     }
 
-    /// One element in a connection chain, with optional ports.
+    /// One element in a connection chain, with optional port lists.
     fn endpoint(&mut self, first: bool) -> Option<Endpoint> {
-        let mut in_port = 0;
+        let mut in_ports = Vec::new();
         if matches!(self.peek(), Tok::LBrack) {
-            in_port = self.port()?;
-            let ctx = *self.ctx.last().unwrap();
-            // Bare ports refer to the enclosing compound or group.
-            if ctx != Ctx::Top {
-                let (gin, gout) = match ctx {
-                    Ctx::Group(a, b) => (a, b),
-                    _ => (0, 1),
-                };
+            in_ports = self.port()?;
+            if *self.ctx.last().unwrap_or(&Ctx::Top) != Ctx::Top {
+                // Bare ports refer to the enclosing compound or group: `[1] -> x` starts at
+                // its input, `x -> [1]` ends at its output.
                 if first && matches!(self.peek(), Tok::Arrow | Tok::DArrow) {
-                    return Some(Endpoint {
-                        in_idx: gin,
-                        out_idx: gin,
-                        in_port: 0,
-                        out_port: in_port,
-                        more: Vec::new(),
-                    });
+                    let mut e = Endpoint::plain(self.pseudo(true));
+                    e.out_ports = in_ports;
+                    return Some(e);
                 }
                 if !first && !Self::starts_element(self.peek()) {
-                    return Some(Endpoint {
-                        in_idx: gout,
-                        out_idx: gout,
-                        in_port,
-                        out_port: 0,
-                        more: Vec::new(),
-                    });
+                    let mut e = Endpoint::plain(self.pseudo(false));
+                    e.in_ports = in_ports;
+                    return Some(e);
                 }
             }
         }
         let t = self.peek_n(0).clone();
-        let (in_idx, out_idx, more) = match t.tok {
+        let (in_idx, out_idx, more, implied) = match t.tok {
             Tok::Ident(name) => {
                 let (i, l) = self.element_ref(name, t.lm)?;
-                (i, i, l)
+                (i, i, l, None)
             }
             Tok::LBrace => {
                 self.next();
@@ -700,27 +907,36 @@ impl Parser {
                 let config = self.opt_config();
                 let name = self.anon_name(&cname);
                 let i = self.declare(name, DeclKind::Class(ClassRef::Compound(id)), config, t.lm);
-                (i, i, Vec::new())
+                (i, i, Vec::new(), None)
             }
             Tok::LParen => {
                 self.next();
-                let (a, b) = self.group(t.lm)?;
-                (a, b, Vec::new())
+                let (a, b, nin, nout) = self.group(t.lm)?;
+                (a, b, Vec::new(), Some((nin, nout)))
             }
             _ => {
                 self.syntax_error();
                 return None;
             }
         };
-        let mut out_port = 0;
+        let mut out_ports = Vec::new();
         if matches!(self.peek(), Tok::LBrack) {
-            out_port = self.port()?;
+            out_ports = self.port()?;
+        }
+        // A group without written ports has all of its ports, in order, on each side.
+        if let Some((nin, nout)) = implied {
+            if in_ports.is_empty() {
+                in_ports = (0..nin as i64).collect();
+            }
+            if out_ports.is_empty() {
+                out_ports = (0..nout as i64).collect();
+            }
         }
         Some(Endpoint {
             in_idx,
             out_idx,
-            in_port,
-            out_port,
+            in_ports,
+            out_ports,
             more,
         })
     }
@@ -729,8 +945,12 @@ impl Parser {
         self.anon_class += 1;
     }
 
+    /// Click's name for an anonymous element: `Class@N`, N counting the elements declared
+    /// so far in this scope (a group counts as three: itself, its input and its output; a
+    /// compound's own `input` and `output` do not count).
     fn anon_name(&mut self, class: &str) -> String {
-        let n = self.scope().decls.len() + 1;
+        let s = self.scope();
+        let n = (s.decls.len() + s.groups + 1).saturating_sub(if s.compound { 2 } else { 0 });
         let base = class.rsplit('/').next().unwrap_or(class);
         let mut name = format!("{base}@{n}");
         let mut k = n;
@@ -758,7 +978,11 @@ impl Parser {
                 d.config = config;
                 d.lm = lm;
             } else {
+                let old = (!matches!(d.kind, DeclKind::Virtual)).then(|| d.lm.clone());
                 self.error(lm, format!("redeclaration of element '{name}'"));
+                if let Some(old) = old {
+                    self.error(old, format!("element '{name}' previously declared here"));
+                }
             }
             return i;
         }
@@ -850,6 +1074,14 @@ impl Parser {
             ));
         }
         let has_config = matches!(self.peek(), Tok::LParen);
+        if let Ctx::Group(gin, gout) = *self.ctx.last().unwrap_or(&Ctx::Top) {
+            // In a group, `input` and `output` are the group's own ports.
+            match name.as_str() {
+                "input" => return Some((gin, Vec::new())),
+                "output" => return Some((gout, Vec::new())),
+                _ => {}
+            }
+        }
         if let Some(&i) = self.scope().names.get(&name) {
             if has_config {
                 self.error(lm, format!("'{name}' is an element, not a class"));
@@ -862,7 +1094,10 @@ impl Parser {
             let n = self.anon_name(&name);
             return Some((self.declare(n, DeclKind::Class(r), config, lm), Vec::new()));
         }
-        if !has_config && name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        if !has_config
+            && !(self.is_class)(&name)
+            && name.starts_with(|c: char| c.is_ascii_lowercase())
+        {
             let s = self.scope();
             let i = s.decls.len();
             s.decls.push(Decl {
@@ -889,22 +1124,30 @@ impl Parser {
         config: String,
         lm: Landmark,
     ) -> usize {
-        if name.chars().all(|c| c.is_ascii_digit()) {
-            self.error(lm.clone(), format!("bad element name '{name}'"));
+        if name
+            .split('/')
+            .any(|c| c.bytes().all(|b| b.is_ascii_digit()))
+        {
+            self.error(
+                lm.clone(),
+                format!("element name '{name}' has all-digit component"),
+            );
         }
-        if self.lookup_class(&name).is_some() {
-            // Click allows it but the name then shadows nothing useful; accept.
+        if self.lookup_class(&name).is_some() || (self.is_class)(&name) {
+            self.error(lm.clone(), format!("class '{name}' used as element name"));
         }
         self.declare(name, kind, config, lm)
     }
 
-    /// Element group `( stmts )`, after `(`. Returns the group's input and output nodes.
-    fn group(&mut self, lm: Landmark) -> Option<(usize, usize)> {
-        if self.depth > MAX_DEPTH {
-            self.error(lm, "groups nested too deeply");
+    /// Element group `( stmts )`, after `(`. Returns the group's input and output nodes and
+    /// how many ports each side has.
+    fn group(&mut self, lm: Landmark) -> Option<(usize, usize, usize, usize)> {
+        if self.depth >= MAX_DEPTH {
+            self.error(lm, "maximum element group nesting depth exceeded");
             return None;
         }
         self.group_count += 1;
+        self.scope().groups += 1;
         let g = self.group_count;
         let gin = self.declare(
             format!("@group{g} in"),
@@ -918,6 +1161,7 @@ impl Parser {
             String::new(),
             lm.clone(),
         );
+        let first_conn = self.scope().conns.len();
         self.ctx.push(Ctx::Group(gin, gout));
         self.depth += 1;
         self.statements();
@@ -927,7 +1171,11 @@ impl Parser {
             self.syntax_error();
             return None;
         }
-        self.next();
-        Some((gin, gout))
+        let close = self.next();
+        let inner: Vec<Conn> = self.scope().conns[first_conn..].to_vec();
+        let name = "<anonymous group>";
+        let nin = self.check_pseudo_ports(&inner, gin, true, name, &close.lm);
+        let nout = self.check_pseudo_ports(&inner, gout, false, name, &close.lm);
+        Some((gin, gout, nin, nout))
     }
 }

@@ -156,12 +156,12 @@ fn compound_basic() {
          src :: Idle; f :: Foo; src -> f -> Discard;",
     );
     assert!(c.find("f/q").is_some());
-    assert!(c.find("f/Unqueue@4").is_some());
+    assert!(c.find("f/Unqueue@2").is_some());
     assert_eq!(
         conns(&c),
         vec![
-            "f/Unqueue@4[0]->[0]Discard@3",
-            "f/q[0]->[0]f/Unqueue@4",
+            "f/Unqueue@2[0]->[0]Discard@3",
+            "f/q[0]->[0]f/Unqueue@2",
             "src[0]->[0]f/q"
         ]
     );
@@ -173,9 +173,9 @@ fn compound_parameters_and_keywords() {
         "elementclass Shaped { $rate, BURST $b | input -> Queue($b) -> BandwidthShaper($rate) -> output }\n\
          Idle -> s :: Shaped(10Mbps, BURST 20) -> Discard; Idle -> t :: Shaped(1kbps) -> Discard;",
     );
-    assert_eq!(elem(&c, "s/Queue@3").config, "20");
-    assert_eq!(elem(&c, "s/BandwidthShaper@4").config, "10Mbps");
-    assert_eq!(elem(&c, "t/Queue@3").config, "");
+    assert_eq!(elem(&c, "s/Queue@1").config, "20");
+    assert_eq!(elem(&c, "s/BandwidthShaper@2").config, "10Mbps");
+    assert_eq!(elem(&c, "t/Queue@1").config, "");
 }
 
 #[test]
@@ -185,16 +185,16 @@ fn nested_compounds() {
          elementclass Out { $y | input -> i :: In($y) -> [0]output; input[1] -> [1]output }\n\
          a :: Idle; b :: Idle; o :: Out(7); a -> o; b -> [1]o; o -> Discard; o[1] -> Discard;",
     );
-    assert_eq!(elem(&c, "o/i/Paint@3").config, "7");
+    assert_eq!(elem(&c, "o/i/Paint@1").config, "7");
     let cs = conns(&c);
-    assert!(cs.contains(&"a[0]->[0]o/i/Paint@3".to_string()), "{cs:?}");
+    assert!(cs.contains(&"a[0]->[0]o/i/Paint@1".to_string()), "{cs:?}");
     assert!(
         cs.iter().any(|s| s.starts_with("b[0]->[0]Discard")),
         "{cs:?}"
     );
     assert!(
         cs.iter()
-            .any(|s| s.starts_with("o/i/Paint@3[0]->[0]Discard")),
+            .any(|s| s.starts_with("o/i/Paint@1[0]->[0]Discard")),
         "{cs:?}"
     );
 }
@@ -205,7 +205,7 @@ fn compound_inner_classes_and_scoping() {
         "elementclass A { elementclass B { input -> Counter -> output } input -> B -> output }\n\
          Idle -> A -> Discard;",
     );
-    assert!(c.find("A@2/B@3/Counter@3").is_some(), "{:?}", c.elements);
+    assert!(c.find("A@2/B@1/Counter@1").is_some(), "{:?}", c.elements);
 }
 
 #[test]
@@ -220,7 +220,7 @@ fn anonymous_compound_inline() {
     assert_eq!(c.elements.len(), 3);
     assert_eq!(conns(&c).len(), 2);
     let c = parse("x :: { input -> Counter -> output }; Idle -> x -> Discard");
-    assert!(c.elements.iter().any(|e| e.name == "x/Counter@3"));
+    assert!(c.elements.iter().any(|e| e.name == "x/Counter@1"));
 }
 
 #[test]
@@ -229,9 +229,9 @@ fn overloading_by_args_and_ports() {
         "elementclass Foo { input -> A -> output || $a | input -> B($a) -> output || $a | input -> C($a) -> output; input[1] -> output }\n\
          Idle -> f0 :: Foo -> Discard; Idle -> f1 :: Foo(1) -> Discard; Idle -> [1] f2 :: Foo(2) -> Discard; Idle -> f2;",
     );
-    assert!(c.find("f0/A@3").is_some());
-    assert!(c.find("f1/B@3").is_some());
-    assert!(c.find("f2/C@3").is_some());
+    assert!(c.find("f0/A@1").is_some());
+    assert!(c.find("f1/B@1").is_some());
+    assert!(c.find("f2/C@1").is_some());
 }
 
 #[test]
@@ -244,11 +244,11 @@ fn ellipsis_extension_and_synonyms() {
          elementclass ARPQuerier { $a, $b, $c | input -> ARPQuerier($a, $b) -> output || ... }\n\
          Idle -> q :: ARPQuerier(1.0.0.1, 00:01:02:03:04:05) -> Discard; Idle -> r :: ARPQuerier(1, 2, 3) -> Discard",
     );
-    assert!(c.find("a/A@3").is_some());
-    assert_eq!(elem(&c, "b/B@3").config, "3");
+    assert!(c.find("a/A@1").is_some());
+    assert_eq!(elem(&c, "b/B@1").config, "3");
     assert_eq!(elem(&c, "p").class, "Counter");
     assert_eq!(elem(&c, "q").class, "ARPQuerier");
-    assert_eq!(elem(&c, "r/ARPQuerier@3").config, "1, 2");
+    assert_eq!(elem(&c, "r/ARPQuerier@1").config, "1, 2");
 }
 
 #[test]
@@ -304,6 +304,12 @@ fn error_undeclared_and_syntax() {
     assert!(e.len() >= 2, "{e:?}");
     let e = errs("a :: X; a -> [ b");
     assert!(
+        e.iter()
+            .any(|m| m.contains("port number should be integer")),
+        "{e:?}"
+    );
+    let e = errs("a :: X; a -> [ ;");
+    assert!(
         e.iter().any(|m| m.contains("expected port number")),
         "{e:?}"
     );
@@ -317,29 +323,199 @@ fn error_compound_misuse() {
             .any(|m| m.contains("t.click:2: wrong number of arguments")),
         "{e:?}"
     );
-    let e = errs("elementclass R { input -> R -> output }\nIdle -> R -> Discard;");
-    assert!(
-        e.iter().any(|m| m.contains("recursive element class 'R'")),
-        "{e:?}"
-    );
+    // Inside its own definition a class name means the previous definition (here the
+    // primitive R): no recursion is possible.
+    let c = parse("elementclass R { input -> R -> output }\nIdle -> R -> Discard;");
+    assert_eq!(elem(&c, "R@2/R@1").class, "R");
     let e = errs("elementclass G { x :: Counter; x -> input; output -> x }");
-    assert!(
-        e.iter()
-            .any(|m| m.contains("'input' pseudoelement used as output")),
-        "{e:?}"
-    );
-    assert!(
-        e.iter()
-            .any(|m| m.contains("'output' pseudoelement used as input")),
-        "{e:?}"
+    assert_eq!(
+        e,
+        vec![
+            "t.click:1: 'G' pseudoelement 'input' may only be used as output",
+            "t.click:1: 'G' pseudoelement 'output' may only be used as input",
+        ]
     );
     let e = errs("elementclass H { input -> output }\nIdle -> [2] H;");
-    assert!(
-        e.iter().any(|m| m.contains("input 2 out of range")),
-        "{e:?}"
+    assert_eq!(
+        e,
+        vec![
+            "t.click:2: 'H@2' output 0 unused",
+            "t.click:2: 'H@2' input 0 unused",
+            "t.click:2: 'H@2' has no input 2",
+        ]
     );
     let e = errs("elementclass K { $a, $a | input -> output }");
-    assert!(e.iter().any(|m| m.contains("repeated formal")), "{e:?}");
+    assert_eq!(e, vec!["t.click:1: parameter '$a' multiply defined"]);
+}
+
+#[test]
+fn click_overloading_and_redefinition() {
+    // The inner A is the previous definition of A.
+    let c = parse(
+        "elementclass A { input -> Paint(1) -> output }\n\
+         elementclass A { input -> A -> Paint(2) -> output }\n\
+         Idle -> A -> Discard;",
+    );
+    assert_eq!(elem(&c, "A@2/A@1/Paint@1").config, "1");
+    assert_eq!(elem(&c, "A@2/Paint@2").config, "2");
+    // A primitive redefined in terms of itself.
+    let c = parse("elementclass Discard { input -> Counter -> Discard }\nIdle -> Discard;");
+    assert_eq!(elem(&c, "Discard@2/Discard@2").class, "Discard");
+    assert_eq!(elem(&c, "Discard@2/Counter@1").class, "Counter");
+}
+
+#[test]
+fn long_compound_chains_expand() {
+    let n = 10_000;
+    let mut s = String::from("elementclass A0 { input -> Counter -> output }\n");
+    for i in 1..n {
+        s.push_str(&format!(
+            "elementclass A{i} {{ input -> A{} -> output }}\n",
+            i - 1
+        ));
+    }
+    s.push_str(&format!("Idle -> a :: A{} -> Discard;", n - 1));
+    let c = parse(&s);
+    assert_eq!(c.elements.len(), 3);
+    assert_eq!(conns(&c).len(), 2);
+    assert!(c.elements[1].name.ends_with("/A0@1/Counter@1"));
+}
+
+#[test]
+fn formals_are_lexically_scoped() {
+    // Click's test/tools/lexer-02: Bar sees Foo's $a, not the $a of Baz that uses it.
+    let c = parse(
+        "elementclass Foo { $a | elementclass Bar { $b | DriverManager($a); }\n\
+         elementclass Baz { $a | Idle; Bar($a); } Baz(other); }\nFoo(stop);",
+    );
+    assert_eq!(elem(&c, "Foo@1/Baz@1/Bar@2/DriverManager@1").config, "stop");
+}
+
+#[test]
+fn click_declaration_errors() {
+    let e = errs("define($a 1);\ndefine($a 2);\nIdle -> Discard;");
+    assert_eq!(e, vec!["t.click:2: parameter '$a' multiply defined"]);
+    let e = errs("elementclass C { $x | define($x 1); input -> output }");
+    assert_eq!(e, vec!["t.click:1: parameter '$x' multiply defined"]);
+    let e = errs("c :: Idle;\nc :: Discard;");
+    assert_eq!(
+        e,
+        vec![
+            "t.click:2: redeclaration of element 'c'",
+            "t.click:1: element 'c' previously declared here",
+        ]
+    );
+    let e = errs("elementclass Foo { Idle -> Discard }\nFoo :: Foo;");
+    assert_eq!(e, vec!["t.click:2: class 'Foo' used as element name"]);
+    let classes = |n: &str| n == "Idle";
+    let e =
+        crate::parse_config_with_classes("Idle :: Idle;", "t.click", &[], &classes).unwrap_err();
+    assert_eq!(
+        e[0].to_string(),
+        "t.click:1: class 'Idle' used as element name"
+    );
+    let e = errs("Idle -> [99999999999] Discard;");
+    assert_eq!(e, vec!["t.click:1: port number 99999999999 out of range"]);
+    let e = errs("Idle -> [x] Discard;");
+    assert_eq!(
+        e,
+        vec!["t.click:1: syntax error: port number should be integer"]
+    );
+}
+
+#[test]
+fn unconnected_compound_ports_are_errors() {
+    let e = errs("elementclass C { input -> Discard }\nc :: C;\nIdle -> Discard;");
+    assert_eq!(e, vec!["t.click:2: 'c' input 0 unused"]);
+    let e = errs("elementclass C { Idle -> output }\nc :: C;");
+    assert_eq!(e, vec!["t.click:2: 'c' output 0 unused"]);
+    let e = errs("elementclass C { input -> Discard }\nc :: C;\nIdle -> c; Idle -> [1] c;");
+    assert_eq!(e, vec!["t.click:2: 'c' has no input 1"]);
+    let e = errs("elementclass C { input -> Discard }\nc :: C;\nIdle -> c -> Discard;");
+    assert_eq!(e, vec!["t.click:2: 'c' has no output 0"]);
+    let e = errs("elementclass C { input[1] -> output }");
+    assert_eq!(e, vec!["t.click:1: 'C' input 0 missing"]);
+}
+
+#[test]
+fn port_lists_and_connection_groups() {
+    // Click's test/tools/lexer-04 and lexer-05.
+    let c = parse("a, b, c :: Idle; a => b, c, [0,1] a;");
+    assert_eq!(
+        conns(&c),
+        vec!["a[0]->[0]b", "a[1]->[0]c", "a[2]->[0]a", "a[3]->[1]a"]
+    );
+    let c = parse("a, b :: Idle; a -> { -> } -> b; a [1] -> { [0] -> [0] } -> [1] b;");
+    assert_eq!(conns(&c), vec!["a[0]->[0]b", "a[1]->[1]b"]);
+    let e = errs("a, b, c, d :: Idle;\na [0,1] => [0,1,2] b;\nc [] => [] d;");
+    assert_eq!(
+        e,
+        vec![
+            "t.click:2: connection mismatch: 2 outputs connected to 3 inputs",
+            "t.click:3: at most one expandable port allowed per connection",
+        ]
+    );
+    let e = errs("a, b :: Idle;\na [0,1,2] -> [0,1,2] b;");
+    assert_eq!(
+        e,
+        vec!["t.click:2: syntax error: many-to-many connections require '=>'"]
+    );
+    let want = vec!["a[0]->[0]c", "a[1]->[0]b", "a[2]->[0]d"];
+    for conf in [
+        "a, b, c, d :: Idle; a [0,1,2] => c, b, d;",
+        "a, b, c, d :: Idle; a [0-2] => ( -> c ), ( -> b ), d;",
+        "a, d :: Idle; a => (-> c :: Idle), (-> b :: Idle), d;",
+        "elementclass Foo { a, b, c, d :: Idle; a [0,1,2] => c, b, d; } Foo;",
+    ] {
+        let c = parse(conf);
+        let cs: Vec<String> = conns(&c)
+            .into_iter()
+            .map(|s| s.replace("Foo@1/", ""))
+            .filter(|s| s.starts_with("a["))
+            .collect();
+        assert_eq!(cs, want, "{conf}");
+    }
+    let c = parse(
+        "analyzer, x1, x2 :: Idle;\nx1 -> analyzer -> x2;\n\
+         c :: Idle => [1] analyzer [1], (-> c2 :: Idle => (->), Paint(1) ->) -> post :: Idle;",
+    );
+    let mut cs = conns(&c);
+    cs.sort();
+    assert_eq!(
+        cs,
+        vec![
+            "Paint@12[0]->[0]post",
+            "analyzer[0]->[0]x2",
+            "analyzer[1]->[0]post",
+            "c2[0]->[0]post",
+            "c2[1]->[0]Paint@12",
+            "c[0]->[1]analyzer",
+            "c[1]->[0]c2",
+            "x1[0]->[0]analyzer",
+        ]
+    );
+    // A group's ports, and `input`/`output` inside it.
+    let c = parse(
+        "x :: Idle; y :: Discard;\n\
+         x => ( [0] -> Null -> [0]y; [1] -> Discard; input[2] -> Counter -> output; ) -> Discard;",
+    );
+    let cs = conns(&c);
+    for want in [
+        "x[0]->[0]Null@",
+        "x[1]->[0]Discard@",
+        "x[2]->[0]Counter@",
+        "Null@",
+    ] {
+        assert!(cs.iter().any(|s| s.starts_with(want)), "{want}: {cs:?}");
+    }
+    let e = errs("x :: Idle;\nx -> ( [1] -> Discard; );");
+    assert_eq!(
+        e,
+        vec![
+            "t.click:2: '<anonymous group>' input 0 missing",
+            "t.click:2: '<anonymous group>' has no input 0",
+        ]
+    );
 }
 
 const EXAMPLES: &[&str] = &[
@@ -360,10 +536,10 @@ const EXAMPLES: &[&str] = &[
           -> [0]arpq :: ARPQuerier($ip, $eth)
           -> Queue(200) -> ToDevice($dev);
         input[1] -> [1]arpq;
-        cp[1] -> ICMPError($ip, redirect, host) -> [1]output;
-        gio[1] -> ErrorHandling($ip) -> [1]output;
-        dt[1] -> ICMPError($ip, timeexceeded) -> [1]output;
-        fr[1] -> ICMPError($ip, unreachable, needfrag) -> [1]output;
+        cp[1] -> ICMPError($ip, redirect, host) -> output;
+        gio[1] -> ErrorHandling($ip) -> output;
+        dt[1] -> ICMPError($ip, timeexceeded) -> output;
+        fr[1] -> ICMPError($ip, unreachable, needfrag) -> output;
     }
     require(package "sluice");
     define($IP0 18.26.4.24, $IP1 18.26.7.1);
@@ -381,7 +557,7 @@ const EXAMPLES: &[&str] = &[
     ip :: Strip(14) -> CheckIPHeader -> GetIPAddress(16) -> rt;
     c0[2] -> Paint(1) -> ip; c1[2] -> Paint(2) -> ip;
     rt[0] -> toh; rt[1] -> out0; rt[2] -> out1;
-    out0[1] -> rt; out1[1] -> rt;
+    out0 -> rt; out1 -> rt;
     "#,
     "elementclass Foo { $a | input -> Queue($a) -> output || input -> output } Idle -> Foo(5) -> Foo -> Discard",
     "a :: InfiniteSource(DATA \"\\<00 11 22>\", LIMIT 10) -> t :: Tee(3); t[1] -> Discard; t[2] -> [0]Print(\"hi, there\", 40) -> Discard; t -> Discard",
@@ -411,7 +587,7 @@ fn ip_router_example_structure() {
     assert_eq!(elem(&c, "out1/arpq").config, "18.26.7.1, 00:00:c0:4f:71:ef");
     let cs = conns(&c);
     assert!(
-        cs.contains(&"rt[1]->[0]out0/DropBroadcasts@3".to_string()),
+        cs.contains(&"rt[1]->[0]out0/DropBroadcasts@1".to_string()),
         "{cs:?}"
     );
     assert!(

@@ -202,6 +202,59 @@ fn is_kind_word(w: &str) -> Option<Kind> {
     })
 }
 
+/// Operators on the parser's stack, loosest binding first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Oper {
+    Paren,
+    /// `c ?` waiting for its `:`.
+    Then,
+    /// `c ? a :` waiting for its last operand.
+    Else,
+    Or,
+    And,
+    Not,
+}
+
+/// Applies one operator to the operands on top of `vals`.
+fn reduce(op: Oper, vals: &mut Vec<Expr>) -> Result<(), String> {
+    let mut pop = || {
+        vals.pop()
+            .ok_or_else(|| "expression ends too early".to_string())
+    };
+    let e = match op {
+        Oper::Not => Expr::not(pop()?),
+        Oper::And => {
+            let b = pop()?;
+            Expr::and(pop()?, b)
+        }
+        Oper::Or => {
+            let b = pop()?;
+            Expr::or(pop()?, b)
+        }
+        Oper::Else => {
+            let b = pop()?;
+            let a = pop()?;
+            Expr::cond(pop()?, a, b)
+        }
+        Oper::Then => return Err("expected ':' in '?:' expression".into()),
+        Oper::Paren => return Err("missing ')'".into()),
+    };
+    vals.push(e);
+    Ok(())
+}
+
+/// Applies the operators on top of the stack that bind at least as tightly as `op`.
+fn reduce_above(ops: &mut Vec<Oper>, vals: &mut Vec<Expr>, op: Oper) -> Result<(), String> {
+    while let Some(&top) = ops.last() {
+        if top < op {
+            break;
+        }
+        ops.pop();
+        reduce(top, vals)?;
+    }
+    Ok(())
+}
+
 impl Parser {
     fn peek(&self) -> Option<&str> {
         self.toks.get(self.pos).map(|s| s.as_str())
@@ -217,66 +270,88 @@ impl Parser {
         t
     }
 
+    /// The whole expression, by operator precedence with explicit stacks: nesting depth
+    /// (parentheses, `not`, `?:`) costs heap, never stack.
     fn expr(&mut self) -> Result<Expr, String> {
-        let c = self.or_expr()?;
-        if self.peek() == Some("?") {
-            self.pos += 1;
-            let a = self.expr()?;
-            if self.next().as_deref() != Some(":") {
-                return Err("expected ':' in '?:' expression".into());
-            }
-            let b = self.expr()?;
-            return Ok(Expr::or(
-                Expr::and(c.clone(), a),
-                Expr::and(Expr::not(c), b),
-            ));
-        }
-        Ok(c)
-    }
-
-    fn or_expr(&mut self) -> Result<Expr, String> {
-        let mut e = self.and_expr()?;
-        while matches!(self.peek(), Some("or") | Some("||")) {
-            self.pos += 1;
-            let r = self.and_expr()?;
-            e = Expr::or(e, r);
-        }
-        Ok(e)
-    }
-
-    fn and_expr(&mut self) -> Result<Expr, String> {
-        let mut e = self.factor()?;
+        let mut ops: Vec<Oper> = Vec::new();
+        let mut vals: Vec<Expr> = Vec::new();
         loop {
+            // An operand is expected.
             match self.peek() {
-                Some("and") | Some("&&") => {
+                None => return Err("expression ends too early".into()),
+                Some("not") | Some("!") => {
                     self.pos += 1;
+                    ops.push(Oper::Not);
+                    continue;
                 }
-                None | Some("or") | Some("||") | Some(")") | Some("?") | Some(":") => break,
-                Some(_) => {} // implicit and
-            }
-            let r = self.factor()?;
-            e = Expr::and(e, r);
-        }
-        Ok(e)
-    }
-
-    fn factor(&mut self) -> Result<Expr, String> {
-        match self.peek() {
-            None => Err("expression ends too early".into()),
-            Some("not") | Some("!") => {
-                self.pos += 1;
-                Ok(Expr::not(self.factor()?))
-            }
-            Some("(") => {
-                self.pos += 1;
-                let e = self.expr()?;
-                if self.next().as_deref() != Some(")") {
-                    return Err("missing ')'".into());
+                Some("(") => {
+                    self.pos += 1;
+                    ops.push(Oper::Paren);
+                    continue;
                 }
-                Ok(e)
+                Some(")") => return Err("unexpected ')'".into()),
+                Some(_) => {
+                    let e = self.primitive()?;
+                    vals.push(e);
+                }
             }
-            Some(")") => Err("unexpected ')'".into()),
-            Some(_) => self.primitive(),
+            // An operator, a ')' or the end is expected.
+            loop {
+                match self.peek() {
+                    None => {
+                        while let Some(op) = ops.pop() {
+                            if op == Oper::Paren {
+                                return Err("missing ')'".into());
+                            }
+                            reduce(op, &mut vals)?;
+                        }
+                        return vals.pop().ok_or_else(|| "empty pattern".into());
+                    }
+                    Some(")") => {
+                        loop {
+                            match ops.pop() {
+                                Some(Oper::Paren) => break,
+                                Some(op) => reduce(op, &mut vals)?,
+                                None => return Err("unexpected ')'".into()),
+                            }
+                        }
+                        self.pos += 1;
+                        continue;
+                    }
+                    Some("?") => {
+                        self.pos += 1;
+                        reduce_above(&mut ops, &mut vals, Oper::Or)?;
+                        ops.push(Oper::Then);
+                    }
+                    Some(":") => {
+                        self.pos += 1;
+                        loop {
+                            match ops.pop() {
+                                Some(Oper::Then) => break,
+                                Some(Oper::Paren) | None => {
+                                    return Err("':' without '?'".into());
+                                }
+                                Some(op) => reduce(op, &mut vals)?,
+                            }
+                        }
+                        ops.push(Oper::Else);
+                    }
+                    Some("or") | Some("||") => {
+                        self.pos += 1;
+                        reduce_above(&mut ops, &mut vals, Oper::Or)?;
+                        ops.push(Oper::Or);
+                    }
+                    Some(w) => {
+                        // `and`, `&&`, or adjacent factors (an implicit `and`).
+                        if w == "and" || w == "&&" {
+                            self.pos += 1;
+                        }
+                        reduce_above(&mut ops, &mut vals, Oper::And)?;
+                        ops.push(Oper::And);
+                    }
+                }
+                break;
+            }
         }
     }
 
@@ -667,6 +742,7 @@ pub fn parse(s: &str) -> Result<Expr, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::classify::program::Program;
 
     #[test]
     fn tokens() {
@@ -712,6 +788,58 @@ mod tests {
         ] {
             let e = parse(s).unwrap_err();
             assert!(e.contains(w), "{}: {}", s, e);
+        }
+    }
+
+    #[test]
+    fn deep_nesting_and_long_chains() {
+        let n = 100_000;
+        let deep = format!("{}tcp{}", "(".repeat(n), ")".repeat(n));
+        assert_eq!(parse(&deep).unwrap(), parse("tcp").unwrap());
+        let nots = format!("{}tcp", "not ".repeat(n + 1));
+        assert_eq!(parse(&nots).unwrap(), parse("not tcp").unwrap());
+        let e = parse(&format!("{}tcp", "! (".repeat(n))).unwrap_err();
+        assert!(e.contains("missing ')'"), "{e}");
+        let chain: Vec<String> = (0..n).map(|i| format!("src port {}", i % 65536)).collect();
+        let e = parse(&chain.join(" or ")).unwrap();
+        let p = Program::compile(&[(e, Some(0))]);
+        assert!(p.len() >= 65536, "{}", p.len());
+        let alt = format!(
+            "{}udp{}",
+            "tcp and (icmp or (".repeat(n / 2),
+            "))".repeat(n / 2)
+        );
+        assert!(parse(&alt).is_ok());
+    }
+
+    #[test]
+    fn conditions_are_tested_once() {
+        assert_eq!(
+            parse("tcp ? udp : icmp").unwrap(),
+            Expr::cond(proto_is(6), proto_is(17), proto_is(1))
+        );
+        assert_eq!(
+            parse("tcp ? udp : icmp ? igmp : ipip").unwrap(),
+            Expr::cond(
+                proto_is(6),
+                proto_is(17),
+                Expr::cond(proto_is(1), proto_is(2), proto_is(4))
+            )
+        );
+        // A condition nested in conditions 40 deep stays linear in size.
+        let mut s = String::from("tcp");
+        for i in 0..40 {
+            s = format!("({}) ? ip ttl {} : ip ttl {}", s, i, i + 100);
+        }
+        let p = Program::compile(&[(parse(&s).unwrap(), Some(0))]);
+        assert!(p.len() < 200, "{}", p.len());
+        for (bad, why) in [
+            ("tcp ? udp", "expected ':'"),
+            ("tcp : udp", "':' without '?'"),
+            ("(tcp ? udp) : icmp", "expected ':'"),
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
         }
     }
 

@@ -99,7 +99,8 @@ impl Test {
     }
 }
 
-/// A boolean expression over word tests.
+/// A boolean expression over word tests. Dropping one is iterative, so expressions of any
+/// depth (long `and` chains, deeply nested patterns) are safe.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expr {
     /// Always true.
@@ -114,6 +115,8 @@ pub enum Expr {
     Or(Box<Expr>, Box<Expr>),
     /// Negation.
     Not(Box<Expr>),
+    /// `c ? a : b`: the condition is tested once.
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
 }
 
 impl Expr {
@@ -137,12 +140,49 @@ impl Expr {
 
     /// `not a`.
     #[allow(clippy::should_implement_trait)]
-    pub fn not(a: Expr) -> Expr {
-        match a {
+    pub fn not(mut a: Expr) -> Expr {
+        match &mut a {
             Expr::True => Expr::False,
             Expr::False => Expr::True,
-            Expr::Not(x) => *x,
-            a => Expr::Not(Box::new(a)),
+            Expr::Not(x) => std::mem::replace(&mut **x, Expr::True),
+            _ => Expr::Not(Box::new(a)),
+        }
+    }
+
+    /// `c ? a : b`.
+    pub fn cond(c: Expr, a: Expr, b: Expr) -> Expr {
+        match c {
+            Expr::True => a,
+            Expr::False => b,
+            c => Expr::Cond(Box::new(c), Box::new(a), Box::new(b)),
+        }
+    }
+
+    /// Moves this node's children onto `out`, leaving it a leaf.
+    fn take_children(&mut self, out: &mut Vec<Expr>) {
+        let mut take = |x: &mut Box<Expr>| out.push(std::mem::replace(&mut **x, Expr::True));
+        match self {
+            Expr::And(a, b) | Expr::Or(a, b) => {
+                take(a);
+                take(b);
+            }
+            Expr::Not(a) => take(a),
+            Expr::Cond(c, a, b) => {
+                take(c);
+                take(a);
+                take(b);
+            }
+            Expr::True | Expr::False | Expr::Test(_) => {}
+        }
+    }
+}
+
+impl Drop for Expr {
+    fn drop(&mut self) {
+        let mut stack = Vec::new();
+        self.take_children(&mut stack);
+        while let Some(mut e) = stack.pop() {
+            e.take_children(&mut stack);
         }
     }
 }
@@ -203,33 +243,70 @@ impl Program {
         p
     }
 
+    /// Emits the instructions deciding `e` (to `yes` or `no`) and returns its entry point.
+    /// Iterative: an expression's depth costs heap, not stack.
     fn emit(&mut self, e: &Expr, yes: Next, no: Next) -> Next {
-        match e {
-            Expr::True => yes,
-            Expr::False => no,
-            Expr::Test(t) => {
-                if yes == no {
-                    return yes;
-                }
-                let need = t.need().min(u16::MAX as usize) as u16;
-                self.insns.push(Insn {
-                    test: *t,
-                    need,
-                    yes,
-                    no,
-                });
-                Next::Insn(self.insns.len() as u32 - 1)
-            }
-            Expr::And(a, b) => {
-                let b = self.emit(b, yes, no);
-                self.emit(a, b, no)
-            }
-            Expr::Or(a, b) => {
-                let b = self.emit(b, yes, no);
-                self.emit(a, yes, b)
-            }
-            Expr::Not(a) => self.emit(a, no, yes),
+        enum Task<'a> {
+            Eval(&'a Expr, Next, Next),
+            /// `b` of `a and b` is done: decide `a` with its result as the success target.
+            AndFirst(&'a Expr, Next),
+            /// `b` of `a or b` is done: decide `a` with its result as the failure target.
+            OrFirst(&'a Expr, Next),
+            /// Both branches of `c ? a : b` are done: decide `c` between them.
+            CondTest(&'a Expr),
         }
+        let mut tasks = vec![Task::Eval(e, yes, no)];
+        let mut results: Vec<Next> = Vec::new();
+        while let Some(t) = tasks.pop() {
+            match t {
+                Task::Eval(e, yes, no) => match e {
+                    Expr::True => results.push(yes),
+                    Expr::False => results.push(no),
+                    Expr::Test(t) => {
+                        if yes == no {
+                            results.push(yes);
+                            continue;
+                        }
+                        let need = t.need().min(u16::MAX as usize) as u16;
+                        self.insns.push(Insn {
+                            test: *t,
+                            need,
+                            yes,
+                            no,
+                        });
+                        results.push(Next::Insn(self.insns.len() as u32 - 1));
+                    }
+                    Expr::And(a, b) => {
+                        tasks.push(Task::AndFirst(a, no));
+                        tasks.push(Task::Eval(b, yes, no));
+                    }
+                    Expr::Or(a, b) => {
+                        tasks.push(Task::OrFirst(a, yes));
+                        tasks.push(Task::Eval(b, yes, no));
+                    }
+                    Expr::Not(a) => tasks.push(Task::Eval(a, no, yes)),
+                    Expr::Cond(c, a, b) => {
+                        tasks.push(Task::CondTest(c));
+                        tasks.push(Task::Eval(b, yes, no));
+                        tasks.push(Task::Eval(a, yes, no));
+                    }
+                },
+                Task::AndFirst(a, no) => {
+                    let b = results.pop().unwrap_or(Next::Drop);
+                    tasks.push(Task::Eval(a, b, no));
+                }
+                Task::OrFirst(a, yes) => {
+                    let b = results.pop().unwrap_or(Next::Drop);
+                    tasks.push(Task::Eval(a, yes, b));
+                }
+                Task::CondTest(c) => {
+                    let b = results.pop().unwrap_or(Next::Drop);
+                    let a = results.pop().unwrap_or(Next::Drop);
+                    tasks.push(Task::Eval(c, a, b));
+                }
+            }
+        }
+        results.pop().unwrap_or(Next::Drop)
     }
 
     /// Outcome of `later` when `earlier` is known to have answered `outcome`, if implied.
@@ -258,9 +335,11 @@ impl Program {
 
     /// Edge drifting: every instruction learns the test outcomes known on all paths into it;
     /// each edge then skips instructions whose outcome those facts (plus the edge's own
-    /// outcome) decide. Unreachable instructions are then removed and the rest renumbered.
+    /// outcome) decide, at most `MAX_DRIFT` of them per edge (so long chains of decided tests
+    /// cost linear time). Unreachable instructions are then removed and the rest renumbered.
     fn optimize(&mut self) {
         const MAX_FACTS: usize = 64;
+        const MAX_DRIFT: usize = 64;
         let n = self.insns.len();
         // Edges point to lower original indices: descending index is a topological order.
         let mut facts: Vec<Option<Vec<(Test, bool)>>> = vec![None; n];
@@ -282,7 +361,12 @@ impl Program {
                 } else {
                     self.insns[i].no
                 };
+                let mut steps = 0;
                 while let Next::Insn(j) = nx {
+                    if steps == MAX_DRIFT {
+                        break;
+                    }
+                    steps += 1;
                     let later = &self.insns[j as usize];
                     match f
                         .iter()
@@ -307,7 +391,6 @@ impl Program {
                     }
                 }
             }
-            facts[i] = Some(known);
         }
         // Keep only reachable instructions, in an order where edges go forward.
         let mut order = Vec::new();

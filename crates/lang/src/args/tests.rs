@@ -246,8 +246,27 @@ fn args_errors_collected() {
             "LIMIT: expected unsigned integer".to_string(),
             "missing mandatory LENGTH argument".to_string(),
             "custom problem".to_string(),
-            "unknown keyword 'FOO'".to_string(),
-            "too many arguments".to_string(),
+        ]
+    );
+}
+
+#[test]
+fn args_no_false_unknown_keyword_after_an_error() {
+    // The element stops at its first bad argument; HIMEM was never read, not unknown.
+    let mut a = Args::new("TIMEOUT 0, HIMEM 0");
+    assert!(a.read::<u32>("TIMEOUT").is_ok());
+    a.error("TIMEOUT: must be positive");
+    assert_eq!(
+        a.complete().unwrap_err(),
+        vec!["TIMEOUT: must be positive".to_string()]
+    );
+    let mut a = Args::new("TIMEOUT 1, HIMEM 0, 5");
+    assert!(a.read::<u32>("TIMEOUT").is_ok());
+    assert_eq!(
+        a.complete().unwrap_err(),
+        vec![
+            "unknown keyword 'HIMEM'".to_string(),
+            "too many arguments".to_string()
         ]
     );
 }
