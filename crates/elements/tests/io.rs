@@ -333,8 +333,8 @@ fn script_waits_loops_and_writes_under_simtime() {
     let mut r = router(&format!(
         "src :: InfiniteSource(LIMIT -1, BURST 1, ACTIVE false) -> c :: Counter -> Discard; \
          Script(set i 0, label top, set i $(add $i 1), wait 1s, goto top $(lt $i 5), \
-                print >{out} done $i $(now), write src.limit 3, write src.active true, \
-                wait 1s, print >>{out} count $(c.count), write stop)"
+                print >{out} \"done $i $(now)\", write src.limit 3, write src.active true, \
+                wait 1s, print >>{out} \"count $(c.count)\", write stop)"
     ));
     let t0 = r.clock().now();
     r.run();
@@ -350,7 +350,7 @@ fn passive_script_steps_and_runs() {
     let d = tmpdir("passive");
     let out = p(&d, "out.txt");
     let mut r = router(&format!(
-        "s :: Script(TYPE PASSIVE, print >>{out} a $1, pause, print >>{out} b, return $(mul 6 7))"
+        "s :: Script(TYPE PASSIVE, print >>{out} \"a $1\", pause, print >>{out} \"b\", return $(mul 6 7))"
     ));
     r.run();
     assert!(!std::path::Path::new(&out).exists());
