@@ -454,14 +454,16 @@ mod control_socket {
         w.write_all(b"READ c.nope\n").unwrap();
         assert!(reply(&mut rd).starts_with("511 "));
         w.write_all(b"READ c.count extra\n").unwrap();
+        assert_eq!(reply(&mut rd), "590-Read handler 'c.count' error:");
         let r = reply(&mut rd);
         assert!(
-            r.starts_with("520 ") && r.contains("does not take parameters"),
+            r.starts_with("590 ") && r.contains("does not take parameters"),
             "{r}"
         );
         w.write_all(b"WRITE c.count 3\n").unwrap();
-        assert!(reply(&mut rd).starts_with("511 "));
+        assert_eq!(reply(&mut rd), "530 Handler 'c.count' read-only");
         w.write_all(b"WRITE src.limit abc\n").unwrap();
+        assert_eq!(reply(&mut rd), "520-Write handler 'src.limit' error:");
         assert!(reply(&mut rd).starts_with("520 "));
         w.write_all(b"WRITEDATA src.data 5\nhelloREAD src.data\n")
             .unwrap();
@@ -473,7 +475,7 @@ mod control_socket {
         assert!(reply(&mut rd).starts_with("200 "));
         assert!(reply(&mut rd).starts_with("511 "));
         assert!(reply(&mut rd).starts_with("200 "));
-        w.write_all(b"CHECKREAD list\nREAD version\nLLRPC 0x1234 c\nFROB\nREAD\n")
+        w.write_all(b"CHECKREAD list\nREAD version\nLLRPC c#1234\nFROB\nREAD\n")
             .unwrap();
         assert!(reply(&mut rd).starts_with("200 "));
         reply(&mut rd);

@@ -206,3 +206,11 @@ fn run_corpus(name: &str, body: fn(&[u8])) {
 fn script_fuzz_corpus() {
     run_corpus("script", sluice_elements::script::fuzzing::script);
 }
+
+#[test]
+fn control_socket_fuzz_corpus() {
+    run_corpus(
+        "control_socket",
+        sluice_elements::script::fuzzing::control_socket,
+    );
+}
