@@ -214,3 +214,90 @@ fn control_socket_fuzz_corpus() {
         sluice_elements::script::fuzzing::control_socket,
     );
 }
+
+#[test]
+fn control_socket_arguments_follow_click() {
+    let d = tmpdir("csargs");
+    let long = "x".repeat(120);
+    for (conf, msg) in [
+        (
+            "ControlSocket(tcp, x)".to_string(),
+            "PORT requires TCP port",
+        ),
+        (
+            "ControlSocket(tcp, 0+)".to_string(),
+            "PORT requires TCP port",
+        ),
+        (
+            "ControlSocket(sctp, 1)".to_string(),
+            "unknown socket type 'sctp'",
+        ),
+        (
+            "ControlSocket(unix, /tmp/{long})".replace("{long}", &long),
+            "filename too long",
+        ),
+        (
+            "ControlSocket(tcp, 0, PROXY nope)".to_string(),
+            "PROXY: no element named 'nope'",
+        ),
+        ("ControlSocket(tcp)".to_string(), "PORT"),
+    ] {
+        let e = build(&conf)
+            .err()
+            .unwrap_or_else(|| panic!("{conf} configured"));
+        assert!(e.contains(msg), "{conf}: {e}");
+    }
+    // Lower-case types, service names, `N+` and every keyword are accepted.
+    let path = d.join("s").to_string_lossy().into_owned();
+    let mut r = build(&format!(
+        "a :: ControlSocket(tcp, 0, READONLY true, VERBOSE false, LOCALHOST true, RETRIES 0, \
+                            RETRY_WARNINGS false, PROXY b); \
+         b :: ControlSocket(unix, \"{path}\"); c :: ControlSocket(TCP, 42100+)"
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.read_path("b.filename").unwrap(), format!("{path}\n"));
+    assert!(
+        r.read_path("c.port")
+            .unwrap()
+            .trim()
+            .parse::<u16>()
+            .unwrap()
+            >= 42100
+    );
+    r.cleanup();
+    assert!(!Path::new(&path).exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn control_socket_paths_and_busy_ports() {
+    let d = tmpdir("cspath");
+    // A regular file is never replaced.
+    let file = d.join("f");
+    std::fs::write(&file, "keep").unwrap();
+    let e = build(&format!("ControlSocket(unix, {})", file.display()))
+        .err()
+        .expect("bind fails");
+    assert!(e.contains("bind: Address already in use"), "{e}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
+    // A socket somebody listens on is not taken over; a stale one is replaced.
+    let live = d.join("live");
+    let holder = std::os::unix::net::UnixListener::bind(&live).unwrap();
+    assert!(build(&format!("ControlSocket(unix, {})", live.display())).is_err());
+    drop(holder);
+    let mut r = build(&format!("ControlSocket(unix, {})", live.display()))
+        .unwrap_or_else(|e| panic!("stale socket not replaced: {e}"));
+    r.cleanup();
+    // A busy port with RETRIES: a retry a second later, then the router stops.
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let mut r = build(&format!(
+        "ControlSocket(TCP, {port}, RETRIES 1, RETRY_WARNINGS false); \
+         InfiniteSource(LIMIT -1, BURST 1, ACTIVE false) -> Discard"
+    ))
+    .unwrap();
+    let t0 = r.clock().now();
+    r.run();
+    assert_eq!((r.clock().now() - t0).0, 1_000_000_000);
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -617,13 +617,13 @@ impl ControlSocket {
                     Some(_) => return c.line(500, "Syntax error in 'llrpc'"),
                 };
                 let name = words[1];
-                let valid = name
-                    .split_once('#')
-                    .is_some_and(|(_, h)| u32::from_str_radix(h, 16).is_ok());
-                let msg = if valid {
-                    (501, format!("Cannot call LLRPC '{name}' remotely"))
-                } else {
+                let (elem, number) = name.split_once('#').unwrap_or((name, ""));
+                let msg = if u32::from_str_radix(number, 16).is_err() {
                     (500, format!("Syntax error in LLRPC name '{name}'"))
+                } else if cx.element_index(elem).is_none() {
+                    (510, format!("No element named '{elem}'"))
+                } else {
+                    (501, format!("Cannot call LLRPC '{name}' remotely"))
                 };
                 c.skip(n);
                 c.line(msg.0, &msg.1);
