@@ -140,6 +140,10 @@ fn configuration_errors_follow_click() {
         ("Script(wait 3q)", "syntax error at 'wait'"),
         ("Script(end now)", "syntax error at 'end'"),
         ("Script(TYPE SOMETIMES)", "bad TYPE"),
+        (
+            "Script(TYPE SIGNAL INT, stop)",
+            "TYPE SIGNAL is not supported",
+        ),
     ] {
         let e = build(conf)
             .err()

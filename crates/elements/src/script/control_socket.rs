@@ -60,6 +60,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::time::{Duration, Instant};
 
+use sluice_core::signals::stop_requested;
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, HandlerError, InitCx, Timestamp};
 use sluice_lang::args::{Args, FromArg, Word};
 
@@ -171,11 +172,11 @@ struct Conn {
 
 impl Conn {
     /// Sends everything, waiting briefly when the peer's buffer is full; a peer that does not
-    /// read for 5 seconds is dropped.
+    /// read for 5 seconds is dropped, and so is every peer once a stop signal arrives.
     fn send(&mut self, bytes: &[u8]) {
         let mut off = 0;
         let deadline = Instant::now() + Duration::from_secs(5);
-        while off < bytes.len() && !self.closed {
+        while off < bytes.len() && !self.closed && !stop_requested() {
             match self.stream.write(&bytes[off..]) {
                 Ok(0) => self.closed = true,
                 Ok(n) => off += n,

@@ -258,10 +258,15 @@ impl Script {
     /// Parses `TYPE` and the instruction list (Click's syntax and messages).
     pub(crate) fn configure_insns(&mut self, args: &mut Args) -> Result<(), ()> {
         if let Some(t) = args.read::<String>("TYPE")? {
+            let word = t.split_whitespace().next().unwrap_or("");
             self.kind = match t.as_str() {
                 "ACTIVE" => ScriptType::Active,
                 "PASSIVE" => ScriptType::Passive,
                 "DRIVER" => ScriptType::Driver,
+                _ if ["PACKET", "PUSH", "PROXY", "SIGNAL"].contains(&word) => {
+                    args.error(format!("TYPE {word} is not supported"));
+                    return Err(());
+                }
                 _ => {
                     args.error("bad TYPE");
                     return Err(());
