@@ -135,7 +135,8 @@ def test_control_socket_read_write_stop(sluice_bin, tmp_path):
         assert cl.cmd("READ nosuch.count").startswith("510")
         assert cl.cmd("READ c.nosuch").startswith("511")
         assert cl.cmd("CHECKWRITE c.reset").startswith("200")
-        assert cl.cmd("LLRPC 0 c").startswith("501")
+        assert cl.cmd("LLRPC c#0") == "501 Cannot call LLRPC 'c#0' remotely"
+        assert cl.cmd("LLRPC 0 c") == "500 Syntax error in 'llrpc'"
         assert cl.cmd("WRITE stop") == "200 Write handler 'stop' OK"
         proc.wait(timeout=20)
         assert proc.returncode == 0, proc.stderr.read()

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use options::{Command, Options};
 use sluice_core::{Router, RouterOptions};
-use sluice_lang::FlatConfig;
+use sluice_lang::{FlatConfig, FlatElement, Landmark};
 
 fn main() -> ExitCode {
     // Arguments are bytes (`-e` may carry any configuration text).
@@ -89,7 +89,7 @@ fn run(opts: Options) -> Result<(), ()> {
 
 /// Reads and parses the configuration named by the options (file, `-e`, or standard input).
 fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
-    let (mut text, name) = match (&opts.expr, &opts.file) {
+    let (text, name) = match (&opts.expr, &opts.file) {
         (Some(e), _) => (e.clone(), "<expr>".to_string()),
         (None, Some(f)) if f != "-" => match std::fs::read(f) {
             Ok(t) => (sluice_lang::decode_config(&t), f.clone()),
@@ -108,12 +108,6 @@ fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
         }
     };
     let source = text.clone();
-    for (i, cs) in opts.control_sockets.iter().enumerate() {
-        text.push_str(&format!(
-            "\nsluice_control_socket@{} :: ControlSocket({});\n",
-            i, cs
-        ));
-    }
     let lib = sluice_elements::library();
     let is_class = |n: &str| lib.get(n).is_some();
     match sluice_lang::parse_config_with_classes(&text, &name, &opts.defines, &is_class) {
@@ -141,7 +135,34 @@ fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
     }
 }
 
-fn build(flat: FlatConfig, source: String, opts: &Options, check_only: bool) -> Result<Router, ()> {
+/// Adds the ControlSockets of `-p` and `-u` under Click's names; messages about them name the
+/// option's position on the command line.
+fn add_control_sockets(flat: &mut FlatConfig, opts: &Options) {
+    let file: std::sync::Arc<str> = "<command line>".into();
+    for (i, (config, at)) in opts.control_sockets.iter().enumerate() {
+        let name = match i {
+            0 => "click_driver@@ControlSocket".to_string(),
+            _ => format!("click_driver@@ControlSocket@{}", i),
+        };
+        flat.elements.push(FlatElement {
+            name,
+            class: "ControlSocket".into(),
+            config: config.clone(),
+            landmark: Landmark {
+                file: file.clone(),
+                line: *at,
+            },
+        });
+    }
+}
+
+fn build(
+    mut flat: FlatConfig,
+    source: String,
+    opts: &Options,
+    check_only: bool,
+) -> Result<Router, ()> {
+    add_control_sockets(&mut flat, opts);
     let lib = sluice_elements::library();
     let ropts = RouterOptions {
         simtime: opts.simtime,

@@ -1,5 +1,9 @@
 //! Command-line parsing: Click's options plus Sluice's subcommands.
 
+use sluice_elements::script::control_socket::TcpPort;
+use sluice_elements::script::functions::quote;
+use sluice_lang::args::FromArg;
+
 /// What to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
@@ -32,7 +36,8 @@ pub struct Options {
     pub handlers: Vec<String>,
     pub quit: bool,
     pub output: Option<String>,
-    pub control_sockets: Vec<String>,
+    /// ControlSockets from `-p`/`-u`: configuration and the option's argument position.
+    pub control_sockets: Vec<(String, u32)>,
     pub threads: usize,
     pub simtime: bool,
     pub defines: Vec<(String, String)>,
@@ -57,7 +62,8 @@ Options (as in Click):
                            repeatable.
   -q, --quit               Initialize the router, print handlers, and quit without running.
   -o, --output FILE        Write the flattened configuration to FILE.
-  -p, --port PORT          Listen for ControlSocket connections on TCP port PORT (loopback).
+  -p, --port PORT          Listen for ControlSocket connections on TCP port PORT (loopback;
+                           'N+': N or a later free port).
   -u, --unix-socket PATH   Listen for ControlSocket connections on Unix socket PATH.
   -j, --threads N          Number of worker threads.
       --simtime            Run on a simulated clock: jump to the next timer when idle.
@@ -130,14 +136,18 @@ impl Options {
                 "-q" | "--quit" => o.quit = true,
                 "-o" | "--output" => o.output = Some(value(&mut i)?),
                 "-p" | "--port" => {
+                    let at = i as u32 + 1;
                     let p = value(&mut i)?;
-                    p.parse::<u16>()
-                        .map_err(|_| format!("-p: bad port '{}'", p))?;
-                    o.control_sockets.push(format!("TCP, {}", p));
+                    TcpPort::from_arg(&p).map_err(|_| {
+                        format!("'{}' expects a TCP port number, not '{}'", flag, p)
+                    })?;
+                    o.control_sockets.push((format!("TCP, {}", p), at));
                 }
-                "-u" | "--unix-socket" => o
-                    .control_sockets
-                    .push(format!("UNIX, \"{}\"", value(&mut i)?)),
+                "-u" | "--unix-socket" => {
+                    let at = i as u32 + 1;
+                    let path = quote(&value(&mut i)?);
+                    o.control_sockets.push((format!("UNIX, {}", path), at));
+                }
                 "-j" | "--threads" => {
                     let n = value(&mut i)?;
                     o.threads = n
@@ -204,8 +214,21 @@ mod tests {
         assert_eq!(o.defines, vec![("X".to_string(), "5".to_string())]);
         let o = parse(&["conf.click", "-p", "7777", "-j", "2"]);
         assert_eq!(o.file.as_deref(), Some("conf.click"));
-        assert_eq!(o.control_sockets, vec!["TCP, 7777"]);
+        assert_eq!(o.control_sockets, vec![("TCP, 7777".to_string(), 2)]);
         assert_eq!(o.threads, 2);
+        let o = parse(&["-u", "/tmp/a b", "-p", "41930+", "--port=www"]);
+        assert_eq!(
+            o.control_sockets,
+            vec![
+                ("UNIX, \"/tmp/a b\"".to_string(), 1),
+                ("TCP, 41930+".to_string(), 3),
+                ("TCP, www".to_string(), 5)
+            ]
+        );
+        for bad in ["x", "70000", "0+", "-1"] {
+            let e = Options::parse(&["-p".to_string(), bad.to_string()]).unwrap_err();
+            assert!(e.contains("expects a TCP port number"), "{e}");
+        }
     }
 
     #[test]

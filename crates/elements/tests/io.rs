@@ -333,8 +333,8 @@ fn script_waits_loops_and_writes_under_simtime() {
     let mut r = router(&format!(
         "src :: InfiniteSource(LIMIT -1, BURST 1, ACTIVE false) -> c :: Counter -> Discard; \
          Script(set i 0, label top, set i $(add $i 1), wait 1s, goto top $(lt $i 5), \
-                print >{out} done $i $(now), write src.limit 3, write src.active true, \
-                wait 1s, print >>{out} count $(c.count), write stop)"
+                print >{out} \"done $i $(now)\", write src.limit 3, write src.active true, \
+                wait 1s, print >>{out} \"count $(c.count)\", write stop)"
     ));
     let t0 = r.clock().now();
     r.run_until_idle();
@@ -350,7 +350,7 @@ fn passive_script_steps_and_runs() {
     let d = tmpdir("passive");
     let out = p(&d, "out.txt");
     let mut r = router(&format!(
-        "s :: Script(TYPE PASSIVE, print >>{out} a $1, pause, print >>{out} b, return $(mul 6 7))"
+        "s :: Script(TYPE PASSIVE, print >>{out} \"a $1\", pause, print >>{out} \"b\", return $(mul 6 7))"
     ));
     r.run_until_idle();
     assert!(!std::path::Path::new(&out).exists());
@@ -454,14 +454,16 @@ mod control_socket {
         w.write_all(b"READ c.nope\n").unwrap();
         assert!(reply(&mut rd).starts_with("511 "));
         w.write_all(b"READ c.count extra\n").unwrap();
+        assert_eq!(reply(&mut rd), "590-Read handler 'c.count' error:");
         let r = reply(&mut rd);
         assert!(
-            r.starts_with("520 ") && r.contains("does not take parameters"),
+            r.starts_with("590 ") && r.contains("does not take parameters"),
             "{r}"
         );
         w.write_all(b"WRITE c.count 3\n").unwrap();
-        assert!(reply(&mut rd).starts_with("511 "));
+        assert_eq!(reply(&mut rd), "530 Handler 'c.count' read-only");
         w.write_all(b"WRITE src.limit abc\n").unwrap();
+        assert_eq!(reply(&mut rd), "520-Write handler 'src.limit' error:");
         assert!(reply(&mut rd).starts_with("520 "));
         w.write_all(b"WRITEDATA src.data 5\nhelloREAD src.data\n")
             .unwrap();
@@ -473,7 +475,7 @@ mod control_socket {
         assert!(reply(&mut rd).starts_with("200 "));
         assert!(reply(&mut rd).starts_with("511 "));
         assert!(reply(&mut rd).starts_with("200 "));
-        w.write_all(b"CHECKREAD list\nREAD version\nLLRPC 0x1234 c\nFROB\nREAD\n")
+        w.write_all(b"CHECKREAD list\nREAD version\nLLRPC c#1234\nFROB\nREAD\n")
             .unwrap();
         assert!(reply(&mut rd).starts_with("200 "));
         reply(&mut rd);

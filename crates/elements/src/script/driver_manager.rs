@@ -12,7 +12,9 @@
 //! is `wait TIME`. With no instructions the script is `wait_stop, stop`: the router stops at
 //! the first stop event, as without a DriverManager.
 //!
-//! Handlers: as Script — `step` (w), `goto` (w), `run` (rw), `position` (r), `done` (r).
+//! DriverManager is a Script whose TYPE defaults to DRIVER: it takes the same instructions,
+//! substitutions, functions and handlers (`step`, `goto`, `run`, `set`, `get`, `position`,
+//! `done`, `add`, ...). `print c.count` prints the handler's value.
 //!
 //! Example: stop after both sources are done, then print a count:
 //! `DriverManager(wait_stop 2, read c.count, stop)`
@@ -33,7 +35,7 @@ impl Default for DriverManager {
 
 impl Element for DriverManager {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.0.configure_insns(args, true, &["wait_stop", "stop"])
+        self.0.configure_insns(args)
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
@@ -55,6 +57,10 @@ impl Element for DriverManager {
 
     fn read_handler(&self, name: &str) -> Option<String> {
         self.0.read_handler(name)
+    }
+
+    fn read_handler_param(&self, name: &str, param: &str) -> Result<String, String> {
+        self.0.read_handler_param(name, param)
     }
 
     fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {

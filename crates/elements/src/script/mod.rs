@@ -4,6 +4,8 @@ use sluice_core::ElementClass;
 
 pub mod control_socket;
 pub mod driver_manager;
+pub mod functions;
+pub mod fuzzing;
 #[allow(clippy::module_inception)]
 pub mod script;
 

@@ -3,51 +3,80 @@
 //! Synopsis: `Script([TYPE type,] INSTRUCTIONS...)`
 //!
 //! Ports: none. Each positional argument is one instruction; the script runs them in order.
-//! Text arguments are subject to substitution first: `$VAR` and `${VAR}` become the value
-//! of script variable VAR (`$0`..`$9` and `$args` are the arguments of a `run`),
-//! `$(HANDLER [ARGS])` the result of a read handler (`elem.handler`, or a router handler) with
-//! its trailing newline removed, or of a built-in function (below). The `q` forms of
-//! instructions (`setq`, `printq`, `readq`, `writeq`) also remove one layer of quotes.
+//!
+//! Substitutions: instruction text is substituted first. `$VAR` and `${VAR}` become the value
+//! of script variable VAR; `$(HANDLER [ARGS])` the value of a read handler (with its trailing
+//! newline removed) — `elem.handler`, a router handler, or one of the script's own handlers,
+//! which include the functions below, so `$(add $x 1)` works. `$?` is the status of the last
+//! `write` (0, or -22 on error), `$args` the arguments of a `run`, `$1`... its words, `$#`
+//! their number, `$0` the handler that ran the script, `$$` the process id. A reference to an
+//! unknown variable or handler stays as text. Nothing is substituted inside single quotes;
+//! inside double quotes substituted text is quoted. Substitutions nest at most 10 deep
+//! (deeper ones stay as text, with an error message), and no value may exceed 16 MiB (the
+//! instruction fails with an error and the script ends). The `q` forms of instructions
+//! (`setq`, `printq`, `readq`, `writeq`, ...) also remove one layer of quotes.
 //!
 //! Instructions:
 //! - `set VAR TEXT`, `setq VAR TEXT`: set variable VAR. `init VAR TEXT` / `export VAR TEXT`:
-//!   set it once, at initialisation.
-//! - `print [>FILE | >>FILE] TEXT`, `printq`, `printn` (no newline): print to standard
-//!   output (or to FILE).
+//!   set it once, at initialisation; `export` also makes it a read handler named VAR.
+//! - `print [>FILE | >>FILE] [TEXT | HANDLER]`, `printq`, `printn`, `printnq`: if the argument
+//!   starts with a letter, `@` or `_` it is a read handler (with arguments), called and its
+//!   value printed (`print c.count` prints the count); otherwise it is text, unquoted once
+//!   (`print "c.count"` prints `c.count`). A newline is added unless the value ends with one;
+//!   `printn` adds none. Output goes to standard output, or to FILE (`>>`: appended).
+//!   `save TEXT [FILE]` and `append TEXT [FILE]` are `print >FILE TEXT` and `print >>FILE TEXT`.
 //! - `read HANDLER [ARGS]`, `readq`: print `HANDLER:` and the handler's value on standard
 //!   error, like Click.
-//! - `write HANDLER [VALUE]`, `writeq`: call a write handler (errors go to standard error).
-//! - `wait TIME`: pause for TIME (a timer on the router clock; instant under `--simtime`).
-//! - `pause`: wait until the `step` handler is written (in DRIVER scripts: until a driver stop
-//!   event). `wait_stop [N]` / `wait_step [N]`: wait for N of those.
-//! - `label NAME`; `goto LABEL [CONDITION]`: jump when CONDITION (after substitution) is true
-//!   or absent. Special labels: `begin`, `end`, `exit`.
-//! - `loop`: start over. `end`, `exit`: end the script. `return [VALUE]`: end, with a value
-//!   (read by the `run` handler of a PASSIVE script).
-//! - `stop`: raise a driver stop event and end the script (a DRIVER script stops the router).
-//! - `error [MESSAGE]`: print MESSAGE on standard error and end the script.
+//! - `write HANDLER [VALUE]`, `writeq`: call a write handler (errors go to standard error;
+//!   the status is `$?`).
+//! - `wait TIME`, `wait_time`, `wait_for`: pause for TIME (a timer on the router clock;
+//!   instant under `--simtime`), or until a step. `wait` with no time is `pause`.
+//! - `pause [N]`, `wait_step [N]`, `wait_stop [N]`: wait until the `step` handler is written N
+//!   times (in DRIVER scripts: for N driver stop events).
+//! - `label NAME`; `goto LABEL [CONDITION]`: jump when CONDITION (a Boolean after
+//!   substitution) is true or absent. `begin` and `loop` name the first instruction; `end`,
+//!   `exit`, `stop` and `error` end the script as those instructions do.
+//! - `loop`: start over. `end`, `exit`: end the script. `return [VALUE]`, `returnq`: end, with
+//!   a value (read by the `run` handler).
+//! - `stop`: end the script and raise a driver stop event (a DRIVER script stops the router).
+//! - `error [MESSAGE]`, `errorq`: print MESSAGE on standard error and end the script.
 //!
-//! Functions, for `$(...)`: `add`, `sub`, `mul`, `div`, `idiv`, `mod`, `neg`, `abs`, `eq`,
-//! `ne`, `lt`, `gt`, `le`, `ge` (numeric when both sides are numbers, else text), `not`,
-//! `and`, `or`, `if COND A B`, `cat`, `length`, `now`, `in X A B...`.
+//! A run that takes 1000 jumps without blocking is given up with `NAME :: Script: too many
+//! jumps, giving up`, as in Click. A stop signal (SIGINT, SIGTERM) ends a running script
+//! between instructions.
+//!
+//! Functions (read handlers with parameters of every Script, so also `READ s.add 1 2` through
+//! ControlSocket): `add`, `sub`, `min`, `max`, `mul`, `div`, `idiv` (lists of numbers;
+//! integers while they stay integers, `div` in floating point, `idiv` truncated), `mod`,
+//! `rem`, `neg`, `abs`, `eq`, `ne`, `lt`, `gt`, `le`, `ge` (numeric when both sides are
+//! numbers, else text), `not`, `and`, `or`, `nand`, `nor`, `if COND A B`, `in X A B...`,
+//! `first`, `sprintf FORMAT ARGS...` (`%d %i %u %o %x %X %s %%` with flags, width and
+//! precision), `random [N1 [N2]]`, `length`, `unquote`, `htons`, `htonl`, `ntohs`, `ntohl`,
+//! `get VAR`, `readable`/`writable HANDLERS...`; inside the script only: `now`, `shift
+//! [VAR]`, `cat FILE`, `catq FILE` (quoted), `kill SIGNAL PID...`.
 //!
 //! Keyword: `TYPE` — `ACTIVE` (default: runs from initialisation), `PASSIVE` (runs only when
 //! its `step`, `goto` or `run` handler is written), `DRIVER` (manages driver stop events like
 //! DriverManager: each event releases a `pause`/`wait_stop`; the router stops when the script
-//! ends).
+//! ends). Click's PACKET, PROXY and SIGNAL types are not supported.
 //!
 //! Handlers: `step` (w, `[N]`: release N pauses or waits), `goto` (w, `LABEL`: jump there and
-//! run), `run` (rw: write `[ARGS]` to run the script from the start with `$1`... set; read the
-//! last `return` value), `position` (r, current instruction index), `done` (r).
+//! run), `run` (rw: write `[ARGS]` to run the script from the start with `$args` set; read the
+//! last `return` value — a script reading another script's `run` runs it, as in Click),
+//! `set` (w, `VAR VALUE`), `get` (r, `VAR`), `position` (r, current instruction index),
+//! `done` (r), the functions above, and the `export`ed variables.
 //!
 //! Example: `Script(wait 1s, read c.count, write c.reset, loop)`
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::Write;
 
-use sluice_core::Timestamp;
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, InitCx};
-use sluice_lang::args::{split_words, unquote, Args, FromArg, Seconds};
+use sluice_core::signals::stop_requested;
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, HandlerError, InitCx, Timestamp};
+use sluice_lang::args::{unquote, Args, FromArg, Seconds};
+
+use super::functions::{self, quote, shift_word, MAX_VALUE};
 
 /// How a script runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,54 +99,138 @@ enum State {
     Done,
 }
 
-const KEYWORDS: &[&str] = &[
-    "set",
-    "setq",
-    "init",
-    "initq",
-    "export",
-    "exportq",
-    "print",
-    "printq",
-    "printn",
-    "printnq",
-    "read",
-    "readq",
-    "write",
-    "writeq",
-    "wait",
-    "wait_time",
-    "wait_for",
-    "pause",
-    "wait_stop",
-    "wait_step",
-    "wait_pause",
-    "label",
-    "goto",
-    "loop",
-    "end",
-    "exit",
-    "stop",
-    "return",
-    "returnq",
-    "error",
-    "errorq",
-];
+/// An instruction, after configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Set,
+    Init,
+    Export,
+    Print,
+    PrintN,
+    Read,
+    Write,
+    WaitTime,
+    WaitStep,
+    Label,
+    Goto,
+    Return,
+    End,
+    Exit,
+    Stop,
+    Error,
+}
 
-/// Most instructions one run may execute without waiting (catches `label a, goto a`).
-const MAX_STEPS: u32 = 1_000_000;
+/// Where a `goto` goes: an instruction, or one of the ending instructions used as a label.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    Pos(usize),
+    Finish(Op),
+}
+
+#[derive(Clone, Debug)]
+struct Insn {
+    op: Op,
+    /// The `q` form: remove a layer of quotes.
+    q: bool,
+    /// Variable name (set, init, export; `_` for return).
+    var: String,
+    /// Argument text, substituted when run (the condition of a `goto`).
+    text: String,
+    /// Step count of a `pause`.
+    n: u32,
+    target: Target,
+}
+
+/// Click's instruction names.
+fn op_of(name: &str) -> Option<(Op, bool)> {
+    Some(match name {
+        "set" => (Op::Set, false),
+        "setq" => (Op::Set, true),
+        "init" => (Op::Init, false),
+        "initq" => (Op::Init, true),
+        "export" => (Op::Export, false),
+        "exportq" => (Op::Export, true),
+        "print" => (Op::Print, false),
+        "printq" => (Op::Print, true),
+        "printn" => (Op::PrintN, false),
+        "printnq" => (Op::PrintN, true),
+        "save" | "append" => (Op::Print, false),
+        "read" => (Op::Read, false),
+        "readq" => (Op::Read, true),
+        "write" => (Op::Write, false),
+        "writeq" => (Op::Write, true),
+        "wait" => (Op::WaitTime, false),
+        "wait_time" | "wait_for" => (Op::WaitTime, false),
+        "pause" | "wait_step" | "wait_stop" => (Op::WaitStep, false),
+        "label" => (Op::Label, false),
+        "goto" | "loop" => (Op::Goto, false),
+        "return" => (Op::Return, false),
+        "returnq" => (Op::Return, true),
+        "end" => (Op::End, false),
+        "exit" => (Op::Exit, false),
+        "stop" => (Op::Stop, false),
+        "error" => (Op::Error, false),
+        "errorq" => (Op::Error, true),
+        _ => return None,
+    })
+}
+
+/// Most jumps one run may take without blocking (Click's limit).
+const MAX_JUMPS: u32 = 1000;
+/// Deepest nesting of substitutions that is expanded (Click's limit); deeper `$` stay as text.
+const MAX_DEPTH: u32 = 10;
+/// `$?` after a failed write (Click's handlers answer -EINVAL).
+const WRITE_FAILED: i32 = -22;
+
+/// The handlers of every Script.
+const HANDLERS: &[Handler] = &{
+    const N: usize = functions::PUBLIC.len();
+    const FIXED: [Handler; 7] = [
+        Handler::w("step"),
+        Handler::w("goto"),
+        Handler::rw("run").param(),
+        Handler::r("position"),
+        Handler::r("done"),
+        Handler::r("get").param(),
+        Handler::w("set"),
+    ];
+    let mut v = [Handler::r(""); FIXED.len() + N];
+    let mut i = 0;
+    while i < FIXED.len() {
+        v[i] = FIXED[i];
+        i += 1;
+    }
+    while i < FIXED.len() + N {
+        v[i] = Handler::r(functions::PUBLIC[i - FIXED.len()]).param();
+        i += 1;
+    }
+    v
+};
+
+/// A handler a script calls: one of its own, or one the router answers.
+enum Callee {
+    Own(String),
+    Router(String),
+}
 
 /// The script interpreter shared by Script and DriverManager.
 pub struct Script {
     pub(crate) kind: ScriptType,
-    insns: Vec<(String, String)>,
-    labels: HashMap<String, usize>,
+    insns: Vec<Insn>,
     vars: HashMap<String, String>,
-    args: Vec<String>,
+    run_args: String,
+    run_name: String,
+    run_write: bool,
+    write_status: i32,
     pc: usize,
     state: State,
     ret: String,
+    failed: bool,
     class: &'static str,
+    handlers: &'static [Handler],
+    rng: Cell<u64>,
+    /// Set when a substitution was nested too deep during the current instruction.
+    too_deep: bool,
 }
 
 impl Script {
@@ -126,76 +239,152 @@ impl Script {
         Script {
             kind,
             insns: Vec::new(),
-            labels: HashMap::new(),
             vars: HashMap::new(),
-            args: Vec::new(),
+            run_args: String::new(),
+            run_name: String::new(),
+            run_write: false,
+            write_status: 0,
             pc: 0,
             state: State::Ready,
             ret: String::new(),
+            failed: false,
             class,
+            handlers: HANDLERS,
+            rng: Cell::new(0x2545_f491_4f6c_dd1d ^ std::process::id() as u64),
+            too_deep: false,
         }
     }
 
-    /// Parses the instruction list (and `TYPE` unless `fixed_type`).
-    pub(crate) fn configure_insns(
-        &mut self,
-        args: &mut Args,
-        fixed_type: bool,
-        default: &[&str],
-    ) -> Result<(), ()> {
-        if !fixed_type {
-            if let Some(t) = args.read::<String>("TYPE")? {
-                self.kind = match t.to_ascii_uppercase().as_str() {
-                    "ACTIVE" => ScriptType::Active,
-                    "PASSIVE" => ScriptType::Passive,
-                    "DRIVER" => ScriptType::Driver,
-                    _ => {
-                        args.error(format!("TYPE: unknown script type '{t}'"));
-                        return Err(());
-                    }
-                };
-            }
-        }
-        let mut raw = args.rest();
-        if raw.is_empty() {
-            raw = default.iter().map(|s| s.to_string()).collect();
+    /// Parses `TYPE` and the instruction list (Click's syntax and messages).
+    pub(crate) fn configure_insns(&mut self, args: &mut Args) -> Result<(), ()> {
+        if let Some(t) = args.read::<String>("TYPE")? {
+            let word = t.split_whitespace().next().unwrap_or("");
+            self.kind = match t.as_str() {
+                "ACTIVE" => ScriptType::Active,
+                "PASSIVE" => ScriptType::Passive,
+                "DRIVER" => ScriptType::Driver,
+                _ if ["PACKET", "PUSH", "PROXY", "SIGNAL"].contains(&word) => {
+                    args.error(format!("TYPE {word} is not supported"));
+                    return Err(());
+                }
+                _ => {
+                    args.error("bad TYPE");
+                    return Err(());
+                }
+            };
         }
         let mut ok = true;
-        for r in raw {
-            let r = r.trim();
-            let (kw, rest) = r.split_once(char::is_whitespace).unwrap_or((r, ""));
-            let kw = kw.to_ascii_lowercase();
-            if !KEYWORDS.contains(&kw.as_str()) {
-                args.error(format!("unknown instruction '{kw}'"));
+        let mut labels: Vec<(String, usize)> = Vec::new();
+        let mut exports = Vec::new();
+        for raw in args.rest() {
+            let mut rest = raw.as_str();
+            let name = shift_word(&mut rest);
+            if name.is_empty() {
+                continue;
+            }
+            let Some((op, q)) = op_of(name) else {
+                args.error(format!("syntax error at '{name}'"));
+                ok = false;
+                continue;
+            };
+            let mut insn = Insn {
+                op,
+                q,
+                var: String::new(),
+                text: rest.to_string(),
+                n: 1,
+                target: Target::Pos(0),
+            };
+            let mut bad = false;
+            match (name, op) {
+                ("save" | "append", _) => {
+                    let mut r = rest;
+                    let word = shift_word(&mut r);
+                    let file = if r.is_empty() { "-" } else { r };
+                    let redirect = if name == "save" { ">" } else { ">>" };
+                    insn.text = format!("{redirect}{file} {word}");
+                }
+                (_, Op::WaitTime) if rest.is_empty() => insn.op = Op::WaitStep,
+                (_, Op::WaitTime) => bad = !rest.contains('$') && Seconds::from_arg(rest).is_err(),
+                (_, Op::WaitStep) => match u32::from_arg(rest) {
+                    _ if rest.is_empty() => {}
+                    Ok(n) => insn.n = n,
+                    Err(_) => bad = true,
+                },
+                (_, Op::Set | Op::Init | Op::Export | Op::Return) => {
+                    let mut r = rest;
+                    if op == Op::Return {
+                        insn.var = "_".into();
+                    } else {
+                        insn.var = shift_word(&mut r).to_string();
+                        bad = insn.var.is_empty() || (op == Op::Set && r.is_empty());
+                    }
+                    insn.text = r.to_string();
+                    self.vars.entry(insn.var.clone()).or_default();
+                    if op == Op::Export && !bad {
+                        exports.push(insn.var.clone());
+                    }
+                }
+                (_, Op::Label) => {
+                    let mut r = rest;
+                    insn.text = shift_word(&mut r).to_string();
+                    bad = insn.text.is_empty() || !r.is_empty();
+                    if !bad && !labels.iter().any(|(l, _)| *l == insn.text) {
+                        labels.push((insn.text.clone(), self.insns.len()));
+                    }
+                }
+                ("loop", _) => bad = !rest.is_empty(),
+                (_, Op::End | Op::Exit | Op::Stop) => bad = !rest.is_empty(),
+                _ => {}
+            }
+            if bad {
+                args.error(format!("syntax error at '{name}'"));
                 ok = false;
                 continue;
             }
-            if kw == "label" {
-                let l = rest.trim();
-                if l.is_empty() {
-                    args.error("label: missing label name");
-                    ok = false;
-                }
-                self.labels.insert(l.to_string(), self.insns.len());
-            }
-            if kw == "wait" || kw == "wait_time" || kw == "wait_for" {
-                let t = rest.trim();
-                if !t.contains('$') && Seconds::from_arg(t).is_err() {
-                    args.error(format!("{kw}: expected time in seconds, got '{t}'"));
-                    ok = false;
-                }
-            }
-            self.insns.push((kw, rest.trim().to_string()));
+            self.insns.push(insn);
         }
-        for (kw, rest) in &self.insns {
-            if kw == "goto" {
-                let l = split_words(rest).into_iter().next().unwrap_or_default();
-                let special = ["begin", "end", "exit"].contains(&l.as_str());
-                if !special && !l.contains('$') && !self.labels.contains_key(&l) {
-                    args.error(format!("goto: no such label '{l}'"));
-                    ok = false;
+        // Resolve the gotos; their text keeps only the condition.
+        for insn in self.insns.iter_mut().filter(|i| i.op == Op::Goto) {
+            let mut r = insn.text.as_str();
+            let label = shift_word(&mut r).to_string();
+            let cond = r.to_string();
+            insn.target = match label.as_str() {
+                "" | "begin" | "loop" => Target::Pos(0),
+                "end" => Target::Finish(Op::End),
+                "exit" => Target::Finish(Op::Exit),
+                "stop" => Target::Finish(Op::Stop),
+                "error" => Target::Finish(Op::Error),
+                l => match labels.iter().find(|(n, _)| n == l) {
+                    Some(&(_, i)) => Target::Pos(i),
+                    None => {
+                        args.error(format!("no such label '{l}'"));
+                        ok = false;
+                        Target::Pos(0)
+                    }
+                },
+            };
+            insn.text = cond;
+        }
+        if self.insns.is_empty() && self.kind == ScriptType::Driver {
+            self.insns.push(Insn {
+                op: Op::WaitStep,
+                q: false,
+                var: String::new(),
+                text: String::new(),
+                n: 1,
+                target: Target::Pos(0),
+            });
+        }
+        if !exports.is_empty() {
+            // Export handlers are named by the configuration: one list per such element.
+            let mut v = HANDLERS.to_vec();
+            for name in exports {
+                if !v.iter().any(|h| h.name == name) {
+                    v.push(Handler::r(Box::leak(name.into_boxed_str())));
                 }
             }
+            self.handlers = Box::leak(v.into_boxed_slice());
         }
         if ok {
             Ok(())
@@ -204,17 +393,26 @@ impl Script {
         }
     }
 
+    /// `NAME :: CLASS`, as Click names an element in messages.
+    fn decl(&self, cx: &Cx) -> String {
+        format!("{} :: {}", cx.name(), self.class)
+    }
+
+    fn report(&self, cx: &Cx, msg: impl std::fmt::Display) {
+        eprintln!("{}: {}", self.decl(cx), msg);
+    }
+
     /// Runs `init`/`export` once, registers DRIVER scripts, starts ACTIVE and DRIVER ones.
     pub(crate) fn initialize_script(&mut self, cx: &mut Cx) {
         for i in 0..self.insns.len() {
-            let (kw, rest) = self.insns[i].clone();
-            if matches!(kw.as_str(), "init" | "initq" | "export" | "exportq") {
-                let (var, text) = rest.split_once(char::is_whitespace).unwrap_or((&rest, ""));
-                let mut v = self.subst(text.trim(), cx);
-                if kw.ends_with('q') {
-                    v = unquote(&v);
+            if matches!(self.insns[i].op, Op::Init | Op::Export) {
+                let insn = self.insns[i].clone();
+                if let Some(mut v) = self.expand_insn(&insn.text, false, cx) {
+                    if insn.q {
+                        v = unquote(&v);
+                    }
+                    self.vars.insert(insn.var, v);
                 }
-                self.vars.insert(var.to_string(), v);
             }
         }
         if self.kind == ScriptType::Driver {
@@ -234,189 +432,423 @@ impl Script {
     /// Ends the script; a DRIVER script stops the router.
     fn finish(&mut self, cx: &mut Cx) {
         self.state = State::Done;
+        cx.cancel_timer(0);
         if self.kind == ScriptType::Driver {
             cx.stop_router();
         }
     }
 
-    /// Runs from the current instruction until the script waits or ends.
+    /// Runs from the current instruction until the script blocks or ends. A run that takes
+    /// more than [`MAX_JUMPS`] jumps without blocking is given up, as in Click; a stop signal
+    /// (SIGINT, SIGTERM) ends it between instructions so the router can stop.
     pub(crate) fn run(&mut self, cx: &mut Cx) {
         self.state = State::Ready;
-        let mut steps = 0u32;
+        let mut jumps = 0u32;
         while self.state == State::Ready {
-            steps += 1;
-            if steps > MAX_STEPS {
-                eprintln!(
-                    "{}: {}: too many instructions without a wait; script ended",
-                    cx.name(),
-                    self.class
-                );
-                self.finish(cx);
+            if stop_requested() {
+                self.state = State::Done;
                 return;
             }
-            let Some((kw, rest)) = self.insns.get(self.pc).cloned() else {
-                self.finish(cx);
+            let ipos = self.pc;
+            if ipos >= self.insns.len() {
+                // Falling off the end: `end`, or `stop` for a driver script.
+                let op = if self.kind == ScriptType::Driver {
+                    Op::Stop
+                } else {
+                    Op::End
+                };
+                self.end_with(op, cx);
                 return;
-            };
+            }
             self.pc += 1;
-            self.exec(&kw, &rest, cx);
+            self.too_deep = false;
+            self.exec(ipos, cx);
+            if self.too_deep {
+                self.report(
+                    cx,
+                    format!("substitutions nested more than {MAX_DEPTH} deep were not expanded"),
+                );
+            }
+            if self.state == State::Ready && self.pc != ipos + 1 {
+                jumps += 1;
+                if jumps >= MAX_JUMPS {
+                    self.report(cx, "too many jumps, giving up");
+                    self.pc = self.insns.len();
+                    self.finish(cx);
+                }
+            }
         }
     }
 
-    fn exec(&mut self, kw: &str, rest: &str, cx: &mut Cx) {
-        let q = kw.ends_with('q');
-        match kw {
-            "set" | "setq" => {
-                let (var, text) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-                let mut v = self.subst(text.trim(), cx);
+    /// Ends the script as instruction `op` (end, exit, stop, error) does.
+    fn end_with(&mut self, op: Op, cx: &mut Cx) {
+        self.failed = op == Op::Error;
+        if op == Op::Stop && self.kind != ScriptType::Driver {
+            cx.request_driver_stop();
+            self.state = State::Done;
+            cx.cancel_timer(0);
+        } else {
+            self.finish(cx);
+        }
+    }
+
+    /// Substitutes `text` for instruction use; on failure reports it, ends the script and
+    /// returns `None`.
+    fn expand_insn(&mut self, text: &str, quote_all: bool, cx: &mut Cx) -> Option<String> {
+        match self.expand(text, quote_all, 0, cx) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.report(cx, format!("{e}; script ended"));
+                self.finish(cx);
+                None
+            }
+        }
+    }
+
+    fn exec(&mut self, ipos: usize, cx: &mut Cx) {
+        let insn = self.insns[ipos].clone();
+        let q = insn.q;
+        match insn.op {
+            Op::Set | Op::Return => {
+                let Some(mut v) = self.expand_insn(&insn.text, false, cx) else {
+                    return;
+                };
                 if q {
                     v = unquote(&v);
                 }
-                self.vars.insert(var.to_string(), v);
+                if insn.op == Op::Return {
+                    self.ret = v.clone();
+                }
+                self.vars.insert(insn.var, v);
+                if insn.op == Op::Return {
+                    self.finish(cx);
+                }
             }
-            "init" | "initq" | "export" | "exportq" | "label" => {}
-            "print" | "printq" | "printn" | "printnq" => {
-                let newline = !kw.starts_with("printn");
-                let (target, text) = match rest.strip_prefix('>') {
-                    Some(r) => {
-                        let (append, r) = match r.strip_prefix('>') {
-                            Some(r) => (true, r),
-                            None => (false, r),
-                        };
-                        let (f, t) = r.trim().split_once(char::is_whitespace).unwrap_or((r, ""));
-                        (Some((f.to_string(), append)), t.trim().to_string())
-                    }
-                    None => (None, rest.to_string()),
+            Op::Init | Op::Export | Op::Label => {}
+            Op::Print | Op::PrintN => self.print(&insn, cx),
+            Op::Read => {
+                let Some(text) = self.expand_insn(&insn.text, false, cx) else {
+                    return;
                 };
-                let mut v = self.subst(&text, cx);
-                if kw.ends_with('q') {
-                    v = unquote(&v);
-                }
-                if newline {
-                    v.push('\n');
-                }
-                match target {
-                    None => {
-                        let mut o = std::io::stdout().lock();
-                        let _ = o.write_all(v.as_bytes());
-                        let _ = o.flush();
+                let (name, param) = split_call(&text, q);
+                match self.call_read(name, param.as_deref(), cx) {
+                    Ok((shown, v)) => {
+                        let v = v.strip_suffix('\n').unwrap_or(&v);
+                        eprint!("{shown}:\n{v}\n");
                     }
-                    Some((f, append)) => {
-                        let r = std::fs::OpenOptions::new()
-                            .create(true)
-                            .write(true)
-                            .append(append)
-                            .truncate(!append)
-                            .open(&f)
-                            .and_then(|mut fh| fh.write_all(v.as_bytes()));
-                        if let Err(e) = r {
-                            eprintln!("{}: print: {}: {}", cx.name(), f, e);
-                        }
-                    }
+                    Err(e) => self.report(cx, e),
                 }
             }
-            "read" | "readq" => {
-                let text = self.subst(rest, cx);
-                let text = if q { unquote(&text) } else { text };
-                let mut words = text.split_whitespace();
-                let h = words.next().unwrap_or("").to_string();
-                let param = words.collect::<Vec<_>>().join(" ");
-                let r = if param.is_empty() {
-                    cx.read_handler(&h)
-                } else {
-                    cx.read_handler_param(&h, &param)
+            Op::Write => {
+                let Some(text) = self.expand_insn(&insn.text, false, cx) else {
+                    return;
                 };
-                match r {
-                    Ok(mut v) => {
-                        if !v.ends_with('\n') {
-                            v.push('\n');
-                        }
-                        eprint!("{h}:\n{v}");
+                let (name, value) = split_call(&text, q);
+                self.write_status = match self.call_write(name, value.as_deref().unwrap_or(""), cx)
+                {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        self.report(cx, e);
+                        WRITE_FAILED
                     }
-                    Err(e) => eprintln!("{}: read {}: {}", cx.name(), h, e),
-                }
-            }
-            "write" | "writeq" => {
-                let text = self.subst(rest, cx);
-                let (h, v) = text
-                    .trim()
-                    .split_once(char::is_whitespace)
-                    .unwrap_or((text.trim(), ""));
-                let v = if q {
-                    unquote(v.trim())
-                } else {
-                    v.trim().to_string()
                 };
-                if let Err(e) = cx.write_handler(h, &v) {
-                    eprintln!("{}: write {}: {}", cx.name(), h, e);
-                }
             }
-            "wait" | "wait_time" | "wait_for" => {
-                let t = self.subst(rest, cx);
+            Op::WaitTime => {
+                let Some(t) = self.expand_insn(&insn.text, false, cx) else {
+                    return;
+                };
                 match Seconds::from_arg(t.trim()) {
                     Ok(s) => {
                         cx.schedule_after(0, Timestamp::from_secs_f64(s.0));
                         self.state = State::Waiting;
                     }
-                    Err(e) => {
-                        eprintln!("{}: wait: {}", cx.name(), e);
+                    Err(_) => {
+                        self.report(cx, "syntax error at 'wait'");
                         self.finish(cx);
                     }
                 }
             }
-            "pause" | "wait_stop" | "wait_step" | "wait_pause" => {
-                let t = self.subst(rest, cx);
-                let n = t.trim().parse::<u32>().unwrap_or(1);
-                if n > 0 {
-                    self.state = State::Paused(n);
+            Op::WaitStep => {
+                if insn.n > 0 {
+                    self.state = State::Paused(insn.n);
                 }
             }
-            "goto" => {
-                let words = split_words(rest);
-                let label = self.subst(words.first().map(String::as_str).unwrap_or(""), cx);
-                let cond = if words.len() > 1 {
-                    let c = self.subst(&words[1..].join(" "), cx);
-                    truthy(&unquote(c.trim()))
-                } else {
-                    true
+            Op::Goto => {
+                let Some(cond) = self.expand_insn(&insn.text, false, cx) else {
+                    return;
                 };
-                if cond {
-                    match label.as_str() {
-                        "begin" => self.pc = 0,
-                        "end" | "exit" => self.finish(cx),
-                        l => match self.labels.get(l) {
-                            Some(&i) => self.pc = i,
-                            None => {
-                                eprintln!("{}: goto: no such label '{}'", cx.name(), l);
-                                self.finish(cx);
-                            }
-                        },
+                let go = if cond.is_empty() {
+                    true
+                } else {
+                    match bool::from_arg(&cond) {
+                        Ok(b) => b,
+                        Err(_) => {
+                            self.report(cx, format!("bad condition '{cond}'"));
+                            false
+                        }
+                    }
+                };
+                if go {
+                    match insn.target {
+                        Target::Pos(i) => self.pc = i,
+                        Target::Finish(op) => self.end_with(op, cx),
                     }
                 }
             }
-            "loop" => self.pc = 0,
-            "end" | "exit" => self.finish(cx),
-            "return" | "returnq" => {
-                let v = self.subst(rest, cx);
-                self.ret = if q { unquote(&v) } else { v };
-                self.finish(cx);
+            Op::End | Op::Exit | Op::Stop => self.end_with(insn.op, cx),
+            Op::Error => {
+                let Some(mut msg) = self.expand_insn(&insn.text, false, cx) else {
+                    return;
+                };
+                if q {
+                    msg = unquote(&msg);
+                }
+                if !msg.is_empty() {
+                    self.report(cx, msg);
+                }
+                self.end_with(Op::Error, cx);
             }
-            "stop" => {
-                if self.kind == ScriptType::Driver {
-                    cx.stop_router();
-                    self.state = State::Done;
-                } else {
-                    cx.request_driver_stop();
-                    self.state = State::Done;
+        }
+    }
+
+    /// `print [>FILE | >>FILE] [TEXT | HANDLER]`: an argument starting with a letter, `@` or
+    /// `_` names a read handler, which is called; anything else is text, unquoted once.
+    fn print(&mut self, insn: &Insn, cx: &mut Cx) {
+        let mut text = insn.text.as_str();
+        let mut file = None;
+        if let Some(r) = text.strip_prefix('>') {
+            let (append, r) = match r.strip_prefix('>') {
+                Some(r) => (true, r),
+                None => (false, r),
+            };
+            let mut r = r;
+            let name = unquote(shift_word(&mut r));
+            text = r;
+            if !name.is_empty() && name != "-" {
+                let f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .write(true)
+                    .append(append)
+                    .truncate(!append)
+                    .open(&name);
+                match f {
+                    Ok(f) => file = Some(f),
+                    Err(e) => return self.report(cx, format!("{name}: {e}")),
                 }
             }
-            "error" | "errorq" => {
-                let v = self.subst(rest, cx);
-                let v = if q { unquote(&v) } else { v };
-                eprintln!("{}: {}", cx.name(), v);
-                self.finish(cx);
+        }
+        let mut ok = true;
+        let mut result = if text
+            .starts_with(|c: char| c.is_ascii_alphabetic() || c == '@' || c == '_')
+        {
+            let Some(call) = self.expand_insn(text, false, cx) else {
+                return;
+            };
+            let (name, param) = split_call(&call, insn.q);
+            match self.call_read(name, param.as_deref(), cx) {
+                // Handler values carry a trailing newline here; Click's mostly do not, so
+                // `printn` leaves it out.
+                Ok((_, v)) if insn.op == Op::PrintN => v.strip_suffix('\n').unwrap_or(&v).into(),
+                Ok((_, v)) => v,
+                Err(e) => {
+                    self.report(cx, e);
+                    ok = false;
+                    String::new()
+                }
             }
-            _ => {}
+        } else {
+            let Some(v) = self.expand_insn(text, true, cx) else {
+                return;
+            };
+            unquote(&v)
+        };
+        if ok && insn.op == Op::Print && !result.ends_with('\n') {
+            result.push('\n');
+        }
+        let r = match file {
+            Some(mut f) => f.write_all(result.as_bytes()),
+            None => {
+                let mut o = std::io::stdout().lock();
+                o.write_all(result.as_bytes()).and_then(|_| o.flush())
+            }
+        };
+        if let Err(e) = r {
+            self.report(cx, format!("print: {e}"));
+        }
+    }
+
+    /// Which handler `name` means: the script's own handlers (and Click's functions) by
+    /// bare name or by `SELF.name`, else the router's.
+    fn callee(&self, name: &str, cx: &Cx) -> Callee {
+        match name.rsplit_once('.') {
+            Some((e, h)) if e == cx.name() => Callee::Own(h.to_string()),
+            Some(_) => Callee::Router(name.to_string()),
+            None if self.is_own(name) => Callee::Own(name.to_string()),
+            None => Callee::Router(name.to_string()),
+        }
+    }
+
+    fn is_own(&self, h: &str) -> bool {
+        self.handlers.iter().any(|x| x.name == h)
+            || matches!(
+                h,
+                "shift" | "readable" | "writable" | "now" | "cat" | "catq" | "kill"
+            )
+            || ["name", "class", "config", "ports", "handlers"].contains(&h)
+    }
+
+    /// Calls a read handler for the script: returns the name to show and the value.
+    fn call_read(
+        &mut self,
+        name: &str,
+        param: Option<&str>,
+        cx: &mut Cx,
+    ) -> Result<(String, String), String> {
+        if name.is_empty() {
+            return Err("missing handler name".into());
+        }
+        match self.callee(name, cx) {
+            Callee::Own(h) => {
+                let shown = format!("{}.{}", cx.name(), h);
+                let v = self.own_read(&h, param.unwrap_or(""), cx)?;
+                Ok((shown, v))
+            }
+            Callee::Router(path) => {
+                let v = match path.rsplit_once('.') {
+                    // Reading another script's `run` runs it, as in Click.
+                    Some((e, "run")) if is_script(cx, e) => cx
+                        .write_handler(&path, param.unwrap_or(""))
+                        .and_then(|_| cx.read_handler(&path)),
+                    _ => match param {
+                        Some(p) => cx.read_handler_param(&path, p),
+                        None => cx.read_handler(&path),
+                    },
+                };
+                v.map(|v| (path.clone(), v)).map_err(|e| describe(&path, e))
+            }
+        }
+    }
+
+    fn call_write(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
+        if name.is_empty() {
+            return Err("missing handler name".into());
+        }
+        match self.callee(name, cx) {
+            Callee::Own(h) if h == "set" => self.set_var(value),
+            Callee::Own(h) => Err(format!(
+                "'{}.{h}' cannot be written from inside the script",
+                cx.name()
+            )),
+            Callee::Router(path) => cx
+                .write_handler(&path, value)
+                .map_err(|e| describe(&path, e)),
+        }
+    }
+
+    /// The `set` handler: `VAR VALUE`.
+    fn set_var(&mut self, value: &str) -> Result<(), String> {
+        let mut r = value;
+        let var = shift_word(&mut r);
+        if var.is_empty() {
+            return Err("no variable".into());
+        }
+        if r.len() > MAX_VALUE {
+            return Err(too_large(var));
+        }
+        if var == "args" {
+            self.run_args = r.to_string();
+        } else {
+            self.vars.insert(var.to_string(), r.to_string());
+        }
+        Ok(())
+    }
+
+    /// Reads one of the script's own handlers with full access to the script.
+    fn own_read(&mut self, h: &str, param: &str, cx: &mut Cx) -> Result<String, String> {
+        match h {
+            "shift" => {
+                let mut r = param;
+                let var = match shift_word(&mut r) {
+                    "" => "args",
+                    v => v,
+                };
+                if !r.is_empty() {
+                    return Err("too many arguments".into());
+                }
+                let slot = if var == "args" {
+                    &mut self.run_args
+                } else {
+                    self.vars
+                        .get_mut(var)
+                        .ok_or_else(|| format!("undefined variable '{var}'"))?
+                };
+                let mut rest = slot.as_str();
+                let w = shift_word(&mut rest).to_string();
+                *slot = rest.to_string();
+                Ok(w)
+            }
+            "readable" | "writable" => {
+                let write = h == "writable";
+                let mut r = param;
+                loop {
+                    let name = shift_word(&mut r);
+                    if name.is_empty() {
+                        return Ok("true".into());
+                    }
+                    let found = match self.callee(name, cx) {
+                        Callee::Own(o) => {
+                            let x = self.handlers.iter().find(|x| x.name == o);
+                            x.is_some_and(|x| if write { x.write } else { x.read })
+                        }
+                        Callee::Router(p) => cx.check_handler(&p, write).is_ok(),
+                    };
+                    if !found {
+                        return Ok("false".into());
+                    }
+                }
+            }
+            "now" => Ok(cx.now().to_string()),
+            "name" | "class" | "config" | "ports" | "handlers" => cx
+                .read_handler(&format!("{}.{h}", cx.name()))
+                .map_err(|e| e.to_string()),
+            _ => match functions::call(h, param, true, &self.rng) {
+                Some(r) => r,
+                None => self.read_param(h, param),
+            },
+        }
+    }
+
+    fn read_param(&self, h: &str, param: &str) -> Result<String, String> {
+        match h {
+            "get" => {
+                let mut r = param;
+                let var = shift_word(&mut r);
+                if var.is_empty() {
+                    return Err("no variable".into());
+                }
+                if !r.is_empty() {
+                    return Err("too many arguments".into());
+                }
+                if var == "args" {
+                    return Ok(self.run_args.clone());
+                }
+                self.vars
+                    .get(var)
+                    .cloned()
+                    .ok_or_else(|| format!("undefined variable '{var}'"))
+            }
+            "run" => Ok(self.ret.clone()),
+            "position" => Ok(self.pc.to_string()),
+            "done" => Ok((self.state == State::Done).to_string()),
+            _ => match functions::call(h, param, false, &self.rng) {
+                Some(r) => r,
+                None => self
+                    .vars
+                    .get(h)
+                    .filter(|_| self.handlers.iter().any(|x| x.name == h))
+                    .cloned()
+                    .ok_or_else(|| format!("no handler '{h}'")),
+            },
         }
     }
 
@@ -454,223 +886,257 @@ impl Script {
         }
     }
 
-    fn var(&self, name: &str) -> String {
-        if let Ok(i) = name.parse::<usize>() {
-            return self.args.get(i).cloned().unwrap_or_default();
+    /// A variable reference: `$NAME`, `${NAME}`, `$?`, `$#`, `$$`, `$0`..., `$args`,
+    /// `$write`. `None` leaves the reference as text, as Click does for unknown names.
+    fn variable(&self, name: &str) -> Option<String> {
+        if let Some(v) = self.vars.get(name) {
+            return Some(v.clone());
         }
-        if name == "args" {
-            return self.args.get(1..).map(|a| a.join(" ")).unwrap_or_default();
-        }
-        self.vars.get(name).cloned().unwrap_or_default()
+        Some(match name {
+            "?" => self.write_status.to_string(),
+            "args" => self.run_args.clone(),
+            "$" => std::process::id().to_string(),
+            "0" => self.run_name.clone(),
+            "#" => {
+                let mut r = self.run_args.as_str();
+                let mut n = 0;
+                while !shift_word(&mut r).is_empty() {
+                    n += 1;
+                }
+                n.to_string()
+            }
+            "write" => self.run_write.to_string(),
+            _ if name.starts_with(|c: char| ('1'..='9').contains(&c)) => {
+                let n = usize::from_arg(name).ok()?;
+                let mut r = self.run_args.as_str();
+                let mut w = "";
+                for _ in 0..n {
+                    w = shift_word(&mut r);
+                }
+                w.to_string()
+            }
+            _ => return None,
+        })
     }
 
-    /// Substitutes `$VAR`, `${VAR}` and `$(EXPR)`.
-    pub(crate) fn subst(&mut self, s: &str, cx: &mut Cx) -> String {
-        let c: Vec<char> = s.chars().collect();
+    /// `$(HANDLER [ARGS])`: the handler's value without its trailing newline; `None` (the
+    /// reference stays as text) if there is no such handler.
+    fn expand_call(&mut self, call: &str, cx: &mut Cx) -> Option<String> {
+        let (name, param) = split_call(call, false);
+        match self.call_read(name, param.as_deref(), cx) {
+            Ok((_, v)) => Some(v.strip_suffix('\n').map(str::to_string).unwrap_or(v)),
+            Err(e) => {
+                self.report(cx, format!("$({}): {e}", abbreviate(call.trim())));
+                let missing = e.starts_with("no ");
+                (!missing).then(String::new)
+            }
+        }
+    }
+
+    /// Click's `cp_expand`: substitutes `$VAR`, `${VAR}` and `$(...)` in `s`, outside single
+    /// quotes; inside double quotes (or everywhere with `quote_all`) substituted text is
+    /// quoted so that one later unquote restores it. Work is linear in the text for each of
+    /// at most [`MAX_DEPTH`] nesting levels; results are bounded by [`MAX_VALUE`].
+    pub(crate) fn expand(
+        &mut self,
+        s: &str,
+        quote_all: bool,
+        depth: u32,
+        cx: &mut Cx,
+    ) -> Result<String, String> {
+        if !s.contains('$') {
+            return Ok(s.to_string());
+        }
+        let b = s.as_bytes();
         let mut out = String::new();
+        let mut plain = 0; // start of text not yet copied
+        let mut inq = 0u8;
         let mut i = 0;
-        let mut quote: Option<char> = None;
-        while i < c.len() {
-            let ch = c[i];
-            if quote == Some('\'') {
-                if ch == '\'' {
-                    quote = None;
+        while i < b.len() {
+            match b[i] {
+                b'\\' if inq == b'"' => i += 1,
+                c @ (b'\'' | b'"') => {
+                    if inq == 0 {
+                        inq = c;
+                    } else if inq == c {
+                        inq = 0;
+                    }
                 }
-                out.push(ch);
-                i += 1;
-                continue;
-            }
-            if ch == '\'' && quote.is_none() {
-                quote = Some('\'');
-            } else if ch == '"' {
-                quote = if quote == Some('"') { None } else { Some('"') };
-            }
-            if ch != '$' || i + 1 >= c.len() {
-                out.push(ch);
-                i += 1;
-                continue;
-            }
-            match c[i + 1] {
-                '(' => {
-                    let mut depth = 0;
-                    let mut j = i + 1;
-                    while j < c.len() {
-                        if c[j] == '(' {
-                            depth += 1;
-                        } else if c[j] == ')' {
-                            depth -= 1;
-                            if depth == 0 {
+                b'/' if inq == 0 && matches!(b.get(i + 1), Some(b'/' | b'*')) => {
+                    i = skip_comment(b, i) - 1;
+                }
+                b'$' if i + 1 < b.len() && inq != b'\'' => {
+                    if depth > MAX_DEPTH {
+                        self.too_deep = true;
+                        i += 1;
+                        continue;
+                    }
+                    let before = i;
+                    let (kind, name_range, next, nested) = match b[i + 1] {
+                        b'{' => {
+                            let start = i + 2;
+                            let Some(off) = b[start..].iter().position(|&c| c == b'}') else {
+                                break;
+                            };
+                            let nested = b[start..start + off].contains(&b'$');
+                            (b'{', start..start + off, start + off + 1, nested)
+                        }
+                        b'(' => {
+                            let start = i + 2;
+                            let (end, nested) = match_paren(b, start);
+                            if end == start || b[end - 1] != b')' {
                                 break;
                             }
+                            (b'(', start..end - 1, end, nested)
                         }
-                        j += 1;
+                        c if c.is_ascii_alphanumeric() || c == b'_' => {
+                            let start = i + 1;
+                            let len = b[start..]
+                                .iter()
+                                .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'))
+                                .unwrap_or(b.len() - start);
+                            (b'a', start..start + len, start + len, false)
+                        }
+                        b'?' | b'#' | b'$' => (b'a', i + 1..i + 2, i + 2, false),
+                        _ => {
+                            i += 1;
+                            continue;
+                        }
+                    };
+                    out.push_str(&s[plain..before]);
+                    let mut name = s[name_range].to_string();
+                    if nested {
+                        name = self.expand(&name, false, depth + 1, cx)?;
                     }
-                    let inner: String = c[i + 2..j.min(c.len())].iter().collect();
-                    let inner = self.subst(&inner, cx);
-                    out.push_str(&self.eval(&inner, cx));
-                    i = j + 1;
-                }
-                '{' => {
-                    let j = (i + 2..c.len()).find(|&j| c[j] == '}').unwrap_or(c.len());
-                    let name: String = c[i + 2..j].iter().collect();
-                    out.push_str(&self.var(&name));
-                    i = j + 1;
-                }
-                x if x.is_alphanumeric() || x == '_' => {
-                    let mut j = i + 1;
-                    while j < c.len() && (c[j].is_alphanumeric() || c[j] == '_') {
-                        j += 1;
+                    let value = if kind == b'(' {
+                        self.expand_call(&name, cx)
+                    } else {
+                        self.variable(&name)
+                    };
+                    plain = next;
+                    match value {
+                        None if nested => {
+                            out.push_str(&s[before..before + 2]);
+                            out.push_str(&name);
+                            out.push(b[next - 1] as char);
+                        }
+                        None => plain = before,
+                        Some(v) if inq == b'"' || (quote_all && inq == 0) => {
+                            let q = quote(&v);
+                            let inner = &q[1..q.len() - 1];
+                            if inq == b'"' {
+                                out.push_str(inner);
+                            } else {
+                                out.push('"');
+                                out.push_str(inner);
+                                out.push('"');
+                            }
+                        }
+                        Some(v) => out.push_str(&v),
                     }
-                    let name: String = c[i + 1..j].iter().collect();
-                    out.push_str(&self.var(&name));
-                    i = j;
+                    if out.len() > MAX_VALUE {
+                        return Err(format!("substitution result larger than {MAX_VALUE} bytes"));
+                    }
+                    i = next;
+                    continue;
                 }
-                _ => {
-                    out.push(ch);
-                    i += 1;
+                _ => {}
+            }
+            i += 1;
+        }
+        out.push_str(&s[plain.min(s.len())..]);
+        if out.len() > MAX_VALUE {
+            return Err(format!("substitution result larger than {MAX_VALUE} bytes"));
+        }
+        Ok(out)
+    }
+}
+
+/// Finds the end of a `$(...)` whose text starts at `start`: the index just past the closing
+/// parenthesis (or the end of `b`), and whether a `$` occurs inside outside single quotes.
+fn match_paren(b: &[u8], start: usize) -> (usize, bool) {
+    let (mut level, mut nquote, mut nested) = (1, 0u8, false);
+    let mut j = start;
+    while j < b.len() && level > 0 {
+        match b[j] {
+            b'(' if nquote == 0 => level += 1,
+            b')' if nquote == 0 => level -= 1,
+            c @ (b'"' | b'\'') => {
+                if nquote == 0 {
+                    nquote = c;
+                } else if nquote == c {
+                    nquote = 0;
                 }
             }
+            b'\\' if j + 1 < b.len() && nquote != b'\'' => j += 1,
+            b'$' if nquote != b'\'' => nested = true,
+            _ => {}
         }
-        out
+        j += 1;
     }
+    (j.min(b.len()), nested)
+}
 
-    /// Evaluates `FUNCTION ARGS` or `HANDLER`.
-    fn eval(&mut self, expr: &str, cx: &mut Cx) -> String {
-        let words: Vec<String> = split_words(expr).iter().map(|w| unquote(w)).collect();
-        let Some(f) = words.first() else {
-            return String::new();
-        };
-        if let Some(v) = builtin(f, &words[1..], cx) {
-            return v;
-        }
-        let r = if words.len() > 1 {
-            cx.read_handler_param(f, &words[1..].join(" "))
+/// Skips a `//` or `/*` comment starting at `i` and the space after it; returns the index of
+/// the next character.
+fn skip_comment(b: &[u8], mut i: usize) -> usize {
+    while i + 1 < b.len() && b[i] == b'/' && matches!(b[i + 1], b'/' | b'*') {
+        if b[i + 1] == b'/' {
+            i = b[i..]
+                .iter()
+                .position(|&c| c == b'\n' || c == b'\r')
+                .map_or(b.len(), |p| i + p + 1);
         } else {
-            cx.read_handler(f)
-        };
-        match r {
-            Ok(v) => v.strip_suffix('\n').unwrap_or(&v).to_string(),
-            Err(e) => {
-                eprintln!("{}: $({}): {}", cx.name(), expr.trim(), e);
-                String::new()
-            }
+            i = b[i + 2..]
+                .windows(2)
+                .position(|w| w == b"*/")
+                .map_or(b.len(), |p| i + 2 + p + 2);
         }
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+    }
+    i.max(1)
+}
+
+/// Splits `HANDLER [PARAMS]`; the `q` forms unquote the parameters. No parameter text gives
+/// `None` (a plain read).
+fn split_call(text: &str, q: bool) -> (&str, Option<String>) {
+    let mut r = text;
+    let name = shift_word(&mut r);
+    let param = (!r.is_empty()).then(|| if q { unquote(r) } else { r.to_string() });
+    (name, param)
+}
+
+/// At most the first 60 characters of `s`, for messages.
+fn abbreviate(s: &str) -> String {
+    match s.char_indices().nth(60) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
     }
 }
 
-/// A Click boolean, or a non-zero number.
-fn truthy(s: &str) -> bool {
-    match bool::from_arg(s) {
-        Ok(b) => b,
-        Err(_) => s.parse::<f64>().map(|v| v != 0.0).unwrap_or(!s.is_empty()),
+fn too_large(var: &str) -> String {
+    format!("value of '{var}' larger than {MAX_VALUE} bytes")
+}
+
+/// A handler error as a script reports it.
+fn describe(path: &str, e: HandlerError) -> String {
+    match e {
+        HandlerError::Failed(m) => format!("{path}: {}", m.trim_end()),
+        e => e.to_string(),
     }
 }
 
-enum Num {
-    I(i64),
-    F(f64),
-}
-
-fn num(s: &str) -> Option<Num> {
-    s.parse::<i64>()
-        .map(Num::I)
-        .ok()
-        .or_else(|| s.parse::<f64>().ok().map(Num::F))
-}
-
-fn as_f(n: &Num) -> f64 {
-    match n {
-        Num::I(i) => *i as f64,
-        Num::F(f) => *f,
-    }
-}
-
-/// Built-in functions; `None` if `f` is not one.
-fn builtin(f: &str, a: &[String], cx: &Cx) -> Option<String> {
-    let nums = || a.iter().map(|x| num(x)).collect::<Option<Vec<Num>>>();
-    let arith = |op: fn(i64, i64) -> Option<i64>, fop: fn(f64, f64) -> f64| -> String {
-        let Some(ns) = nums() else {
-            return String::new();
-        };
-        let mut it = ns.into_iter();
-        let Some(first) = it.next() else {
-            return "0".into();
-        };
-        let mut acc = first;
-        for n in it {
-            acc = match (acc, n) {
-                (Num::I(x), Num::I(y)) => match op(x, y) {
-                    Some(v) => Num::I(v),
-                    None => Num::F(fop(x as f64, y as f64)),
-                },
-                (x, y) => Num::F(fop(as_f(&x), as_f(&y))),
-            };
-        }
-        match acc {
-            Num::I(i) => i.to_string(),
-            Num::F(f) => f.to_string(),
-        }
-    };
-    let cmp = |pred: fn(std::cmp::Ordering) -> bool| -> String {
-        let (x, y) = (a.first().map_or("", |s| s), a.get(1).map_or("", |s| s));
-        let o = match (num(x), num(y)) {
-            (Some(p), Some(q)) => as_f(&p).partial_cmp(&as_f(&q)),
-            _ => Some(x.cmp(y)),
-        };
-        o.is_some_and(pred).to_string()
-    };
-    Some(match f {
-        "add" => arith(i64::checked_add, |x, y| x + y),
-        "sub" => arith(i64::checked_sub, |x, y| x - y),
-        "mul" => arith(i64::checked_mul, |x, y| x * y),
-        "div" => {
-            let ns = nums()?;
-            if ns.len() != 2 || as_f(&ns[1]) == 0.0 {
-                return Some(String::new());
-            }
-            let v = as_f(&ns[0]) / as_f(&ns[1]);
-            if v.fract() == 0.0 && v.abs() < 9e15 {
-                (v as i64).to_string()
-            } else {
-                v.to_string()
-            }
-        }
-        "idiv" => arith(i64::checked_div, |x, y| (x / y).trunc()),
-        "mod" => arith(i64::checked_rem, |x, y| x % y),
-        "neg" => match a.first().and_then(|x| num(x)) {
-            Some(Num::I(i)) => i.checked_neg().map(|v| v.to_string()).unwrap_or_default(),
-            Some(Num::F(f)) => (-f).to_string(),
-            None => String::new(),
-        },
-        "abs" => match a.first().and_then(|x| num(x)) {
-            Some(Num::I(i)) => i.checked_abs().map(|v| v.to_string()).unwrap_or_default(),
-            Some(Num::F(f)) => f.abs().to_string(),
-            None => String::new(),
-        },
-        "eq" => cmp(|o| o.is_eq()),
-        "ne" => cmp(|o| o.is_ne()),
-        "lt" => cmp(|o| o.is_lt()),
-        "gt" => cmp(|o| o.is_gt()),
-        "le" => cmp(|o| o.is_le()),
-        "ge" => cmp(|o| o.is_ge()),
-        "not" => (!a.first().is_some_and(|x| truthy(x))).to_string(),
-        "and" => a.iter().all(|x| truthy(x)).to_string(),
-        "or" => a.iter().any(|x| truthy(x)).to_string(),
-        "if" => {
-            let c = a.first().is_some_and(|x| truthy(x));
-            a.get(if c { 1 } else { 2 }).cloned().unwrap_or_default()
-        }
-        "cat" => a.concat(),
-        "length" => a.join(" ").chars().count().to_string(),
-        "in" => a.get(1..).unwrap_or(&[]).contains(a.first()?).to_string(),
-        "now" => cx.now().to_string(),
-        _ => return None,
-    })
+/// True if element `e` is a Script (or DriverManager), whose `run` runs when read.
+fn is_script(cx: &mut Cx, e: &str) -> bool {
+    cx.read_handler(&format!("{e}.class"))
+        .is_ok_and(|c| matches!(c.trim(), "Script" | "DriverManager"))
 }
 
 impl Element for Script {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.configure_insns(args, false, &[])
+        self.configure_insns(args)
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
@@ -687,61 +1153,60 @@ impl Element for Script {
     }
 
     fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::w("step"),
-                Handler::w("goto"),
-                Handler::rw("run"),
-                Handler::r("position"),
-                Handler::r("done"),
-            ]
-        }
+        self.handlers
     }
 
     fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "run" => self.ret.clone(),
-            "position" => self.pc.to_string(),
-            "done" => (self.state == State::Done).to_string(),
-            _ => return None,
-        })
+        self.read_param(name, "").ok()
+    }
+
+    fn read_handler_param(&self, name: &str, param: &str) -> Result<String, String> {
+        self.read_param(name, param)
     }
 
     fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
         match name {
             "step" => {
                 let v = value.trim();
-                let n = if v.is_empty() {
-                    1
-                } else {
-                    v.parse::<u32>()
-                        .map_err(|_| "step: expected unsigned integer".to_string())?
+                let n = match v {
+                    "" | "router" => 1,
+                    _ => u32::from_arg(v).map_err(|_| "syntax error".to_string())?,
                 };
                 self.step(n, cx);
             }
             "goto" => {
                 let l = value.trim();
                 let pc = match l {
-                    "begin" => 0,
-                    "end" | "exit" => self.insns.len(),
-                    _ => *self
-                        .labels
-                        .get(l)
-                        .ok_or_else(|| format!("goto: no such label '{l}'"))?,
+                    "begin" | "loop" => 0,
+                    _ => self
+                        .insns
+                        .iter()
+                        .position(|i| i.op == Op::Label && i.text == l)
+                        .ok_or("jump to nonexistent label")?,
                 };
                 cx.cancel_timer(0);
                 self.pc = pc;
+                self.run_name = name.to_string();
                 self.run(cx);
             }
             "run" => {
                 cx.cancel_timer(0);
-                self.args = std::iter::once(cx.name().to_string())
-                    .chain(split_words(value).iter().map(|w| unquote(w)))
-                    .collect();
+                if value.len() > MAX_VALUE {
+                    return Err(too_large("args"));
+                }
+                self.run_args = value.to_string();
+                self.run_name = name.to_string();
+                self.run_write = true;
                 self.ret.clear();
+                self.failed = false;
                 self.pc = 0;
                 self.run(cx);
+                self.run_write = false;
+                if self.failed {
+                    return Err("script error".into());
+                }
             }
+            "set" => self.set_var(value)?,
             _ => return Err(format!("no handler {name}")),
         }
         Ok(())
@@ -757,18 +1222,3 @@ pub const CLASS: ElementClass = ElementClass {
     source: include_str!("script.rs"),
     make: || Box::new(Script::new(ScriptType::Active, "Script")),
 };
-
-#[cfg(test)]
-mod tests {
-    use super::truthy;
-
-    #[test]
-    fn truth() {
-        assert!(truthy("true"));
-        assert!(truthy("1"));
-        assert!(truthy("2.5"));
-        assert!(!truthy("0"));
-        assert!(!truthy("false"));
-        assert!(!truthy(""));
-    }
-}

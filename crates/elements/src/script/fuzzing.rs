@@ -1,0 +1,117 @@
+//! Bodies of the `script` and `control_socket` fuzz targets, also run over their seed corpora
+//! by `tests/script.rs`. They may not panic, loop without end or grow without bound.
+
+use sluice_core::{Router, RouterOptions};
+
+/// Script: the input's first line is the instruction list of a PASSIVE script, its second
+/// line the arguments of a `run`. The router is built on simulated time beside a Counter,
+/// the script run through its `run` handler and its handlers read and written. Instructions
+/// that reach outside the process (`>FILE`, `cat`, `kill`) are defused, and inputs that
+/// would declare other elements are skipped.
+pub fn script(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (insns, args) = text.split_once('\n').unwrap_or((text, ""));
+    let insns = insns
+        .replace('>', " ")
+        .replace("cat", "ca")
+        .replace("kill", "ki");
+    let conf = format!("s :: Script(TYPE PASSIVE, {insns}); Idle -> c :: Counter -> Discard;");
+    let Ok(flat) = sluice_lang::parse_config(&conf, "fuzz", &[]) else {
+        return;
+    };
+    let classes: Vec<&str> = flat.elements.iter().map(|e| e.class.as_str()).collect();
+    if classes != ["Script", "Idle", "Counter", "Discard"] {
+        return;
+    }
+    let opts = RouterOptions {
+        simtime: true,
+        ..Default::default()
+    };
+    let Ok(mut r) = Router::new(flat, &crate::library(), opts) else {
+        return;
+    };
+    r.run();
+    let _ = r.write_path("s.run", args);
+    let _ = r.write_path("s.step", "");
+    for h in ["s.run", "s.position", "s.done"] {
+        let _ = r.read_path(h);
+    }
+    let _ = r.read_path_param("s.sprintf", Some(args));
+    let _ = r.read_path_param("s.add", Some(args));
+    let _ = r.write_path("s.set", args);
+}
+
+/// ControlSocket: a router with a ControlSocket on a Unix socket, a Counter and a PASSIVE
+/// Script runs in a thread; the input is sent as one client's session (its replies read
+/// meanwhile), then another client stops the router. Every reply must be well-formed: code
+/// lines (`NNN text` or `NNN-text`) and `DATA N` followed by N bytes.
+pub fn control_socket(data: &[u8]) {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    static SESSION: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir();
+    let path = dir.join(format!(
+        "sluice-fuzz-cs-{}-{}.sock",
+        std::process::id(),
+        SESSION.fetch_add(1, Ordering::Relaxed)
+    ));
+    let conf = format!(
+        "cs :: ControlSocket(unix, \"{}\"); s :: Script(TYPE PASSIVE, return $(add $1 1)); \
+         Idle -> c :: Counter -> Discard;",
+        path.display()
+    );
+    let flat = sluice_lang::parse_config(&conf, "fuzz", &[]).expect("fuzz configuration parses");
+    let mut r = Router::new(flat, &crate::library(), RouterOptions::default())
+        .expect("fuzz configuration initializes");
+    let router = std::thread::spawn(move || r.run());
+    let mut client = UnixStream::connect(&path).expect("ControlSocket listens");
+    let mut reader = client.try_clone().expect("socket clones");
+    let replies = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = reader.read_to_end(&mut out);
+        out
+    });
+    let _ = client.write_all(data);
+    let _ = client.shutdown(std::net::Shutdown::Write);
+    let out = replies.join().expect("reader thread");
+    let mut stopper = UnixStream::connect(&path).expect("ControlSocket still listens");
+    stopper.write_all(b"WRITE stop\n").expect("stop sent");
+    router.join().expect("router thread");
+    check_replies(&out);
+}
+
+/// Asserts that `out` is a well-formed ControlSocket reply stream.
+fn check_replies(out: &[u8]) {
+    let greeting = b"Click::ControlSocket/1.3\r\n";
+    assert!(
+        out.starts_with(greeting),
+        "{:?}",
+        String::from_utf8_lossy(out)
+    );
+    let mut rest = &out[greeting.len()..];
+    while !rest.is_empty() {
+        let end = rest
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .unwrap_or_else(|| panic!("unterminated reply {:?}", String::from_utf8_lossy(rest)));
+        let line = std::str::from_utf8(&rest[..end]).expect("reply lines are text");
+        rest = &rest[end + 2..];
+        if let Some(n) = line.strip_prefix("DATA ") {
+            let n: usize = n.parse().expect("DATA length");
+            assert!(rest.len() >= n, "DATA {n} with {} bytes", rest.len());
+            rest = &rest[n..];
+        } else {
+            let b = line.as_bytes();
+            assert!(
+                b.len() >= 4
+                    && b[..3].iter().all(u8::is_ascii_digit)
+                    && matches!(b[3], b' ' | b'-'),
+                "bad reply line {line:?}"
+            );
+        }
+    }
+}
