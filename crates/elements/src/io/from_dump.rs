@@ -298,19 +298,18 @@ impl FromDump {
                     self.filepos += (RECORD_HEADER_LEN as u64) + h.caplen as u64;
                     let ts = Timestamp::from_parts(h.ts_sec as i64, h.ts_nsec as i64);
                     let first = *self.first_ts.get_or_insert(ts);
-                    let start = self
-                        .start
-                        .or(self.start_after.map(|a| first + a))
-                        .unwrap_or(first);
+                    // Without START or START_AFTER nothing is skipped, not even packets
+                    // older than the first (as in Click); INTERVAL then counts from the first.
+                    let start = self.start.or(self.start_after.map(|a| first + a));
                     let end = self
                         .end
                         .or(self.end_after.map(|a| first + a))
-                        .or(self.interval.map(|i| start + i));
+                        .or(self.interval.map(|i| start.unwrap_or(first) + i));
                     if end.is_some_and(|e| ts >= e) {
                         self.reader = None;
                         return None;
                     }
-                    if ts < start {
+                    if start.is_some_and(|s| ts < s) {
                         self.skipped += 1;
                         continue;
                     }
