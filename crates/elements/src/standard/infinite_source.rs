@@ -12,7 +12,8 @@
 //! - `BURST` (integer, default 32): packets per task run (Click's default is 1; Sluice moves
 //!   packets in batches, so a larger burst is the natural unit).
 //! - `ACTIVE` (boolean, default true): whether the source starts running.
-//! - `LENGTH` (integer): packet length; DATA is repeated or truncated to fit.
+//! - `LENGTH` (integer, at most 262144: `MAX_PACKET_LEN`): packet length; DATA is repeated or
+//!   truncated to fit.
 //! - `STOP` (boolean, default false): raise a driver stop event when LIMIT is reached.
 //! - `END_CALL` (handler): write handler called when LIMIT is reached.
 //! - `TIMESTAMP` (boolean, default true): set each packet's timestamp annotation.
@@ -25,7 +26,7 @@
 use sluice_core::{
     Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, BATCH_MAX,
 };
-use sluice_lang::args::{Args, Data};
+use sluice_lang::args::{Args, AtMost, Data, FromArg, PacketLen};
 
 use super::discard::parse_bool;
 
@@ -107,12 +108,14 @@ impl Element for InfiniteSource {
             self.data = d.0;
         }
         self.limit = args.read_p("LIMIT")?.unwrap_or(-1);
-        self.burst = args
-            .read_p::<usize>("BURST")?
-            .unwrap_or(BATCH_MAX)
-            .clamp(1, BATCH_MAX);
+        let burst = args.read_p::<usize>("BURST")?;
+        if burst == Some(0) {
+            args.error("burst size must be >= 1");
+            return Err(());
+        }
+        self.burst = burst.unwrap_or(BATCH_MAX).clamp(1, BATCH_MAX);
         self.active = args.read_p("ACTIVE")?.unwrap_or(true);
-        if let Some(len) = args.read::<usize>("LENGTH")? {
+        if let Some(AtMost(len)) = args.read::<PacketLen>("LENGTH")? {
             let src = if self.data.is_empty() {
                 vec![0u8]
             } else {
@@ -213,7 +216,7 @@ impl Element for InfiniteSource {
             "burst" => self.burst = (int(v)?.max(1) as usize).min(BATCH_MAX),
             "active" => self.active = parse_bool(v)?,
             "length" => {
-                let len = int(v)?.max(0) as usize;
+                let AtMost(len) = PacketLen::from_arg(v).map_err(|e| format!("length: {e}"))?;
                 let src = if self.data.is_empty() {
                     vec![0u8]
                 } else {
