@@ -30,6 +30,10 @@ use std::sync::Mutex;
 
 use crate::router::HandlerError;
 
+/// Most worker threads a router runs (`-j`): each costs a stack, a wake-up descriptor and
+/// per-thread pools, and more threads than this exceed the cores of any machine Sluice targets.
+pub const MAX_THREADS: usize = 256;
+
 /// How an element may be used when more than one thread reaches it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Concurrency {
