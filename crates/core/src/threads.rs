@@ -375,7 +375,8 @@ pub(crate) fn place(inp: &PlacementInput) -> Result<Placement, Vec<String>> {
                         .collect();
                     errors.push(format!(
                         "{} cannot be shared between threads {} and {} (reached from the tasks of {} and {}); \
-                         put those tasks on one thread or separate the paths with a queue",
+                         put those tasks on one thread or separate the paths with a ThreadSafeQueue \
+                         (a Queue serves one thread)",
                         shared.first().cloned().unwrap_or_else(|| "an element".into()),
                         other,
                         th,
@@ -478,7 +479,8 @@ pub(crate) fn place(inp: &PlacementInput) -> Result<Placement, Vec<String>> {
         ths.sort_unstable();
         if ths.len() > 1 && inp.concurrency[e] == Concurrency::Exclusive {
             errors.push(format!(
-                "{} is reached by threads {:?} and cannot be shared",
+                "{} is reached by threads {:?} and cannot be shared; separate the paths with a \
+                 ThreadSafeQueue (a Queue serves one thread)",
                 (inp.describe)(e),
                 ths
             ));
@@ -601,6 +603,7 @@ mod tests {
             "{:?}",
             e
         );
+        assert!(e[0].contains("with a ThreadSafeQueue"), "{:?}", e);
     }
 
     #[test]
