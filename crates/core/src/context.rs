@@ -330,6 +330,17 @@ impl Cx<'_> {
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
 
+    /// Marks the whole run as failed, on any thread: the router runs on, but `sluice` exits
+    /// with status 1 at the end ([`Router::run_failed`]). For errors that lose what the user
+    /// asked for, such as output that could not be written; the element reports the error
+    /// itself.
+    pub fn fail_run(&mut self) {
+        self.rt
+            .runtime
+            .failed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Stops the router now.
     pub fn stop_router(&mut self) {
         self.rt.stop();

@@ -45,6 +45,14 @@ pub enum Concurrency {
     Shared,
 }
 
+impl crate::Router {
+    /// True if an element reported a failure that makes the run fail ([`crate::Cx::fail_run`]):
+    /// `sluice` then exits with status 1.
+    pub fn run_failed(&self) -> bool {
+        self.runtime.failed.load(Ordering::Relaxed)
+    }
+}
+
 /// A handler call for an element owned by another thread.
 pub(crate) enum Request {
     /// Hand task group `group` (its tasks, elements, timers, descriptors) to thread `to`.
@@ -95,6 +103,8 @@ pub(crate) struct WorkerLink {
 /// State shared by all the workers of one router.
 pub(crate) struct Runtime {
     pub(crate) stop: AtomicBool,
+    /// Set by an element whose failure makes the whole run fail ([`crate::Cx::fail_run`]).
+    pub(crate) failed: AtomicBool,
     pub(crate) stop_events: AtomicU32,
     pub(crate) links: Vec<WorkerLink>,
     idle: AtomicUsize,
@@ -124,6 +134,7 @@ impl Runtime {
             .collect();
         Runtime {
             stop: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
             stop_events: AtomicU32::new(0),
             links,
             idle: AtomicUsize::new(0),
