@@ -55,8 +55,6 @@ fn slot_count(capacity: usize) -> Option<usize> {
 #[repr(align(128))]
 struct CachePadded<T>(T);
 
-/// A slot. Its sequence number is stored minus the slot's index, so that the initial state
-/// (slot i expects position i) is all zeros.
 struct Slot<T> {
     seq: AtomicUsize,
     val: UnsafeCell<MaybeUninit<T>>,
@@ -82,7 +80,8 @@ impl<T> Ring<T> {
     /// `None` above [`MAX_CAPACITY`] or when memory is short.
     pub fn new(capacity: usize) -> Option<Ring<T>> {
         let cap = slot_count(capacity)?;
-        // SAFETY: a zero sequence number and uninitialised value are a valid empty slot.
+        // SAFETY: a zero sequence number and an uninitialised value are a valid slot not used
+        // yet (see `claim`).
         let slots = unsafe { zeroed_slots::<Slot<T>>(cap) }?;
         Some(Ring {
             slots,
@@ -90,22 +89,6 @@ impl<T> Ring<T> {
             head: CachePadded(AtomicUsize::new(0)),
             tail: CachePadded(AtomicUsize::new(0)),
         })
-    }
-
-    /// The sequence number of the slot for position `p`.
-    #[inline]
-    fn seq(&self, p: usize) -> usize {
-        let i = p & self.mask;
-        self.slots[i].seq.load(Ordering::Acquire).wrapping_add(i)
-    }
-
-    /// Publishes sequence number `seq` on the slot for position `p`.
-    #[inline]
-    fn set_seq(&self, p: usize, seq: usize) {
-        let i = p & self.mask;
-        self.slots[i]
-            .seq
-            .store(seq.wrapping_sub(i), Ordering::Release);
     }
 
     /// Slots in the ring.
@@ -138,14 +121,18 @@ impl<T> Ring<T> {
             let mut n = 0;
             while n < want {
                 let p = pos.wrapping_add(n);
-                if self.seq(p) != p.wrapping_add(lag) {
+                let seq = self.slots[p & self.mask].seq.load(Ordering::Acquire);
+                // A slot not used yet still holds the 0 of its fresh memory: it is free for
+                // a producer in the first lap.
+                if seq != p.wrapping_add(lag) && !(lag == 0 && seq == 0 && p <= self.mask) {
                     break;
                 }
                 n += 1;
             }
             if n == 0 {
-                let seq = self.seq(pos);
-                if (seq as isize).wrapping_sub(pos.wrapping_add(lag) as isize) < 0 {
+                let p = pos;
+                let seq = self.slots[p & self.mask].seq.load(Ordering::Acquire);
+                if (seq as isize).wrapping_sub(p.wrapping_add(lag) as isize) < 0 {
                     return None;
                 }
                 pos = index.load(Ordering::Relaxed);
@@ -172,7 +159,7 @@ impl<T> Ring<T> {
         // SAFETY: the CAS in `claim` gave this thread exclusive ownership of the slot until the
         // release store below publishes it to consumers.
         unsafe { (*slot.val.get()).write(v) };
-        self.set_seq(pos, pos.wrapping_add(1));
+        slot.seq.store(pos.wrapping_add(1), Ordering::Release);
         Ok(())
     }
 
@@ -190,7 +177,7 @@ impl<T> Ring<T> {
                 Some(v) => {
                     // SAFETY: slot claimed by this thread in `claim`.
                     unsafe { (*slot.val.get()).write(v) };
-                    self.set_seq(p, p.wrapping_add(1));
+                    slot.seq.store(p.wrapping_add(1), Ordering::Release);
                     done += 1;
                 }
                 None => unreachable!("push_many caller promised at least `max` items"),
@@ -206,7 +193,8 @@ impl<T> Ring<T> {
         // SAFETY: claimed slot holds an initialised value published by a producer's release
         // store; we take it and hand the slot back for the producer one lap ahead.
         let v = unsafe { (*slot.val.get()).assume_init_read() };
-        self.set_seq(pos, pos.wrapping_add(self.mask + 1));
+        slot.seq
+            .store(pos.wrapping_add(self.mask + 1), Ordering::Release);
         Some(v)
     }
 
@@ -220,7 +208,8 @@ impl<T> Ring<T> {
             let slot = &self.slots[p & self.mask];
             // SAFETY: as in `pop`.
             let v = unsafe { (*slot.val.get()).assume_init_read() };
-            self.set_seq(p, p.wrapping_add(self.mask + 1));
+            slot.seq
+                .store(p.wrapping_add(self.mask + 1), Ordering::Release);
             f(v);
         }
         n
