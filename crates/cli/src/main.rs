@@ -186,7 +186,12 @@ fn run_router(opts: &Options) -> Result<(), ()> {
         router.run();
     }
     router.cleanup();
-    print_handlers(&mut router, &opts.handlers)
+    let handlers = print_handlers(&mut router, &opts.handlers);
+    // An element that lost output (a write error, reported where it happened) fails the run.
+    if router.run_failed() {
+        return Err(());
+    }
+    handlers
 }
 
 /// Prints `-h` handlers after the run, as Click does: a lone handler's value by itself;

@@ -3,6 +3,7 @@
 use sluice_elements::script::control_socket::TcpPort;
 use sluice_elements::script::functions::quote;
 use sluice_lang::args::FromArg;
+use sluice_core::threads::MAX_THREADS;
 
 /// What to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,7 +66,7 @@ Options (as in Click):
   -p, --port PORT          Listen for ControlSocket connections on TCP port PORT (loopback;
                            'N+': N or a later free port).
   -u, --unix-socket PATH   Listen for ControlSocket connections on Unix socket PATH.
-  -j, --threads N          Number of worker threads.
+  -j, --threads N          Number of worker threads (1 to 256).
       --simtime            Run on a simulated clock: jump to the next timer when idle.
       --help               Print this message.  --version  Print the version.
   PARAM=VALUE              Define configuration parameter $PARAM.
@@ -155,6 +156,12 @@ impl Options {
                         .ok()
                         .filter(|&n| n > 0)
                         .ok_or(format!("-j: bad thread count '{}'", n))?;
+                    if o.threads > MAX_THREADS {
+                        return Err(format!(
+                            "-j: {} threads is too many (at most {})",
+                            n, MAX_THREADS
+                        ));
+                    }
                 }
                 "--simtime" => o.simtime = true,
                 "--help" => o.command = Command::Help,
@@ -242,5 +249,8 @@ mod tests {
         assert_eq!(o.file.as_deref(), Some("x.click"));
         assert!(Options::parse(&["--bogus".to_string()]).is_err());
         assert!(Options::parse(&["-j".to_string(), "0".to_string()]).is_err());
+        assert_eq!(parse(&["-j", "256"]).threads, MAX_THREADS);
+        let e = Options::parse(&["-j".to_string(), "100000".to_string()]).unwrap_err();
+        assert!(e.contains("at most 256"), "{e}");
     }
 }

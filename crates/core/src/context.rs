@@ -367,6 +367,17 @@ impl Cx<'_> {
         self.rt.runtime.stop_event();
     }
 
+    /// Marks the whole run as failed, on any thread: the router runs on, but `sluice` exits
+    /// with status 1 at the end ([`Router::run_failed`]). For errors that lose what the user
+    /// asked for, such as output that could not be written; the element reports the error
+    /// itself.
+    pub fn fail_run(&mut self) {
+        self.rt
+            .runtime
+            .failed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Stops the router once the work in flight is done: sources stop, queues drain through
     /// their pullers on every thread, then the router stops (and elements clean up).
     pub fn stop_router(&mut self) {

@@ -5,10 +5,51 @@
 //! enqueue or dequeue is one compare-and-swap on a shared index plus one store on the slot.
 //! With a single producer and a single consumer the CAS never fails. Batch operations claim
 //! several slots with one CAS.
+//!
+//! Both rings take their slots as zeroed memory that nothing writes at creation, so the
+//! operating system commits a page only when the ring first reaches it: a large ring costs
+//! address space, and memory only as far as it fills. Creation fails cleanly (`None`) when
+//! the capacity is above [`MAX_CAPACITY`] or the address space cannot be had.
 
+use std::alloc::Layout;
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Largest ring, in items (2^24 = 16,777,216): ThreadSafeQueue and CPUQueue refuse a larger
+/// CAPACITY. A full ring of this size holds 32 GiB of 2 KiB packet buffers; its slots take
+/// 256 MiB of address space.
+pub const MAX_CAPACITY: usize = 1 << 24;
+
+/// `n` slots of all-zero bytes, allocated without being written (calloc hands out fresh
+/// pages the kernel commits on first touch); `None` if the memory cannot be had.
+///
+/// # Safety
+/// All-zero bytes must be a valid `S`.
+unsafe fn zeroed_slots<S>(n: usize) -> Option<Box<[S]>> {
+    let layout = Layout::array::<S>(n).ok()?;
+    if layout.size() == 0 {
+        let dangling = std::ptr::NonNull::<S>::dangling().as_ptr();
+        // SAFETY: a slice of zero-sized values needs no memory; a dangling, aligned pointer
+        // is what `Box` uses for them and never frees.
+        return Some(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(dangling, n)) });
+    }
+    // SAFETY: the layout has a non-zero size (checked above).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<S>();
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout of `[S; n]`, which is the
+    // layout `Box<[S]>` frees with; its `n` elements are zero bytes, a valid `S` (the caller's
+    // promise).
+    Some(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n)) })
+}
+
+/// The slot count for a requested capacity (a power of two, at least 2), or `None` above
+/// [`MAX_CAPACITY`].
+fn slot_count(capacity: usize) -> Option<usize> {
+    (capacity <= MAX_CAPACITY).then(|| capacity.max(2).next_power_of_two())
+}
 
 /// Pads a value to its own cache line to avoid false sharing between producer and consumer.
 #[repr(align(128))]
@@ -35,22 +76,19 @@ unsafe impl<T: Send> Send for Ring<T> {}
 unsafe impl<T: Send> Sync for Ring<T> {}
 
 impl<T> Ring<T> {
-    /// A ring holding at least `capacity` items (rounded up to a power of two, at least 2).
-    pub fn new(capacity: usize) -> Ring<T> {
-        let cap = capacity.max(2).next_power_of_two();
-        let slots = (0..cap)
-            .map(|i| Slot {
-                seq: AtomicUsize::new(i),
-                val: UnsafeCell::new(MaybeUninit::uninit()),
-            })
-            .collect::<Vec<_>>()
-            .into_boxed_slice();
-        Ring {
+    /// A ring holding at least `capacity` items (rounded up to a power of two, at least 2);
+    /// `None` above [`MAX_CAPACITY`] or when memory is short.
+    pub fn new(capacity: usize) -> Option<Ring<T>> {
+        let cap = slot_count(capacity)?;
+        // SAFETY: a zero sequence number and an uninitialised value are a valid slot not used
+        // yet (see `claim`).
+        let slots = unsafe { zeroed_slots::<Slot<T>>(cap) }?;
+        Some(Ring {
             slots,
             mask: cap - 1,
             head: CachePadded(AtomicUsize::new(0)),
             tail: CachePadded(AtomicUsize::new(0)),
-        }
+        })
     }
 
     /// Slots in the ring.
@@ -84,7 +122,9 @@ impl<T> Ring<T> {
             while n < want {
                 let p = pos.wrapping_add(n);
                 let seq = self.slots[p & self.mask].seq.load(Ordering::Acquire);
-                if seq != p.wrapping_add(lag) {
+                // A slot not used yet still holds the 0 of its fresh memory: it is free for
+                // a producer in the first lap.
+                if seq != p.wrapping_add(lag) && !(lag == 0 && seq == 0 && p <= self.mask) {
                     break;
                 }
                 n += 1;
@@ -189,7 +229,7 @@ mod tests {
 
     #[test]
     fn fifo_and_bounds() {
-        let r = Ring::new(4);
+        let r = Ring::new(4).unwrap();
         for i in 0..4 {
             r.push(i).unwrap();
         }
@@ -207,11 +247,37 @@ mod tests {
         assert_eq!(r.len(), 3);
     }
 
+    /// Resident memory of this process, in bytes.
+    fn rss() -> usize {
+        let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+        let pages: usize = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+        pages * 4096
+    }
+
+    #[test]
+    fn capacity_is_bounded_and_memory_committed_as_used() {
+        assert!(Ring::<u64>::new(MAX_CAPACITY + 1).is_none());
+        assert!(SpscRing::<u64>::new(usize::MAX).is_none());
+        let before = rss();
+        let r = Ring::<u64>::new(MAX_CAPACITY).unwrap();
+        let s = SpscRing::<u64>::new(MAX_CAPACITY).unwrap();
+        assert_eq!(r.capacity(), MAX_CAPACITY);
+        // 384 MiB of slots, not touched yet: far less is resident.
+        assert!(rss().saturating_sub(before) < 64 << 20);
+        for i in 0..1000 {
+            r.push(i).unwrap();
+        }
+        assert_eq!(r.pop_many(2000, drop), 1000);
+        assert_eq!(s.push_many(&mut (0..10), 10), 10);
+        let z = SpscRing::<()>::new(4).unwrap();
+        assert_eq!(z.push_many(&mut std::iter::repeat_n((), 9), 9), 4);
+    }
+
     #[test]
     fn drops_remaining_items() {
         let v = Arc::new(());
         {
-            let r = Ring::new(8);
+            let r = Ring::new(8).unwrap();
             r.push(v.clone()).unwrap();
             r.push(v.clone()).unwrap();
             assert_eq!(Arc::strong_count(&v), 3);
@@ -223,7 +289,7 @@ mod tests {
     fn many_producers_one_consumer_lose_nothing() {
         const PER: usize = 200_000;
         const PRODUCERS: usize = 4;
-        let r = Arc::new(Ring::new(256));
+        let r = Arc::new(Ring::new(256).unwrap());
         let mut hs = Vec::new();
         for t in 0..PRODUCERS {
             let r = r.clone();
@@ -301,17 +367,17 @@ unsafe impl<T: Send> Send for SpscRing<T> {}
 unsafe impl<T: Send> Sync for SpscRing<T> {}
 
 impl<T> SpscRing<T> {
-    /// A ring of at least `capacity` slots (rounded up to a power of two, at least 2).
-    pub fn new(capacity: usize) -> SpscRing<T> {
-        let cap = capacity.max(2).next_power_of_two();
-        SpscRing {
-            slots: (0..cap)
-                .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
-                .collect(),
+    /// A ring of at least `capacity` slots (rounded up to a power of two, at least 2); `None`
+    /// above [`MAX_CAPACITY`] or when memory is short.
+    pub fn new(capacity: usize) -> Option<SpscRing<T>> {
+        let cap = slot_count(capacity)?;
+        Some(SpscRing {
+            // SAFETY: any bytes are a valid uninitialised slot.
+            slots: unsafe { zeroed_slots::<UnsafeCell<MaybeUninit<T>>>(cap) }?,
             mask: cap - 1,
             prod: CachePadded(Side::new()),
             cons: CachePadded(Side::new()),
-        }
+        })
     }
 
     /// Slots in the ring.
@@ -414,7 +480,7 @@ mod spsc_tests {
 
     #[test]
     fn fifo_bounds_and_drop() {
-        let r = SpscRing::new(4);
+        let r = SpscRing::new(4).unwrap();
         assert_eq!(r.push_many(&mut (0..10), 10), 4);
         assert_eq!(r.len(), 4);
         let mut got = Vec::new();
@@ -423,7 +489,7 @@ mod spsc_tests {
         r.pop_many(10, |v| got.push(v));
         assert_eq!(got, vec![0, 1, 2, 3, 10, 11, 12]);
         let v = Arc::new(());
-        let r2 = SpscRing::new(8);
+        let r2 = SpscRing::new(8).unwrap();
         r2.push_many(&mut std::iter::repeat_n(v.clone(), 3), 3);
         drop(r2);
         assert_eq!(Arc::strong_count(&v), 1);
@@ -432,7 +498,7 @@ mod spsc_tests {
     #[test]
     fn one_producer_one_consumer_lose_nothing() {
         const N: usize = 1_000_000;
-        let r = Arc::new(SpscRing::new(256));
+        let r = Arc::new(SpscRing::new(256).unwrap());
         let p = r.clone();
         let h = std::thread::spawn(move || {
             let mut i = 0;

@@ -30,6 +30,10 @@ use std::sync::Mutex;
 
 use crate::router::HandlerError;
 
+/// Most worker threads a router runs (`-j`): each costs a stack, a wake-up descriptor and
+/// per-thread pools, and more threads than this exceed the cores of any machine Sluice targets.
+pub const MAX_THREADS: usize = 256;
+
 /// How an element may be used when more than one thread reaches it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Concurrency {
@@ -39,6 +43,14 @@ pub enum Concurrency {
     Replicated,
     /// The element converts itself into a thread-safe [`crate::SharedElement`].
     Shared,
+}
+
+impl crate::Router {
+    /// True if an element reported a failure that makes the run fail ([`crate::Cx::fail_run`]):
+    /// `sluice` then exits with status 1.
+    pub fn run_failed(&self) -> bool {
+        self.runtime.failed.load(Ordering::Relaxed)
+    }
 }
 
 /// A handler call for an element owned by another thread.
@@ -91,6 +103,8 @@ pub(crate) struct WorkerLink {
 /// State shared by all the workers of one router.
 pub(crate) struct Runtime {
     pub(crate) stop: AtomicBool,
+    /// Set by an element whose failure makes the whole run fail ([`crate::Cx::fail_run`]).
+    pub(crate) failed: AtomicBool,
     pub(crate) stop_events: AtomicU32,
     /// Set once the input is finished (a driver stop): sources stop, the work in flight
     /// drains, and the router stops when every thread is quiet.
@@ -126,6 +140,7 @@ impl Runtime {
             .collect();
         Runtime {
             stop: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
             stop_events: AtomicU32::new(0),
             draining: AtomicBool::new(false),
             until_idle: AtomicBool::new(false),
@@ -413,7 +428,8 @@ pub(crate) fn place(inp: &PlacementInput) -> Result<Placement, Vec<String>> {
                         .collect();
                     errors.push(format!(
                         "{} cannot be shared between threads {} and {} (reached from the tasks of {} and {}); \
-                         put those tasks on one thread or separate the paths with a queue",
+                         put those tasks on one thread or separate the paths with a ThreadSafeQueue \
+                         (a Queue serves one thread)",
                         shared.first().cloned().unwrap_or_else(|| "an element".into()),
                         other,
                         th,
@@ -516,7 +532,8 @@ pub(crate) fn place(inp: &PlacementInput) -> Result<Placement, Vec<String>> {
         ths.sort_unstable();
         if ths.len() > 1 && inp.concurrency[e] == Concurrency::Exclusive {
             errors.push(format!(
-                "{} is reached by threads {:?} and cannot be shared",
+                "{} is reached by threads {:?} and cannot be shared; separate the paths with a \
+                 ThreadSafeQueue (a Queue serves one thread)",
                 (inp.describe)(e),
                 ths
             ));
@@ -639,6 +656,7 @@ mod tests {
             "{:?}",
             e
         );
+        assert!(e[0].contains("with a ThreadSafeQueue"), "{:?}", e);
     }
 
     #[test]

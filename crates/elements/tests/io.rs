@@ -204,9 +204,9 @@ fn truncated_and_corrupt_files_are_counted() {
     assert_eq!(read(&mut r, "fd.errors"), "1");
     assert_eq!(read(&mut r, "fd.drops"), "1");
 
-    // A record header claiming more than the snapshot length: corrupt, not truncated.
+    // A record header claiming more than 256 KiB: corrupt, not truncated.
     let mut bad = good.clone();
-    bad[24 + 16 + 60 + 8..24 + 16 + 60 + 12].copy_from_slice(&100_000u32.to_le_bytes());
+    bad[24 + 16 + 60 + 8..24 + 16 + 60 + 12].copy_from_slice(&300_000u32.to_le_bytes());
     std::fs::write(d.join("corrupt.pcap"), &bad).unwrap();
     let mut r = router(&format!(
         "fd :: FromDump({}, STOP true) -> c :: Counter -> Discard",
@@ -233,6 +233,86 @@ fn truncated_and_corrupt_files_are_counted() {
     .unwrap();
     assert!(e.contains("nope.pcap"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn packets_older_than_the_first_are_read_without_start() {
+    let d = tmpdir("order");
+    let mut w = PcapWriter::new(Vec::new(), LINKTYPE_ETHERNET, 65535, false).unwrap();
+    for (i, t) in [10u32, 5, 20, 3].into_iter().enumerate() {
+        w.write_record(t, 0, 60, &eth_ipv4(60, i as u8)).unwrap();
+    }
+    std::fs::write(d.join("in.pcap"), w.into_inner()).unwrap();
+    let mut r = router(&format!(
+        "fd :: FromDump({}, STOP true) -> c :: Counter -> Discard",
+        p(&d, "in.pcap")
+    ));
+    r.run();
+    assert_eq!(read(&mut r, "c.count"), "4");
+    assert_eq!(read(&mut r, "fd.skipped"), "0");
+    // START still skips what comes before it, in file order.
+    let mut r = router(&format!(
+        "fd :: FromDump({}, STOP true, START 6) -> c :: Counter -> Discard",
+        p(&d, "in.pcap")
+    ));
+    r.run();
+    assert_eq!(read(&mut r, "fd.skipped"), "2");
+    assert_eq!(read(&mut r, "c.count"), "2");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn records_longer_than_the_snaplen_are_read_whole() {
+    let d = tmpdir("snap");
+    let mut w = PcapWriter::new(Vec::new(), LINKTYPE_ETHERNET, 0, false).unwrap();
+    for i in 0..10u8 {
+        w.write_record(1, 0, 200, &eth_ipv4(200, i)).unwrap();
+    }
+    let mut f = w.into_inner();
+    f[16..20].copy_from_slice(&64u32.to_le_bytes());
+    std::fs::write(d.join("in.pcap"), f).unwrap();
+    let mut r = router(&format!(
+        "fd :: FromDump({}, STOP true) -> c :: Counter -> Discard",
+        p(&d, "in.pcap")
+    ));
+    r.run();
+    assert_eq!(read(&mut r, "c.count"), "10");
+    assert_eq!(read(&mut r, "c.byte_count"), "2000");
+    assert_eq!(read(&mut r, "fd.errors"), "0");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_pcapng_file_is_named_as_such() {
+    let d = tmpdir("ng");
+    // A pcapng Section Header Block (little-endian), then nothing useful.
+    let mut f = vec![
+        0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0,
+    ];
+    f.extend_from_slice(&[0xff; 8]);
+    f.extend_from_slice(&[28, 0, 0, 0]);
+    std::fs::write(d.join("in.pcapng"), f).unwrap();
+    let e = build(
+        &format!("FromDump({}) -> Discard", p(&d, "in.pcapng")),
+        true,
+    )
+    .err()
+    .unwrap();
+    assert!(e.contains("in.pcapng") && e.contains("pcapng file"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_write_error_fails_the_run() {
+    let mut r = router("InfiniteSource(LIMIT 100, STOP true) -> td :: ToDump(/dev/full)");
+    r.run();
+    r.cleanup();
+    assert!(r.run_failed());
+    assert_eq!(read(&mut r, "td.errors"), "1");
+    let mut r = router("InfiniteSource(LIMIT 100, STOP true) -> td :: ToDump(/dev/null)");
+    r.run();
+    r.cleanup();
+    assert!(!r.run_failed());
 }
 
 #[test]

@@ -510,6 +510,7 @@ fn a_queue_pushed_from_two_threads_is_rejected_naming_it_and_the_threads() {
     .expect("a Queue cannot be shared");
     assert!(e.contains("'q :: Queue'"), "{}", e);
     assert!(e.contains("threads 0 and 1"), "{}", e);
+    assert!(e.contains("with a ThreadSafeQueue"), "{}", e);
 }
 
 #[test]

@@ -269,7 +269,7 @@ macro_rules! uint_arg {
             fn from_arg(s: &str) -> Result<Self, String> {
                 match parse_int(s) {
                     Some(v) if s.trim().starts_with('-') && v != 0 => Err("expected unsigned integer".into()),
-                    Some(v) => <$t>::try_from(v).map_err(|_| "out of range".to_string()),
+                    Some(v) => <$t>::try_from(v).map_err(|_| format!("out of range, bound {}", <$t>::MAX)),
                     None => Err("expected unsigned integer".into()),
                 }
             }
@@ -283,7 +283,9 @@ macro_rules! int_arg {
         impl FromArg for $t {
             fn from_arg(s: &str) -> Result<Self, String> {
                 match parse_int(s) {
-                    Some(v) => <$t>::try_from(v).map_err(|_| "out of range".to_string()),
+                    Some(v) => <$t>::try_from(v).map_err(|_| {
+                        format!("out of range, bound {}", if v < 0 { <$t>::MIN } else { <$t>::MAX })
+                    }),
                     None => Err("expected integer".into()),
                 }
             }
@@ -291,6 +293,49 @@ macro_rules! int_arg {
     )*};
 }
 int_arg!(i32, i64);
+
+/// An unsigned integer of at most `MAX` (Click's `out of range, bound MAX` beyond it), for
+/// arguments that size memory: packet lengths ([`PacketLen`]), ring capacities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AtMost<const MAX: usize>(pub usize);
+
+impl<const MAX: usize> FromArg for AtMost<MAX> {
+    fn from_arg(s: &str) -> Result<Self, String> {
+        match parse_int(s) {
+            Some(v) if s.trim().starts_with('-') && v != 0 => {
+                Err("expected unsigned integer".into())
+            }
+            Some(v) if v <= MAX as i128 => Ok(AtMost(v as usize)),
+            None => Err("expected unsigned integer".into()),
+            _ => Err(format!("out of range, bound {MAX}")),
+        }
+    }
+}
+
+pub use sluice_wire::MAX_PACKET_LEN;
+
+/// A packet length in bytes, at most [`MAX_PACKET_LEN`]: what every argument that sizes
+/// packets reads (`LENGTH`, Strip's and Unstrip's byte counts, …).
+pub type PacketLen = AtMost<MAX_PACKET_LEN>;
+
+/// A signed change of a packet's length (Resize's `HEAD` and `TAIL`), at most
+/// [`MAX_PACKET_LEN`] either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketLenDelta(pub isize);
+
+impl FromArg for PacketLenDelta {
+    fn from_arg(s: &str) -> Result<Self, String> {
+        let max = MAX_PACKET_LEN as i128;
+        match parse_int(s) {
+            Some(v) if (-max..=max).contains(&v) => Ok(PacketLenDelta(v as isize)),
+            Some(v) => Err(format!(
+                "out of range, bound {}",
+                if v < 0 { -max } else { max }
+            )),
+            None => Err("expected integer".into()),
+        }
+    }
+}
 
 fn parse_real(s: &str) -> Option<f64> {
     let s = s.trim();

@@ -307,6 +307,14 @@ pub fn pcap_reader(data: &[u8]) {
             }
         }
     }
+    // Records longer than the snapshot length are read whole; the copy's snapshot length
+    // covers them so that it keeps them whole too.
+    let longest = recs.iter().map(|(h, _)| h.caplen).max().unwrap_or(0);
+    let snaplen = if snaplen == 0 {
+        0
+    } else {
+        snaplen.max(longest)
+    };
     let mut w = PcapWriter::new(Vec::new(), lt, snaplen, nanos).unwrap();
     for (h, d) in &recs {
         w.write_record(h.ts_sec, h.ts_nsec, h.orig_len, d).unwrap();

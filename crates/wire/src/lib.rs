@@ -46,3 +46,8 @@ pub use ipv6::Ipv6Packet;
 pub use pcap::{PcapError, PcapReader, PcapRecord, PcapRecordHeader, PcapWriter};
 pub use tcp::{TcpOption, TcpOptions, TcpPacket};
 pub use udp::UdpPacket;
+
+/// Largest packet Sluice builds or reads, in bytes (256 KiB, libpcap's largest snapshot
+/// length): configuration arguments that size packets (`LENGTH`, `HEAD`, `TAIL`, …) are
+/// refused above it, and capture records longer than it are refused.
+pub const MAX_PACKET_LEN: usize = 256 * 1024;

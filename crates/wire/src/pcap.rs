@@ -21,8 +21,10 @@ pub const LINKTYPE_IPV4: u32 = 228;
 pub const LINKTYPE_IPV6: u32 = 229;
 /// The historic DLT_RAW values some systems write (12 and 14), also raw IP.
 pub const DLT_RAW_ALT: [u32; 2] = [12, 14];
-/// Largest record this reader accepts (256 KiB, libpcap's own limit).
-pub const MAX_CAPLEN: u32 = 256 * 1024;
+/// Largest record this reader accepts ([`crate::MAX_PACKET_LEN`], libpcap's own limit).
+pub const MAX_CAPLEN: u32 = crate::MAX_PACKET_LEN as u32;
+/// First four bytes of a pcapng file (its Section Header Block type), in either byte order.
+pub const PCAPNG_MAGIC: u32 = 0x0a0d_0d0a;
 /// Length of the file header.
 pub const FILE_HEADER_LEN: usize = 24;
 /// Length of a record header.
@@ -159,6 +161,13 @@ impl<R: Read> PcapReader<R> {
             (MAGIC_NANOS, _) => (false, true),
             (_, MAGIC_MICROS) => (true, false),
             (_, MAGIC_NANOS) => (true, true),
+            (PCAPNG_MAGIC, _) => {
+                return Err(PcapError::Corrupt(
+                    "this is a pcapng file; only libpcap (pcap) files are read \
+                     (convert it with `editcap -F pcap IN OUT` or `tshark -F pcap`)"
+                        .into(),
+                ))
+            }
             _ => return Err(PcapError::Corrupt(format!("bad magic {le:#010x}"))),
         };
         if n < FILE_HEADER_LEN {
@@ -255,20 +264,13 @@ impl<R: Read> PcapReader<R> {
             }
         };
         let (ts_sec, frac, caplen, orig_len) = (f(0), f(4), f(8), f(12));
-        let limit = if self.snaplen == 0 {
-            MAX_CAPLEN
-        } else {
-            self.snaplen.min(MAX_CAPLEN)
-        };
-        if caplen > limit {
+        // A record longer than the file's snapshot length is read whole, as tcpdump and Click
+        // do; only the absolute limit guards the allocation.
+        if caplen > MAX_CAPLEN {
             self.failed = true;
             return Err(PcapError::Corrupt(format!(
-                "record length {caplen} exceeds {}",
-                if caplen > MAX_CAPLEN {
-                    "the 256 KiB limit"
-                } else {
-                    "the snapshot length"
-                }
+                "record length {caplen} exceeds the {} KiB limit",
+                MAX_CAPLEN / 1024
             )));
         }
         let ts_nsec = if self.nanos {
@@ -520,17 +522,34 @@ mod tests {
             PcapReader::new(&bad[..]),
             Err(PcapError::Corrupt(_))
         ));
-        // caplen above snaplen, and a huge caplen with no snaplen: no allocation, an error.
+        // A pcapng file is named as such.
+        let mut ng = f.clone();
+        ng[..4].copy_from_slice(&PCAPNG_MAGIC.to_le_bytes());
+        let e = PcapReader::new(&ng[..]).unwrap_err();
+        assert!(e.to_string().contains("pcapng"), "{e}");
+        // A huge caplen: no allocation, an error.
         let mut bad = f.clone();
-        bad[32..36].copy_from_slice(&70000u32.to_le_bytes());
-        let mut r = PcapReader::new(&bad[..]).unwrap();
-        assert!(matches!(r.next_record(), Err(PcapError::Corrupt(_))));
-        bad[16..20].copy_from_slice(&0u32.to_le_bytes());
+        bad[32..36].copy_from_slice(&0u32.to_le_bytes());
         bad[32..36].copy_from_slice(&u32::MAX.to_le_bytes());
         let mut r = PcapReader::new(&bad[..]).unwrap();
         let e = r.next_record().unwrap_err();
         assert!(e.to_string().contains("256 KiB"), "{e}");
         assert_eq!(r.count(), 0);
+    }
+
+    #[test]
+    fn records_longer_than_snaplen_are_read() {
+        let mut w = PcapWriter::new(Vec::new(), LINKTYPE_RAW, 0, false).unwrap();
+        for i in 0..3u8 {
+            w.write_record(0, 0, 100, &[i; 100]).unwrap();
+        }
+        let mut f = w.into_inner();
+        f[16..20].copy_from_slice(&64u32.to_le_bytes());
+        let recs: Vec<_> = PcapReader::new(&f[..]).unwrap().collect();
+        assert_eq!(recs.len(), 3);
+        for (i, r) in recs.iter().enumerate() {
+            assert_eq!(r.as_ref().unwrap().data, [i as u8; 100]);
+        }
     }
 
     #[test]

@@ -15,10 +15,12 @@
 //! length minus its captured length becomes the extra-length annotation that ToDump's
 //! `EXTRA_LENGTH` writes back (see `io::extra_length`).
 //!
-//! A truncated or corrupt record ends the file: FromDump reports it once on standard error
-//! with its name, counts it in `errors` (and the cut-off record in `drops`), stops reading and,
-//! with STOP, raises the stop event. Opening a missing or non-pcap file is an initialisation
-//! error naming the file.
+//! A record longer than the file's snapshot length is read whole (as tcpdump and Click do).
+//! A truncated or corrupt record (one longer than 256 KiB, `MAX_PACKET_LEN`) ends the file:
+//! FromDump reports it once on standard error with its name, counts it in `errors` (and the
+//! cut-off record in `drops`), stops reading and, with STOP, raises the stop event. Opening a
+//! missing or non-pcap file is an initialisation error naming the file (a pcapng file is named
+//! as one: convert it with `editcap -F pcap`).
 //!
 //! Arguments:
 //! - `FILENAME` (string, mandatory): the file, or `-` for standard input.
@@ -34,7 +36,8 @@
 //! - `FORCE_IP` (boolean, default false): emit only IP packets; the others are dropped and
 //!   counted in `drops`.
 //! - `START` / `END` (absolute timestamps `SEC.FRAC`): skip packets before START; finish at
-//!   the first packet at or after END.
+//!   the first packet at or after END. Without START or START_AFTER no packet is skipped,
+//!   even one older than the first.
 //! - `START_AFTER` / `END_AFTER` (times): the same, relative to the file's first packet.
 //! - `INTERVAL` (time): finish INTERVAL after the start.
 //! - `END_CALL` (`ELEMENT.HANDLER [VALUE]`): write handler called at the end of the file.
@@ -306,19 +309,18 @@ impl FromDump {
                     self.filepos += (RECORD_HEADER_LEN as u64) + h.caplen as u64;
                     let ts = Timestamp::from_parts(h.ts_sec as i64, h.ts_nsec as i64);
                     let first = *self.first_ts.get_or_insert(ts);
-                    let start = self
-                        .start
-                        .or(self.start_after.map(|a| first + a))
-                        .unwrap_or(first);
+                    // Without START or START_AFTER nothing is skipped, not even packets
+                    // older than the first (as in Click); INTERVAL then counts from the first.
+                    let start = self.start.or(self.start_after.map(|a| first + a));
                     let end = self
                         .end
                         .or(self.end_after.map(|a| first + a))
-                        .or(self.interval.map(|i| start + i));
+                        .or(self.interval.map(|i| start.unwrap_or(first) + i));
                     if end.is_some_and(|e| ts >= e) {
                         self.reader = None;
                         return None;
                     }
-                    if ts < start {
+                    if start.is_some_and(|s| ts < s) {
                         self.skipped += 1;
                         continue;
                     }

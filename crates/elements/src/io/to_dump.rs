@@ -13,7 +13,8 @@
 //! at most SNAPLEN bytes of the packet (from its network header for `ENCAP IP` when one is
 //! set, else from its first byte) and, as original length, the packet length plus its
 //! extra-length annotation when EXTRA_LENGTH is true. The file is flushed at router cleanup.
-//! A write error is reported once on standard error; later packets are counted in `drops`.
+//! A write error (at a packet or at the final flush) is reported once on standard error and
+//! fails the run (`sluice` exits with status 1); later packets are counted in `drops`.
 //!
 //! Arguments:
 //! - `FILENAME` (string, mandatory): output file, or `-` for standard output.
@@ -122,7 +123,7 @@ impl Default for ToDump {
 }
 
 impl ToDump {
-    fn write_packet(&mut self, p: &Packet, cx: &Cx) {
+    fn write_packet(&mut self, p: &Packet, cx: &mut Cx) {
         let Some(w) = self.writer.as_mut() else {
             self.drops += 1;
             return;
@@ -149,12 +150,13 @@ impl ToDump {
                 self.errors += 1;
                 self.drops += 1;
                 eprintln!("{}: {}: {}", cx.name(), self.filename, e);
+                cx.fail_run();
                 self.writer = None;
             }
         }
     }
 
-    fn write_batch(&mut self, b: &Batch, cx: &Cx) {
+    fn write_batch(&mut self, b: &Batch, cx: &mut Cx) {
         for p in b.iter() {
             self.write_packet(p, cx);
         }
@@ -291,6 +293,7 @@ impl Element for ToDump {
             if let Err(e) = w.flush() {
                 self.errors += 1;
                 eprintln!("{}: {}: {}", cx.name(), self.filename, e);
+                cx.fail_run();
             }
         }
     }

@@ -7,11 +7,15 @@
 //! Expects IP packets with the network header annotation (place it after CheckIPHeader).
 //! Packets without options pass unchanged. For the others, each option is examined:
 //! - Record Route (7): if there is room, MYADDR is stored at the pointer and the pointer
-//!   advanced by 4. A full option is left alone.
-//! - Timestamp (68): flag 0 stores a timestamp (milliseconds since midnight UT, from the
-//!   router's clock); flag 1 stores MYADDR and a timestamp; flag 3 (prespecified) stores a
-//!   timestamp if the next prespecified address is MYADDR or one of OTHERADDRS. A full
-//!   option gets its overflow counter incremented.
+//!   advanced by 4. A full option (pointer just past its end) is left alone; any other
+//!   pointer that does not point at a free slot (0 to 3, unaligned, beyond the end) is an
+//!   error.
+//! - Timestamp (68): a pointer below 5 is an error. Flag 0 stores a timestamp (milliseconds
+//!   since midnight UT, from the router's clock); flag 1 stores MYADDR and a timestamp; when
+//!   there is no room left for that (the pointer at or past the end), the overflow counter
+//!   is incremented instead. Flag 3 (prespecified) stores a timestamp if the next
+//!   prespecified address is MYADDR or one of OTHERADDRS; with no room left, flag 3 is an
+//!   error, like any other flag (Click's rules).
 //! - Other options (including the source routes LSRR/SSRR, which Click's IPGWOptions does
 //!   not follow either) are skipped.
 //!
@@ -76,25 +80,32 @@ pub fn process_options(
             if xlen < 3 {
                 return Err(oi + 1);
             }
-            let p = (h[oi + 2] as usize).wrapping_sub(1);
-            if (3..).contains(&p) && p + 4 <= xlen {
-                h[oi + p..oi + p + 4].copy_from_slice(&my.octets());
+            // The pointer is 1-origin: p is the offset of the next free slot. A full option
+            // (p just past the end) passes; any other pointer outside the slots is an error.
+            let p = h[oi + 2] as usize;
+            if p >= 4 && p + 3 <= xlen {
+                h[oi + p - 1..oi + p + 3].copy_from_slice(&my.octets());
                 h[oi + 2] += 4;
                 changed = true;
-            } else if p != xlen {
+            } else if p != xlen + 1 {
                 return Err(oi + 2);
             }
         } else if t == OPT_TS {
             if xlen < 4 {
                 return Err(oi + 1);
             }
-            let p = (h[oi + 2] as usize).wrapping_sub(1);
+            // As in Click: a pointer before the first slot is an error; one past the room
+            // left is an overflow for flags 0 and 1, and an error for flag 3 (prespecified
+            // addresses) and unknown flags.
+            let p = h[oi + 2] as usize;
             let oflw = h[oi + 3] >> 4;
             let flg = h[oi + 3] & 0x0f;
             let mut overflowed = false;
-            if !(4..=40).contains(&p) {
+            if p < 5 {
                 return Err(oi + 2);
-            } else if flg == 0 {
+            }
+            let p = p - 1;
+            if flg == 0 {
                 if p + 4 <= xlen {
                     h[oi + p..oi + p + 4].copy_from_slice(&ms.to_be_bytes());
                     h[oi + 2] += 4;
@@ -111,16 +122,12 @@ pub fn process_options(
                 } else {
                     overflowed = true;
                 }
-            } else if flg == 3 {
-                if p + 8 <= xlen {
-                    let a = Ipv4Addr::new(h[oi + p], h[oi + p + 1], h[oi + p + 2], h[oi + p + 3]);
-                    if a == my || others.contains(&a) {
-                        h[oi + p + 4..oi + p + 8].copy_from_slice(&ms.to_be_bytes());
-                        h[oi + 2] += 8;
-                        changed = true;
-                    }
-                } else {
-                    overflowed = true;
+            } else if flg == 3 && p + 8 <= xlen {
+                let a = Ipv4Addr::new(h[oi + p], h[oi + p + 1], h[oi + p + 2], h[oi + p + 3]);
+                if a == my || others.contains(&a) {
+                    h[oi + p + 4..oi + p + 8].copy_from_slice(&ms.to_be_bytes());
+                    h[oi + 2] += 8;
+                    changed = true;
                 }
             } else {
                 return Err(oi + 3);
@@ -278,5 +285,45 @@ mod tests {
         assert_eq!(process_options(&mut h, me, &[], 0), Err(24));
         let mut h = header(&[131, 7, 4, 9, 9, 9, 9, 0]);
         assert_eq!(process_options(&mut h, me, &[], 0), Ok(false));
+    }
+
+    /// The cases where Click's rules differ from a naive reading: checked against
+    /// elements/ip/ipgwoptions.cc.
+    #[test]
+    fn pointers_at_the_edges_follow_click() {
+        let me = Ipv4Addr::new(1, 2, 3, 4);
+        // Record Route: pointers 0 to 3 and unaligned ones are errors at the pointer; the
+        // full option (pointer 8 in a 7-byte option) passes unchanged.
+        for ptr in [0u8, 1, 2, 3, 5, 6, 9, 200] {
+            let mut h = header(&[7, 7, ptr, 0, 0, 0, 0, 0]);
+            assert_eq!(process_options(&mut h, me, &[], 0), Err(22), "RR ptr {ptr}");
+        }
+        let mut h = header(&[7, 7, 8, 9, 9, 9, 9, 0]);
+        assert_eq!(process_options(&mut h, me, &[], 0), Ok(false));
+        // Timestamp flag 0 or 1 with the pointer past the end, even far past: overflow + 1.
+        for (ptr, flg) in [(13u8, 0u8), (45, 0), (255, 1), (9, 1)] {
+            let mut h = header(&[68, 12, ptr, 0x20 | flg, 0, 0, 0, 0, 0, 0, 0, 0]);
+            assert_eq!(
+                process_options(&mut h, me, &[], 0),
+                Ok(true),
+                "TS ptr {ptr}"
+            );
+            assert_eq!(h[23], 0x30 | flg);
+            assert_eq!(h[22], ptr);
+        }
+        // Overflow already at 15: error at the flags byte.
+        let mut h = header(&[68, 12, 13, 0xf0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(process_options(&mut h, me, &[], 0), Err(23));
+        // Pointer below 5: error at the pointer.
+        let mut h = header(&[68, 12, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(process_options(&mut h, me, &[], 0), Err(22));
+        // Flag 3 with no room for another address and timestamp: error at the flags byte,
+        // whichever address is next.
+        let mut h = header(&[68, 12, 9, 3, 1, 2, 3, 4, 0, 0, 0, 0]);
+        assert_eq!(process_options(&mut h, me, &[], 7), Err(23));
+        let mut h = header(&[68, 12, 5, 3, 1, 2, 3, 4, 0, 0, 0, 0]);
+        assert_eq!(process_options(&mut h, me, &[], 7), Ok(true));
+        assert_eq!(&h[28..32], &7u32.to_be_bytes());
+        assert_eq!(h[22], 13);
     }
 }

@@ -13,7 +13,8 @@
 //! - `BURST` (integer, default 1, as Click): packets per task run, pushed as one batch (up
 //!   to 32; benchmarks use 32).
 //! - `ACTIVE` (boolean, default true): whether the source starts running.
-//! - `LENGTH` (integer): packet length; DATA is repeated or truncated to fit.
+//! - `LENGTH` (integer, at most 262144: `MAX_PACKET_LEN`): packet length; DATA is repeated or
+//!   truncated to fit.
 //! - `STOP` (boolean, default false): raise a driver stop event when LIMIT is reached.
 //! - `END_CALL` (handler): write handler called when LIMIT is reached.
 //! - `TIMESTAMP` (boolean, default true): set each packet's timestamp annotation.
@@ -26,7 +27,7 @@
 use sluice_core::{
     Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, BATCH_MAX,
 };
-use sluice_lang::args::{Args, Data};
+use sluice_lang::args::{Args, AtMost, Data, FromArg, PacketLen};
 
 use super::discard::parse_bool;
 
@@ -108,12 +109,14 @@ impl Element for InfiniteSource {
             self.data = d.0;
         }
         self.limit = args.read_p("LIMIT")?.unwrap_or(-1);
-        self.burst = args
-            .read_p::<usize>("BURST")?
-            .unwrap_or(1)
-            .clamp(1, BATCH_MAX);
+        let burst = args.read_p::<usize>("BURST")?;
+        if burst == Some(0) {
+            args.error("burst size must be >= 1");
+            return Err(());
+        }
+        self.burst = burst.unwrap_or(1).clamp(1, BATCH_MAX);
         self.active = args.read_p("ACTIVE")?.unwrap_or(true);
-        if let Some(len) = args.read::<usize>("LENGTH")? {
+        if let Some(AtMost(len)) = args.read::<PacketLen>("LENGTH")? {
             let src = if self.data.is_empty() {
                 vec![0u8]
             } else {
@@ -210,7 +213,7 @@ impl Element for InfiniteSource {
             "burst" => self.burst = (int(v)?.max(1) as usize).min(BATCH_MAX),
             "active" => self.active = parse_bool(v)?,
             "length" => {
-                let len = int(v)?.max(0) as usize;
+                let AtMost(len) = PacketLen::from_arg(v).map_err(|e| format!("length: {e}"))?;
                 let src = if self.data.is_empty() {
                     vec![0u8]
                 } else {

@@ -7,7 +7,7 @@
 //! extra-length annotation, so unlike Click the default LENGTH is the Ethernet minimum).
 //!
 //! Arguments:
-//! - `LENGTH` (integer, default 60).
+//! - `LENGTH` (integer, default 60, at most 262144: `MAX_PACKET_LEN`).
 //! - `ZERO` (boolean, default true): accepted for compatibility; padding is always zero.
 //!
 //! Handlers: `length` (r), `count` (r, packets padded).
@@ -15,7 +15,7 @@
 //! Example: `... -> Pad(60) -> ToDevice(eth0)`
 
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
-use sluice_lang::args::Args;
+use sluice_lang::args::{Args, PacketLen};
 
 /// The Pad element.
 pub struct Pad {
@@ -31,7 +31,7 @@ impl Default for Pad {
 
 impl Element for Pad {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.len = args.read_p("LENGTH")?.unwrap_or(60);
+        self.len = args.read_p::<PacketLen>("LENGTH")?.map_or(60, |l| l.0);
         let _zero: Option<bool> = args.read("ZERO")?;
         Ok(())
     }

@@ -13,7 +13,8 @@
 //! - `RATE` (rate, default 10): packets per second.
 //! - `LIMIT` (integer, default -1): total packets; -1 means no limit.
 //! - `ACTIVE` (boolean, default true): whether the source runs.
-//! - `LENGTH` (integer): packet length; DATA is repeated or truncated to fit.
+//! - `LENGTH` (integer, at most 262144: `MAX_PACKET_LEN`): packet length; DATA is repeated or
+//!   truncated to fit.
 //! - `STOP` (boolean, default false): raise a driver stop event when LIMIT is reached.
 //! - `END_CALL` (handler): write handler called when LIMIT is reached.
 //!
@@ -28,7 +29,7 @@
 use sluice_core::{
     Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, Timestamp, BATCH_MAX,
 };
-use sluice_lang::args::{Args, Data, Rate};
+use sluice_lang::args::{Args, AtMost, Data, FromArg, PacketLen, Rate};
 
 use super::discard::parse_bool;
 use super::util::{fmt_f64, parse_num};
@@ -140,7 +141,7 @@ impl Element for RatedSource {
         }
         self.limit = args.read_p("LIMIT")?.unwrap_or(-1);
         self.active = args.read_p("ACTIVE")?.unwrap_or(true);
-        if let Some(len) = args.read::<usize>("LENGTH")? {
+        if let Some(AtMost(len)) = args.read::<PacketLen>("LENGTH")? {
             self.data = fit_length(&self.data, len);
         }
         self.stop = args.read("STOP")?.unwrap_or(false);
@@ -246,7 +247,10 @@ impl Element for RatedSource {
                 self.active = parse_bool(v)?;
                 self.restart(None);
             }
-            "length" => self.data = fit_length(&self.data, parse_num(name, v)?),
+            "length" => {
+                let AtMost(len) = PacketLen::from_arg(v).map_err(|e| format!("length: {e}"))?;
+                self.data = fit_length(&self.data, len);
+            }
             _ => return Err(format!("no handler {}", name)),
         }
         if self.active && cx.output_is_push(0) {

@@ -8,14 +8,15 @@
 //! are zero). A packet too short for the bytes to remove is dropped and counted.
 //!
 //! Arguments:
-//! - `HEAD` (integer, default 0), `TAIL` (integer, default 0).
+//! - `HEAD` (integer, default 0), `TAIL` (integer, default 0): each between -262144 and
+//!   262144 (`MAX_PACKET_LEN`).
 //!
 //! Handlers: `head` (r), `tail` (r), `drops` (r).
 //!
 //! Example: `Resize(0, -4)` removes a trailing frame check sequence.
 
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
-use sluice_lang::args::Args;
+use sluice_lang::args::{Args, PacketLenDelta};
 
 /// The Resize element.
 #[derive(Default)]
@@ -27,8 +28,12 @@ pub struct Resize {
 
 impl Element for Resize {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.head = args.read_p("HEAD")?.unwrap_or(0);
-        self.tail = args.read_p("TAIL")?.unwrap_or(0);
+        self.head = args
+            .read_p::<PacketLenDelta>("HEAD")?
+            .map_or(0, |d| d.0 as i64);
+        self.tail = args
+            .read_p::<PacketLenDelta>("TAIL")?
+            .map_or(0, |d| d.0 as i64);
         Ok(())
     }
 

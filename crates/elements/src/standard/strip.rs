@@ -7,14 +7,14 @@
 //! LENGTH is dropped and counted.
 //!
 //! Arguments:
-//! - `LENGTH` (integer, mandatory): bytes to remove.
+//! - `LENGTH` (integer, mandatory, at most 262144: `MAX_PACKET_LEN`): bytes to remove.
 //!
 //! Handlers: `length` (r), `drops` (r, packets shorter than LENGTH).
 //!
 //! Example: `FromDevice(eth0) -> Strip(14) -> CheckIPHeader -> ...`
 
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
-use sluice_lang::args::Args;
+use sluice_lang::args::{Args, PacketLen};
 
 /// The Strip element.
 #[derive(Default)]
@@ -25,7 +25,7 @@ pub struct Strip {
 
 impl Element for Strip {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.len = args.read_mp("LENGTH")?;
+        self.len = args.read_mp::<PacketLen>("LENGTH")?.0;
         Ok(())
     }
 

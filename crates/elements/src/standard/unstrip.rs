@@ -7,14 +7,14 @@
 //! the packet is moved to a larger buffer and the new bytes are zero).
 //!
 //! Arguments:
-//! - `LENGTH` (integer, mandatory): bytes to put back.
+//! - `LENGTH` (integer, mandatory, at most 262144: `MAX_PACKET_LEN`): bytes to put back.
 //!
 //! Handlers: `length` (r).
 //!
 //! Example: `... -> Strip(14) -> CheckIPHeader -> Unstrip(14) -> Queue -> ToDevice(eth0)`
 
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
-use sluice_lang::args::Args;
+use sluice_lang::args::{Args, PacketLen};
 
 /// The Unstrip element.
 #[derive(Default)]
@@ -24,7 +24,7 @@ pub struct Unstrip {
 
 impl Element for Unstrip {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.len = args.read_mp("LENGTH")?;
+        self.len = args.read_mp::<PacketLen>("LENGTH")?.0;
         Ok(())
     }
 

@@ -10,7 +10,8 @@
 //! sources upstream keep running (use ThreadSafeQueue to make them wait for room).
 //!
 //! Arguments:
-//! - `CAPACITY` (integer, default 1000): packets each thread's ring holds.
+//! - `CAPACITY` (integer, default 1000, at most 16777216: `ring::MAX_CAPACITY`): packets each
+//!   thread's ring holds. The rings' memory is committed as they fill, not at start.
 //!
 //! Handlers: `length` (r, all rings), `capacity` (r, per ring), `drops` (r),
 //! `reset_counts` (w).
@@ -18,12 +19,12 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use sluice_core::ring::Ring;
+use sluice_core::ring::{Ring, MAX_CAPACITY};
 use sluice_core::{
     Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, NotifierId, Packet,
     SharedElement, Sharing,
 };
-use sluice_lang::args::Args;
+use sluice_lang::args::{Args, AtMost};
 
 /// The shared state: one ring per thread.
 pub struct PerThreadRings {
@@ -141,13 +142,21 @@ impl CpuQueue {
 
 impl Element for CpuQueue {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
-        let capacity: usize = args.read_p("CAPACITY")?.unwrap_or(1000).max(1);
+        let capacity = args
+            .read_p::<AtMost<MAX_CAPACITY>>("CAPACITY")?
+            .map_or(1000, |c| c.0)
+            .max(1);
+        let threads = cx.nthreads().max(1);
+        let Some(rings) = (0..threads).map(|_| Ring::new(capacity)).collect() else {
+            args.error(format!(
+                "out of memory for {threads} rings of {capacity} packets"
+            ));
+            return Err(());
+        };
         let note = cx.new_notifier(false);
         cx.provide_empty_notifier(note);
         self.core = Some(Arc::new(PerThreadRings {
-            rings: (0..cx.nthreads().max(1))
-                .map(|_| Ring::new(capacity))
-                .collect(),
+            rings,
             capacity,
             next: AtomicUsize::new(0),
             drops: AtomicU64::new(0),

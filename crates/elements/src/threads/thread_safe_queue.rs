@@ -16,8 +16,9 @@
 //! processors in groups and the queue's shared state moves between caches less often.
 //!
 //! Arguments:
-//! - `CAPACITY` (integer, default 1000): maximum packets held (rounded up to a power of two
-//!   internally; the limit enforced is CAPACITY).
+//! - `CAPACITY` (integer, default 1000, at most 16777216: `ring::MAX_CAPACITY`): maximum
+//!   packets held (rounded up to a power of two internally; the limit enforced is CAPACITY).
+//!   The ring's memory is committed as it fills, not at start.
 //! - `BATCH` (integer, default 1): packets that must build up before the puller sees any.
 //! - `LATENCY` (time, default 20us): longest a packet waits for a batch to build up.
 //!   (Batching is off under `--simtime`, whose clock stands still while tasks run.)
@@ -28,12 +29,12 @@
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use sluice_core::ring::{Ring, SpscRing};
+use sluice_core::ring::{Ring, SpscRing, MAX_CAPACITY};
 use sluice_core::{
     Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, NotifierId, Packet,
     SharedElement, Sharing, Timestamp,
 };
-use sluice_lang::args::{Args, Seconds};
+use sluice_lang::args::{Args, AtMost, Seconds};
 
 /// The packet ring: multi-producer in general, single-producer/single-consumer when the
 /// router says only one thread pushes and one pulls (cheaper: no per-slot sequence numbers,
@@ -236,7 +237,14 @@ impl ThreadSafeQueue {
 
 impl Element for ThreadSafeQueue {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
-        let capacity: usize = args.read_p("CAPACITY")?.unwrap_or(1000).max(1);
+        let capacity = args
+            .read_p::<AtMost<MAX_CAPACITY>>("CAPACITY")?
+            .map_or(1000, |c| c.0)
+            .max(1);
+        let Some(ring) = Ring::new(capacity) else {
+            args.error(format!("out of memory for {capacity} packets"));
+            return Err(());
+        };
         let note = cx.new_notifier(false);
         cx.provide_empty_notifier(note);
         let full = cx.new_notifier(true);
@@ -247,7 +255,7 @@ impl Element for ThreadSafeQueue {
             batch,
             latency: Timestamp::from_secs_f64(latency.0),
             since: AtomicI64::new(0),
-            ring: PacketRing::Multi(Ring::new(capacity)),
+            ring: PacketRing::Multi(ring),
             capacity,
             drops: AtomicU64::new(0),
             highwater: AtomicUsize::new(0),
@@ -276,7 +284,10 @@ impl Element for ThreadSafeQueue {
     fn into_shared(self: Box<Self>, sharing: Sharing) -> Option<Arc<dyn SharedElement>> {
         let mut core = Arc::try_unwrap(self.core?).ok()?;
         if sharing.producers <= 1 && sharing.consumers <= 1 && core.ring.is_empty() {
-            core.ring = PacketRing::Single(SpscRing::new(core.capacity));
+            // Short of memory for the second ring, the first one serves as well.
+            if let Some(r) = SpscRing::new(core.capacity) {
+                core.ring = PacketRing::Single(r);
+            }
         }
         Some(Arc::new(core))
     }

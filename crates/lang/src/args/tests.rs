@@ -58,7 +58,31 @@ fn from_arg_numbers() {
     assert_eq!(u32::from_arg("0x1F"), Ok(31));
     assert_eq!(u32::from_arg("010"), Ok(8));
     assert_eq!(u32::from_arg("0"), Ok(0));
-    assert_eq!(u8::from_arg("256"), Err("out of range".into()));
+    assert_eq!(u8::from_arg("256"), Err("out of range, bound 255".into()));
+    assert_eq!(
+        i32::from_arg("-4000000000"),
+        Err("out of range, bound -2147483648".into())
+    );
+    assert_eq!(PacketLen::from_arg("262144"), Ok(AtMost(262144)));
+    for big in ["262145", "4294967295", "99999999999999999999999"] {
+        assert_eq!(
+            PacketLen::from_arg(big),
+            Err("out of range, bound 262144".into())
+        );
+    }
+    assert_eq!(
+        PacketLen::from_arg("-1"),
+        Err("expected unsigned integer".into())
+    );
+    assert_eq!(PacketLenDelta::from_arg("-14"), Ok(PacketLenDelta(-14)));
+    assert_eq!(
+        PacketLenDelta::from_arg("-4000000000"),
+        Err("out of range, bound -262144".into())
+    );
+    assert_eq!(
+        PacketLenDelta::from_arg("4000000000"),
+        Err("out of range, bound 262144".into())
+    );
     assert_eq!(u16::from_arg("-1"), Err("expected unsigned integer".into()));
     assert_eq!(
         u64::from_arg("abc"),

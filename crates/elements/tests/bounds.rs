@@ -1,0 +1,80 @@
+//! Size and resource arguments are bounded at configuration time, with Click's wording: no
+//! configuration can make an element allocate gigabytes.
+
+use sluice_core::{Router, RouterOptions};
+
+fn errors(conf: &str, threads: usize) -> String {
+    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
+    match Router::new(
+        flat,
+        &sluice_elements::library(),
+        RouterOptions {
+            threads,
+            ..Default::default()
+        },
+    ) {
+        Ok(_) => String::new(),
+        Err(e) => e.join("\n"),
+    }
+}
+
+#[test]
+fn oversized_arguments_are_configuration_errors() {
+    for (conf, want) in [
+        (
+            "InfiniteSource(LENGTH 4294967295) -> Discard",
+            "LENGTH: out of range, bound 262144",
+        ),
+        (
+            "RatedSource(LENGTH 262145) -> Discard",
+            "LENGTH: out of range, bound 262144",
+        ),
+        (
+            "Idle -> Pad(4000000000) -> Discard",
+            "LENGTH: out of range, bound 262144",
+        ),
+        (
+            "Idle -> Resize(0, 4000000000) -> Discard",
+            "TAIL: out of range, bound 262144",
+        ),
+        (
+            "Idle -> Unstrip(4294967295) -> Discard",
+            "LENGTH: out of range, bound 262144",
+        ),
+        (
+            "Idle -> Strip(99999999999) -> Discard",
+            "LENGTH: out of range, bound 262144",
+        ),
+        (
+            "InfiniteSource(BURST 0) -> Discard",
+            "burst size must be >= 1",
+        ),
+        (
+            "Idle -> ThreadSafeQueue(4294967295) -> Discard",
+            "CAPACITY: out of range, bound 16777216",
+        ),
+        (
+            "Idle -> CPUQueue(100000000) -> Discard",
+            "CAPACITY: out of range, bound 16777216",
+        ),
+    ] {
+        let e = errors(conf, 1);
+        assert!(e.contains(want), "{conf}: {e}");
+    }
+}
+
+#[test]
+fn the_largest_sizes_are_accepted() {
+    for conf in [
+        "InfiniteSource(LENGTH 262144, LIMIT 1) -> Unstrip(262144) -> Pad(262144) -> Discard",
+        "Idle -> Resize(-262144, 262144) -> Strip(262144) -> Discard",
+        "Idle -> ThreadSafeQueue(16777216) -> Discard",
+    ] {
+        assert_eq!(errors(conf, 1), "", "{conf}");
+    }
+    assert_eq!(
+        errors("Idle -> CPUQueue(16777216) -> Discard", 4),
+        "",
+        "four rings of the largest size: address space only"
+    );
+}
