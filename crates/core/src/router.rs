@@ -903,11 +903,15 @@ impl Router {
 
     fn router_read(&self, h: &str) -> Result<String, HandlerError> {
         match h {
-            "config" => Ok(if self.source.is_empty() {
-                sluice_lang::unparse(&self.flat)
-            } else {
-                self.source.clone()
-            }),
+            "config" => Ok(
+                if self.source.is_empty()
+                    || self.flat.requirements.iter().any(|r| r == "compact_config")
+                {
+                    sluice_lang::unparse(&self.flat)
+                } else {
+                    self.source.clone()
+                },
+            ),
             "flatconfig" => Ok(sluice_lang::unparse(&self.flat)),
             "list" => {
                 let mut s = format!("{}\n", self.info.len());
@@ -925,9 +929,9 @@ impl Router {
             "version" => Ok(format!("{}\n", VERSION)),
             "requirements" => Ok(self
                 .flat
-                .requirements
-                .iter()
-                .map(|r| format!("{}\n", r))
+                .requirement_pairs()
+                .into_iter()
+                .map(|(kind, value)| format!("{}\n{}\n", kind, value.unwrap_or_default()))
                 .collect()),
             "handlers" => Ok(self
                 .handler_list(None)
