@@ -453,14 +453,14 @@ impl Router {
                 let peers = &inf.out_peers[p];
                 if peers.is_empty() {
                     errors.push(format!(
-                        "{}: {} output {} not connected",
+                        "{}: {} output {} unused",
                         inf.landmark,
                         self.desc(e),
                         p
                     ));
                 } else if inf.out_push[p] && peers.len() > 1 {
                     errors.push(format!(
-                        "{}: {} push output {} connected more than once",
+                        "{}: illegal reuse of {} push output {}",
                         inf.landmark,
                         self.desc(e),
                         p
@@ -477,14 +477,14 @@ impl Router {
                 let peers = &inf.in_peers[p];
                 if peers.is_empty() {
                     errors.push(format!(
-                        "{}: {} input {} not connected",
+                        "{}: {} input {} unused",
                         inf.landmark,
                         self.desc(e),
                         p
                     ));
                 } else if !inf.in_push[p] && peers.len() > 1 {
                     errors.push(format!(
-                        "{}: {} pull input {} connected more than once",
+                        "{}: illegal reuse of {} pull input {}",
                         inf.landmark,
                         self.desc(e),
                         p
