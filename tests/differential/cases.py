@@ -23,6 +23,32 @@ CASES = {
     },
 }
 
+# The command line: -h (one handler alone; several, globs and classes with their names; the
+# router's own handlers), -q, -o, and Click's error messages.
+CASES["cli-one-handler"] = {"dir": "cli", "args": ["-q", "router.click", "-h", "c.count"],
+                            "outputs": []}
+CASES["cli-handlers"] = {
+    "dir": "cli",
+    "args": ["-qf", "router.click", "-hc.ports", "-h", "q.ports", "-h", "t.ports",
+             "-h", "Counter.count", "-h", "d*.count", "-h", "Counter@5.ports", "-h", "list",
+             "-h", "config", "-h", "flatconfig", "-h", "requirements", "-h", "driver",
+             "-h", "c.config", "-h", "c.class", "-h", "c.name"],
+    "outputs": [],
+}
+CASES["cli-handler-errors"] = {
+    "dir": "cli",
+    "args": ["-q", "router.click", "-h", "x.count", "-h", "y*.count", "-h", "Nothing.count",
+             "-h", "c.nothing", "-h", "c.reset", "-h", "c.count"],
+    "outputs": [],
+}
+CASES["cli-output"] = {"dir": "cli", "args": ["-qo", "flat.click", "router.click"],
+                       "outputs": ["flat.click"]}
+CASES["cli-output-stdout"] = {"dir": "cli", "args": ["-qo-", "router.click"], "outputs": []}
+CASES["cli-output-compound"] = {"dir": "cli", "args": ["-qo-", "compound.click"], "outputs": []}
+CASES["cli-expression"] = {"dir": "cli", "args": ["-q", "-e", "a :: Idle -> b :: Discard; a -> b"],
+                           "outputs": []}
+CASES["cli-port-errors"] = {"dir": "cli", "args": ["-q", "bad.click"], "outputs": []}
+
 # Print and IPPrint formats, one printer per case (make_inputs.PRINTERS); "print-two" chains
 # two printers, whose lines Click interleaves packet by packet.
 for _name in ["print-default", "print-timestamp", "print-ascii", "print-none", "print-two",

@@ -83,7 +83,7 @@ fn run(opts: Options) -> Result<(), ()> {
 /// Reads and parses the configuration named by the options (file, `-e`, or standard input).
 fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
     let (mut text, name) = match (&opts.expr, &opts.file) {
-        (Some(e), _) => (e.clone(), "<expr>".to_string()),
+        (Some(e), _) => (e.clone(), "config".to_string()),
         (None, Some(f)) if f != "-" => match std::fs::read_to_string(f) {
             Ok(t) => (t, f.clone()),
             Err(e) => {

@@ -119,6 +119,7 @@ const ROUTER_READ: &[&str] = &[
     "list",
     "classes",
     "version",
+    "driver",
     "requirements",
     "handlers",
 ];
@@ -927,6 +928,7 @@ impl Router {
                 .map(|c| format!("{}\n", c))
                 .collect()),
             "version" => Ok(format!("{}\n", VERSION)),
+            "driver" => Ok("userlevel\n".to_string()),
             "requirements" => Ok(self
                 .flat
                 .requirement_pairs()
@@ -949,24 +951,8 @@ impl Router {
         Some(match h {
             "name" => format!("{}\n", inf.name),
             "class" => format!("{}\n", self.flat.elements[e].class),
-            "config" => format!("{}\n", inf.config),
-            "ports" => {
-                let side = |push: &[bool]| {
-                    push.iter()
-                        .map(|&p| if p { "push" } else { "pull" })
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                format!(
-                    "{} input{}\n{}\n{} output{}\n{}\n",
-                    inf.ninputs,
-                    if inf.ninputs == 1 { "" } else { "s" },
-                    side(&inf.in_push),
-                    inf.noutputs,
-                    if inf.noutputs == 1 { "" } else { "s" },
-                    side(&inf.out_push)
-                )
-            }
+            "config" => inf.config.clone(),
+            "ports" => self.ports_string(e),
             "handlers" => self
                 .handler_list(Some(e))
                 .iter()
@@ -974,6 +960,51 @@ impl Router {
                 .collect(),
             _ => return None,
         })
+    }
+
+    /// Click's `ports` handler: per port its processing (`~` when the class's port is
+    /// agnostic), `-` for packet counts, and the ports it connects to, in Click's order.
+    fn ports_string(&self, e: usize) -> String {
+        let inf = &self.info[e];
+        let spec = ProcessingSpec::parse(inf.class.processing);
+        let mut conns: Vec<_> = self.flat.connections.iter().collect();
+        conns.sort_by_key(|c| (c.to, c.to_port, c.from, c.from_port));
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let mut s = format!("{} input{}\n", inf.ninputs, plural(inf.ninputs));
+        for p in 0..inf.ninputs {
+            let agnostic = spec.as_ref().map(|sp| sp.input(p)) == Some(Processing::Agnostic);
+            let peers: Vec<String> = conns
+                .iter()
+                .filter(|c| c.to == e && c.to_port == p)
+                .map(|c| format!("{} [{}]", self.info[c.from].name, c.from_port))
+                .collect();
+            s.push_str(&format!(
+                "{}{}\t-\t{}\n",
+                if inf.in_push[p] { "push" } else { "pull" },
+                if agnostic { "~" } else { "" },
+                peers.join(", ")
+            ));
+        }
+        s.push_str(&format!(
+            "{} output{}\n",
+            inf.noutputs,
+            plural(inf.noutputs)
+        ));
+        for p in 0..inf.noutputs {
+            let agnostic = spec.as_ref().map(|sp| sp.output(p)) == Some(Processing::Agnostic);
+            let peers: Vec<String> = conns
+                .iter()
+                .filter(|c| c.from == e && c.from_port == p)
+                .map(|c| format!("[{}] {}", c.to_port, self.info[c.to].name))
+                .collect();
+            s.push_str(&format!(
+                "{}{}\t-\t{}\n",
+                if inf.out_push[p] { "push" } else { "pull" },
+                if agnostic { "~" } else { "" },
+                peers.join(", ")
+            ));
+        }
+        s
     }
 
     /// Threads other than this one that hold a copy of element `e` while threads run.
