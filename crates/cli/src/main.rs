@@ -12,7 +12,7 @@ mod scaling;
 use std::process::ExitCode;
 
 use options::{Command, Options};
-use sluice_core::{Router, RouterOptions};
+use sluice_core::{HandlerError, Router, RouterOptions};
 use sluice_lang::{FlatConfig, FlatElement, Landmark};
 
 fn main() -> ExitCode {
@@ -90,7 +90,7 @@ fn run(opts: Options) -> Result<(), ()> {
 /// Reads and parses the configuration named by the options (file, `-e`, or standard input).
 fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
     let (text, name) = match (&opts.expr, &opts.file) {
-        (Some(e), _) => (e.clone(), "<expr>".to_string()),
+        (Some(e), _) => (e.clone(), "config".to_string()),
         (None, Some(f)) if f != "-" => match std::fs::read(f) {
             Ok(t) => (sluice_lang::decode_config(&t), f.clone()),
             Err(e) => {
@@ -194,36 +194,38 @@ fn run_router(opts: &Options) -> Result<(), ()> {
     handlers
 }
 
-/// Prints `-h` handlers after the run, as Click does: a lone handler's value by itself;
-/// several, each as `NAME:` then its value and a blank line.
+/// Prints `-h` handlers after the run, as Click does. `ELEM.HANDLER` names an element, else
+/// a glob over element names (`'*.count'`), else an element class (`Counter.count`); a name
+/// without a dot is a router handler (`-h list`). A glob or class selects the elements that
+/// have the handler. The value is printed alone when a single `-h` names one element;
+/// otherwise each as `NAME:`, the value, and a blank line. Every value ends with a newline.
 fn print_handlers(router: &mut Router, patterns: &[String]) -> Result<(), ()> {
-    let mut paths = Vec::new();
     let mut ok = true;
     for p in patterns {
-        if p.contains('*') || p.contains('?') {
-            let found = router.expand_handler_glob(p);
-            if found.is_empty() {
-                eprintln!("sluice: no handlers match '{}'", p);
+        let (paths, named) = match expand_handler(router, p) {
+            Ok((paths, several)) => (paths, several || patterns.len() > 1),
+            Err(msg) => {
+                eprintln!("{}", msg);
                 ok = false;
+                continue;
             }
-            paths.extend(found);
-        } else {
-            paths.push(p.clone());
-        }
-    }
-    let named = paths.len() > 1 || patterns.iter().any(|p| p.contains('*') || p.contains('?'));
-    for path in &paths {
-        match router.read_path(path) {
-            Ok(v) => {
-                if named {
-                    print!("{}:\n{}\n", path, v);
-                } else {
-                    print!("{}", v);
+        };
+        for path in paths {
+            match router.read_path(&path) {
+                Ok(mut v) => {
+                    if !v.is_empty() && !v.ends_with('\n') {
+                        v.push('\n');
+                    }
+                    if named {
+                        print!("{}:\n{}\n", path, v);
+                    } else {
+                        print!("{}", v);
+                    }
                 }
-            }
-            Err(e) => {
-                eprintln!("sluice: {}: {}", path, e);
-                ok = false;
+                Err(e) => {
+                    eprintln!("{}", handler_error(&path, e));
+                    ok = false;
+                }
             }
         }
     }
@@ -231,5 +233,59 @@ fn print_handlers(router: &mut Router, patterns: &[String]) -> Result<(), ()> {
         Ok(())
     } else {
         Err(())
+    }
+}
+
+/// The handler paths one `-h` argument names, and whether it could name several (a glob or a
+/// class); Click's error message when it names no element.
+fn expand_handler(router: &Router, arg: &str) -> Result<(Vec<String>, bool), String> {
+    let Some((elem, handler)) = arg.split_once('.') else {
+        return Ok((vec![arg.to_string()], false));
+    };
+    if router.element_index(elem).is_some() {
+        return Ok((vec![arg.to_string()], false));
+    }
+    let is_glob = |s: &str| s.contains(['*', '?', '[']);
+    let flat = router.flat_config();
+    let elements: Vec<usize> = (0..router.nelements())
+        .filter(|&e| {
+            if is_glob(elem) {
+                sluice_core::router::glob_match(elem, router.element_name(e))
+            } else {
+                flat.elements[e].class == elem
+            }
+        })
+        .collect();
+    if elements.is_empty() {
+        return Err(if is_glob(elem) {
+            format!("no element matching '{}'", elem)
+        } else {
+            format!("no element '{}'", elem)
+        });
+    }
+    let mut paths = Vec::new();
+    for e in elements {
+        for (h, mode) in router.handler_list(Some(e)) {
+            let wanted = if is_glob(handler) {
+                sluice_core::router::glob_match(handler, &h)
+            } else {
+                h == handler
+            };
+            if wanted && mode.contains('r') {
+                paths.push(format!("{}.{}", router.element_name(e), h));
+            }
+        }
+    }
+    Ok((paths, true))
+}
+
+/// Click's wording for a handler that cannot be read.
+fn handler_error(path: &str, e: HandlerError) -> String {
+    match e {
+        HandlerError::NoElement(_) | HandlerError::NoHandler(_) => {
+            format!("no '{}' handler", path)
+        }
+        HandlerError::NotReadable(_) => format!("'{}' is a write handler", path),
+        e => format!("{}: {}", path, e),
     }
 }

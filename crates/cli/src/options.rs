@@ -72,11 +72,89 @@ Options (as in Click):
   PARAM=VALUE              Define configuration parameter $PARAM.
 ";
 
-fn take_value(args: &[String], i: &mut usize, flag: &str) -> Result<String, String> {
-    *i += 1;
-    args.get(*i)
-        .cloned()
-        .ok_or_else(|| format!("option '{}' requires an argument", flag))
+/// Click's options: long name, short letter, whether a value follows.
+const OPTIONS: &[(&str, Option<char>, bool)] = &[
+    ("file", Some('f'), true),
+    ("expression", Some('e'), true),
+    ("handler", Some('h'), true),
+    ("quit", Some('q'), false),
+    ("output", Some('o'), true),
+    ("port", Some('p'), true),
+    ("unix-socket", Some('u'), true),
+    ("threads", Some('j'), true),
+    ("simtime", None, false),
+    ("help", None, false),
+    ("version", Some('v'), false),
+];
+
+/// Splits Click-style options into (long name, value, position) triples and plain arguments
+/// (the position counts arguments from 1, starting at `first`), as Click's
+/// option parser does: `--name VALUE`, `--name=VALUE`, unambiguous abbreviations of long
+/// names (`--sim`), bundled short options (`-qh ELEM.H`), and values attached to a short
+/// option (`-o-`, `-qo/dev/null`). `-` alone is a plain argument.
+fn tokenize(
+    args: &[String],
+    first: usize,
+) -> Result<Vec<(Option<&'static str>, String, u32)>, String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let value = |i: &mut usize, name: &str| -> Result<String, String> {
+        *i += 1;
+        args.get(*i)
+            .cloned()
+            .ok_or_else(|| format!("option '--{}' requires an argument", name))
+    };
+    while i < args.len() {
+        let a = args[i].as_str();
+        let at = (first + i + 1) as u32;
+        if let Some(long) = a.strip_prefix("--").filter(|l| !l.is_empty()) {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            let matches: Vec<_> = OPTIONS
+                .iter()
+                .filter(|o| o.0 == name || o.0.starts_with(name))
+                .collect();
+            let opt = match matches.iter().find(|o| o.0 == name) {
+                Some(o) => *o,
+                None if matches.len() == 1 => matches[0],
+                None if matches.is_empty() => return Err(format!("unrecognized option '{}'", a)),
+                None => return Err(format!("option '{}' is ambiguous", a)),
+            };
+            let v = match (opt.2, inline) {
+                (true, Some(v)) => v,
+                (true, None) => value(&mut i, opt.0)?,
+                (false, Some(_)) => {
+                    return Err(format!("option '--{}' doesn't allow an argument", opt.0))
+                }
+                (false, None) => String::new(),
+            };
+            out.push((Some(opt.0), v, at));
+        } else if a.len() > 1 && a.starts_with('-') {
+            for (k, c) in a.char_indices().skip(1) {
+                let opt = OPTIONS
+                    .iter()
+                    .find(|o| o.1 == Some(c))
+                    .ok_or_else(|| format!("unrecognized option '-{}'", c))?;
+                if opt.2 {
+                    let rest = &a[k + c.len_utf8()..];
+                    let v = if rest.is_empty() {
+                        value(&mut i, opt.0)?
+                    } else {
+                        rest.to_string()
+                    };
+                    out.push((Some(opt.0), v, at));
+                    break;
+                }
+                out.push((Some(opt.0), String::new(), at));
+            }
+        } else {
+            out.push((None, a.to_string(), at));
+        }
+        i += 1;
+    }
+    Ok(out)
 }
 
 impl Options {
@@ -118,69 +196,47 @@ impl Options {
                 o.command = c;
             }
         }
-        while i < args.len() {
-            let a = args[i].as_str();
-            let (flag, inline) = match a.split_once('=') {
-                Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-                _ => (a, None),
-            };
-            let value = |i: &mut usize| -> Result<String, String> {
-                match &inline {
-                    Some(v) => Ok(v.clone()),
-                    None => take_value(args, i, flag),
-                }
-            };
-            match flag {
-                "-f" | "--file" => o.file = Some(value(&mut i)?),
-                "-e" | "--expression" => o.expr = Some(value(&mut i)?),
-                "-h" | "--handler" => o.handlers.push(value(&mut i)?),
-                "-q" | "--quit" => o.quit = true,
-                "-o" | "--output" => o.output = Some(value(&mut i)?),
-                "-p" | "--port" => {
-                    let at = i as u32 + 1;
-                    let p = value(&mut i)?;
-                    TcpPort::from_arg(&p).map_err(|_| {
-                        format!("'{}' expects a TCP port number, not '{}'", flag, p)
+        for (opt, v, at) in tokenize(&args[i..], i)? {
+            match opt {
+                Some("file") => o.file = Some(v),
+                Some("expression") => o.expr = Some(v),
+                Some("handler") => o.handlers.push(v),
+                Some("quit") => o.quit = true,
+                Some("output") => o.output = Some(v),
+                Some("port") => {
+                    TcpPort::from_arg(&v).map_err(|_| {
+                        format!("'--port' expects a TCP port number, not '{}'", v)
                     })?;
-                    o.control_sockets.push((format!("TCP, {}", p), at));
+                    o.control_sockets.push((format!("TCP, {}", v), at));
                 }
-                "-u" | "--unix-socket" => {
-                    let at = i as u32 + 1;
-                    let path = quote(&value(&mut i)?);
-                    o.control_sockets.push((format!("UNIX, {}", path), at));
-                }
-                "-j" | "--threads" => {
-                    let n = value(&mut i)?;
-                    o.threads = n
+                Some("unix-socket") => o.control_sockets.push((format!("UNIX, {}", quote(&v)), at)),
+                Some("threads") => {
+                    o.threads = v
                         .parse()
                         .ok()
                         .filter(|&n| n > 0)
-                        .ok_or(format!("-j: bad thread count '{}'", n))?;
+                        .ok_or(format!("-j: bad thread count '{}'", v))?;
                     if o.threads > MAX_THREADS {
                         return Err(format!(
                             "-j: {} threads is too many (at most {})",
-                            n, MAX_THREADS
+                            v, MAX_THREADS
                         ));
                     }
                 }
-                "--simtime" => o.simtime = true,
-                "--help" => o.command = Command::Help,
-                "--version" | "-v" => o.command = Command::Version,
-                _ if a.starts_with('-') && a != "-" => {
-                    return Err(format!("unrecognized option '{}'", a))
-                }
+                Some("simtime") => o.simtime = true,
+                Some("help") => o.command = Command::Help,
+                Some("version") => o.command = Command::Version,
                 _ => {
-                    if let Some((k, v)) = a.split_once('=').filter(|(k, _)| is_param_name(k)) {
+                    if let Some((k, val)) = v.split_once('=').filter(|(k, _)| is_param_name(k)) {
                         o.defines
-                            .push((k.trim_start_matches('$').to_string(), v.to_string()));
+                            .push((k.trim_start_matches('$').to_string(), val.to_string()));
                     } else if o.file.is_none() && o.expr.is_none() {
-                        o.file = Some(a.to_string());
+                        o.file = Some(v);
                     } else {
-                        return Err(format!("unexpected argument '{}'", a));
+                        return Err(format!("unexpected argument '{}'", v));
                     }
                 }
             }
-            i += 1;
         }
         Ok(o)
     }
@@ -248,9 +304,26 @@ mod tests {
         assert_eq!(o.command, Command::Check);
         assert_eq!(o.file.as_deref(), Some("x.click"));
         assert!(Options::parse(&["--bogus".to_string()]).is_err());
+        assert!(Options::parse(&["--h".to_string()]).is_err(), "ambiguous");
         assert!(Options::parse(&["-j".to_string(), "0".to_string()]).is_err());
         assert_eq!(parse(&["-j", "256"]).threads, MAX_THREADS);
         let e = Options::parse(&["-j".to_string(), "100000".to_string()]).unwrap_err();
         assert!(e.contains("at most 256"), "{e}");
+    }
+
+    #[test]
+    fn bundled_and_attached_short_options() {
+        let o = parse(&["SCRIPT", "-qh", "c.program", "-o-", "--sim", "--threads=2"]);
+        assert_eq!(o.file.as_deref(), Some("SCRIPT"));
+        assert!(o.quit && o.simtime);
+        assert_eq!(o.handlers, vec!["c.program"]);
+        assert_eq!(o.output.as_deref(), Some("-"));
+        assert_eq!(o.threads, 2);
+        let o = parse(&["-qo/dev/null", "-e", "Idle", "-hc.count"]);
+        assert_eq!(o.output.as_deref(), Some("/dev/null"));
+        assert_eq!(o.handlers, vec!["c.count"]);
+        assert_eq!(o.expr.as_deref(), Some("Idle"));
+        assert!(Options::parse(&["-qZ".to_string()]).is_err());
+        assert!(Options::parse(&["-qh".to_string()]).is_err());
     }
 }

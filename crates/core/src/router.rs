@@ -121,6 +121,7 @@ const ROUTER_READ: &[&str] = &[
     "list",
     "classes",
     "version",
+    "driver",
     "requirements",
     "handlers",
 ];
@@ -458,14 +459,14 @@ impl Router {
                 let peers = &inf.out_peers[p];
                 if peers.is_empty() {
                     errors.push(format!(
-                        "{}: {} output {} not connected",
+                        "{}: {} output {} unused",
                         inf.landmark,
                         self.desc(e),
                         p
                     ));
                 } else if inf.out_push[p] && peers.len() > 1 {
                     errors.push(format!(
-                        "{}: {} push output {} connected more than once",
+                        "{}: illegal reuse of {} push output {}",
                         inf.landmark,
                         self.desc(e),
                         p
@@ -482,14 +483,14 @@ impl Router {
                 let peers = &inf.in_peers[p];
                 if peers.is_empty() {
                     errors.push(format!(
-                        "{}: {} input {} not connected",
+                        "{}: {} input {} unused",
                         inf.landmark,
                         self.desc(e),
                         p
                     ));
                 } else if !inf.in_push[p] && peers.len() > 1 {
                     errors.push(format!(
-                        "{}: {} pull input {} connected more than once",
+                        "{}: illegal reuse of {} pull input {}",
                         inf.landmark,
                         self.desc(e),
                         p
@@ -920,11 +921,15 @@ impl Router {
 
     fn router_read(&self, h: &str) -> Result<String, HandlerError> {
         match h {
-            "config" => Ok(if self.source.is_empty() {
-                sluice_lang::unparse(&self.flat)
-            } else {
-                self.source.clone()
-            }),
+            "config" => Ok(
+                if self.source.is_empty()
+                    || self.flat.requirements.iter().any(|r| r == "compact_config")
+                {
+                    sluice_lang::unparse(&self.flat)
+                } else {
+                    self.source.clone()
+                },
+            ),
             "flatconfig" => Ok(sluice_lang::unparse(&self.flat)),
             "list" => {
                 let mut s = format!("{}\n", self.info.len());
@@ -940,11 +945,12 @@ impl Router {
                 .map(|c| format!("{}\n", c))
                 .collect()),
             "version" => Ok(format!("{}\n", VERSION)),
+            "driver" => Ok("userlevel\n".to_string()),
             "requirements" => Ok(self
                 .flat
-                .requirements
-                .iter()
-                .map(|r| format!("{}\n", r))
+                .requirement_pairs()
+                .into_iter()
+                .map(|(kind, value)| format!("{}\n{}\n", kind, value.unwrap_or_default()))
                 .collect()),
             "handlers" => Ok(self
                 .handler_list(None)
@@ -962,24 +968,8 @@ impl Router {
         Some(match h {
             "name" => format!("{}\n", inf.name),
             "class" => format!("{}\n", self.flat.elements[e].class),
-            "config" => format!("{}\n", inf.config),
-            "ports" => {
-                let side = |push: &[bool]| {
-                    push.iter()
-                        .map(|&p| if p { "push" } else { "pull" })
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                format!(
-                    "{} input{}\n{}\n{} output{}\n{}\n",
-                    inf.ninputs,
-                    if inf.ninputs == 1 { "" } else { "s" },
-                    side(&inf.in_push),
-                    inf.noutputs,
-                    if inf.noutputs == 1 { "" } else { "s" },
-                    side(&inf.out_push)
-                )
-            }
+            "config" => inf.config.clone(),
+            "ports" => self.ports_string(e),
             "handlers" => self
                 .handler_list(Some(e))
                 .iter()
@@ -987,6 +977,51 @@ impl Router {
                 .collect(),
             _ => return None,
         })
+    }
+
+    /// Click's `ports` handler: per port its processing (`~` when the class's port is
+    /// agnostic), `-` for packet counts, and the ports it connects to, in Click's order.
+    fn ports_string(&self, e: usize) -> String {
+        let inf = &self.info[e];
+        let spec = ProcessingSpec::parse(inf.class.processing);
+        let mut conns: Vec<_> = self.flat.connections.iter().collect();
+        conns.sort_by_key(|c| (c.to, c.to_port, c.from, c.from_port));
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let mut s = format!("{} input{}\n", inf.ninputs, plural(inf.ninputs));
+        for p in 0..inf.ninputs {
+            let agnostic = spec.as_ref().map(|sp| sp.input(p)) == Some(Processing::Agnostic);
+            let peers: Vec<String> = conns
+                .iter()
+                .filter(|c| c.to == e && c.to_port == p)
+                .map(|c| format!("{} [{}]", self.info[c.from].name, c.from_port))
+                .collect();
+            s.push_str(&format!(
+                "{}{}\t-\t{}\n",
+                if inf.in_push[p] { "push" } else { "pull" },
+                if agnostic { "~" } else { "" },
+                peers.join(", ")
+            ));
+        }
+        s.push_str(&format!(
+            "{} output{}\n",
+            inf.noutputs,
+            plural(inf.noutputs)
+        ));
+        for p in 0..inf.noutputs {
+            let agnostic = spec.as_ref().map(|sp| sp.output(p)) == Some(Processing::Agnostic);
+            let peers: Vec<String> = conns
+                .iter()
+                .filter(|c| c.from == e && c.from_port == p)
+                .map(|c| format!("[{}] {}", c.to_port, self.info[c.to].name))
+                .collect();
+            s.push_str(&format!(
+                "{}{}\t-\t{}\n",
+                if inf.out_push[p] { "push" } else { "pull" },
+                if agnostic { "~" } else { "" },
+                peers.join(", ")
+            ));
+        }
+        s
     }
 
     /// Threads other than this one that hold a copy of element `e` while threads run.

@@ -140,6 +140,29 @@ pub fn unquote_bytes(s: &str) -> Vec<u8> {
     out
 }
 
+/// Click `cp_quote`: a double-quoted string that [`unquote`] turns back into `s`.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for ch in s.chars() {
+        match ch {
+            '\\' | '"' | '$' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 32 || c as u32 == 127 => {
+                out.push_str(&format!("\\{:03o}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// Processes the escape whose first character is `c[i]`; returns the next index.
 fn escape(c: &[char], mut i: usize, out: &mut Vec<u8>) -> usize {
     let ch = c[i];

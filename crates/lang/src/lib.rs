@@ -95,6 +95,31 @@ pub struct FlatConfig {
 }
 
 impl FlatConfig {
+    /// The requirements as Click records them: (`compact_config`, no value) or (`package`,
+    /// NAME), a bare name meaning a package; `library` items, read by the parser, are left
+    /// out.
+    pub fn requirement_pairs(&self) -> Vec<(String, Option<String>)> {
+        self.requirements
+            .iter()
+            .filter_map(|item| {
+                let words = args::split_words(item);
+                match words
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .as_slice()
+                {
+                    ["compact_config"] => Some(("compact_config".to_string(), None)),
+                    ["library", _] => None,
+                    [name] | ["package", name] => {
+                        Some(("package".to_string(), Some(args::unquote(name))))
+                    }
+                    _ => Some((item.clone(), None)),
+                }
+            })
+            .collect()
+    }
+
     /// Index of the element with this name.
     pub fn find(&self, name: &str) -> Option<usize> {
         self.elements.iter().position(|e| e.name == name)
@@ -182,14 +207,21 @@ pub fn parse_config_with_classes(
     }
 }
 
-/// Canonical flat configuration text; re-parses to an identical `FlatConfig`
-/// (landmarks aside).
+/// Click's flat configuration text (`click -o`, the router's `flatconfig` handler):
+/// `require(...);`, the element declarations, then the connections as chains, ordered as
+/// Click orders them (by destination, then source). Re-parses to the same graph.
 pub fn unparse(cfg: &FlatConfig) -> String {
     let mut s = String::new();
-    if !cfg.requirements.is_empty() {
-        s.push_str("require(");
-        s.push_str(&cfg.requirements.join(", "));
-        s.push_str(");\n\n");
+    let reqs: Vec<String> = cfg
+        .requirement_pairs()
+        .into_iter()
+        .map(|(kind, value)| match value {
+            Some(v) => format!("{} {}", kind, args::quote(&v)),
+            None => kind,
+        })
+        .collect();
+    if !reqs.is_empty() {
+        s.push_str(&format!("require({});\n\n", reqs.join(", ")));
     }
     for e in &cfg.elements {
         s.push_str(&e.name);
@@ -202,25 +234,74 @@ pub fn unparse(cfg: &FlatConfig) -> String {
         }
         s.push_str(";\n");
     }
-    if !cfg.connections.is_empty() {
+    if !cfg.elements.is_empty() {
         s.push('\n');
     }
-    for c in &cfg.connections {
-        let (Some(a), Some(b)) = (cfg.elements.get(c.from), cfg.elements.get(c.to)) else {
-            continue;
-        };
-        s.push_str(&a.name);
-        if c.from_port != 0 {
-            s.push_str(&format!(" [{}]", c.from_port));
-        }
-        s.push_str(" -> ");
-        if c.to_port != 0 {
-            s.push_str(&format!("[{}] ", c.to_port));
-        }
-        s.push_str(&b.name);
-        s.push_str(";\n");
-    }
+    unparse_connections(cfg, &mut s);
     s
+}
+
+/// Click's connection chains: connections sorted by (destination, destination port, source,
+/// source port); a connection that arrives on port 0 continues with a connection leaving
+/// the same element from port 0 (preferring one that arrives on port 0 itself); each chain
+/// starts where no other connection continues into it, and cycles are broken at their first
+/// connection.
+fn unparse_connections(cfg: &FlatConfig, s: &mut String) {
+    let mut conns: Vec<&FlatConnection> = cfg
+        .connections
+        .iter()
+        .filter(|c| c.from < cfg.elements.len() && c.to < cfg.elements.len())
+        .collect();
+    conns.sort_by_key(|c| (c.to, c.to_port, c.from, c.from_port));
+    let n = conns.len();
+    let mut next: Vec<Option<usize>> = vec![None; n];
+    let mut start = vec![true; n];
+    for ci in 0..n {
+        if conns[ci].to_port != 0 {
+            continue;
+        }
+        let mut found = None;
+        for d in 0..n {
+            if d != ci && conns[d].from == conns[ci].to && conns[d].from_port == 0 {
+                found = Some(d);
+                if conns[d].to_port == 0 {
+                    break;
+                }
+            }
+        }
+        if let Some(d) = found {
+            next[ci] = Some(d);
+            start[d] = false;
+        }
+    }
+    let name = |i: usize| cfg.elements[i].name.as_str();
+    let mut used = vec![false; n];
+    loop {
+        for ci in 0..n {
+            if used[ci] || !start[ci] {
+                continue;
+            }
+            s.push_str(name(conns[ci].from));
+            if conns[ci].from_port != 0 {
+                s.push_str(&format!(" [{}]", conns[ci].from_port));
+            }
+            let mut d = Some(ci);
+            while let Some(k) = d.filter(|&k| !used[k]) {
+                s.push_str(if k == ci { " -> " } else { "\n    -> " });
+                if conns[k].to_port != 0 {
+                    s.push_str(&format!("[{}] ", conns[k].to_port));
+                }
+                s.push_str(name(conns[k].to));
+                used[k] = true;
+                d = next[k];
+            }
+            s.push_str(";\n");
+        }
+        match (0..n).find(|&ci| !used[ci]) {
+            Some(ci) => start[ci] = true,
+            None => break,
+        }
+    }
 }
 
 fn dot_escape(s: &str) -> String {

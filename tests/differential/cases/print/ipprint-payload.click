@@ -1,0 +1,4 @@
+// ipprint-payload: one printer, its lines on standard error.
+FromDump(in.pcap, STOP true) -> c :: Classifier(12/0800, -);
+c[0] -> Strip(14) -> MarkIPHeader -> IPPrint(payload, PAYLOAD ASCII) -> Discard;
+c[1] -> Print(other) -> Discard;

@@ -1,0 +1,4 @@
+// print-ascii: one printer, its lines on standard error.
+FromDump(in.pcap, STOP true) -> c :: Classifier(12/0800, -);
+c[0] -> Print(ascii, CONTENTS ASCII, MAXLENGTH 30) -> Discard;
+c[1] -> Print(other) -> Discard;

@@ -1,0 +1,4 @@
+// print-none: one printer, its lines on standard error.
+FromDump(in.pcap, STOP true) -> c :: Classifier(12/0800, -);
+c[0] -> Print(none, CONTENTS NONE) -> Discard;
+c[1] -> Print(other) -> Discard;
