@@ -534,7 +534,7 @@ fn ping_responder_and_ip_encap_and_dscp() {
 fn address_info_names_in_arguments() {
     let mut r = router(
         "AddressInfo(t_if0 198.18.0.1/24 00:00:c0:ae:67:ef);
-         i :: TestInject -> q :: ARPQuerier(t_if0) -> o :: TestCapture; TestInject -> [1]q;
+         i :: TestInject -> q :: ARPQuerier(t_if0:ipnet, t_if0) -> o :: TestCapture; TestInject -> [1]q;
          i2 :: TestInject -> a :: ARPResponder(t_if0) -> o2 :: TestCapture;
          i3 :: TestInject -> MarkIPHeader -> FixIPSrc(t_if0:ip) -> EtherEncap(0x0800, t_if0, t_if0:eth) -> o3 :: TestCapture;",
     );
@@ -559,6 +559,78 @@ fn address_info_names_in_arguments() {
     let e =
         config_error("TestInject -> FixIPSrc(no_such_name) -> Discard; TestInject -> FixIPSrc(1.2.3.4) -> Discard;");
     assert!(e.contains("IPADDR: expected IP address"), "{}", e);
+}
+
+/// A name with an address and a prefix means the address where an address is expected and
+/// the prefix where a prefix is expected (Click's AddressInfo, test/ip/AddressInfo-bcast-01).
+#[test]
+fn address_info_address_and_prefix() {
+    let mut r = router(
+        "AddressInfo(r0 198.18.1.1 198.18.1.0/24 02:00:00:00:01:01, foo 1.2.3.4/20);
+         i :: TestInject -> a :: ARPResponder(r0) -> o :: TestCapture;
+         rt :: LinearIPLookup(foo 0, foo:ipnet 1, foo:bcast 2, r0:ipnet 0, r0:gw 1);
+         Idle -> rt; rt[0] -> Discard; rt[1] -> Discard; rt[2] -> Discard;",
+    );
+    assert_eq!(h(&mut r, "a.table"), "198.18.1.1/32 02-00-00-00-01-01");
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&arp(1, HOST, A, [0; 6], [198, 18, 1, 1], [0xff; 6])),
+    );
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&arp(1, HOST, A, [0; 6], [198, 18, 1, 0], [0xff; 6])),
+    );
+    let out = taken(&mut r, "o");
+    assert_eq!(out.len(), 1);
+    assert_eq!(&out[0].data()[14 + 14..14 + 18], &[198, 18, 1, 1]);
+    // Click's routes for test/ip/AddressInfo-bcast-01 (the first three; the table is listed
+    // in prefix order here, in insertion order by Click).
+    let t = r.read_path("rt.table").unwrap();
+    let mut lines: Vec<Vec<&str>> = t.lines().map(|l| l.split_whitespace().collect()).collect();
+    lines.sort();
+    let want = [
+        ["1.2.0.0/20", "-", "1"],
+        ["1.2.15.255/32", "-", "2"],
+        ["1.2.3.4/32", "-", "0"],
+        ["198.18.1.0/24", "-", "0"],
+        ["198.18.1.1/32", "-", "1"],
+    ];
+    assert_eq!(lines, want);
+}
+
+/// ARPResponder's table order, replacement, `lookup` and `remove` as in Click's
+/// test/ethernet/ARPResponder-01 (which rewrites `config`; here the same entries are added).
+#[test]
+fn arp_responder_table_and_lookup() {
+    let mut r = router(
+        "AddressInfo(a 1.0.0.2/24 00:01:02:03:04:05, b 00:01:02:03:04:06);
+         Idle -> ar :: ARPResponder(a:ipnet b:eth, a) -> Discard;
+         Idle -> ar2 :: ARPResponder(a, a, a:ipnet b:eth) -> Discard;",
+    );
+    let want = "1.0.0.2/32 00-01-02-03-04-05\n1.0.0.0/24 00-01-02-03-04-06\n";
+    assert_eq!(r.read_path("ar.table").unwrap(), want);
+    assert_eq!(r.read_path("ar2.table").unwrap(), want);
+    let look = |r: &mut sluice_core::Router, a: &str| {
+        let v = r.read_path_param("ar.lookup", Some(a)).unwrap();
+        v.trim().to_string()
+    };
+    assert_eq!(look(&mut r, "1.0.0.1"), "00-01-02-03-04-06");
+    assert_eq!(look(&mut r, "1.0.0.2"), "00-01-02-03-04-05");
+    assert_eq!(look(&mut r, "2.0.0.2"), "");
+    r.write_path("ar.remove", "1.0.0.2").unwrap();
+    assert_eq!(h(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-06");
+    assert!(r.write_path("ar.remove", "1.0.0.2").is_err());
+    r.write_path("ar.add", "a:ipnet a:eth").unwrap();
+    assert_eq!(h(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-05");
+    assert_eq!(look(&mut r, "1.0.0.2"), "00-01-02-03-04-05");
+    let e = config_error("Idle -> ARPResponder(1.0.0.1) -> Discard;");
+    assert!(e.contains("missing ETH"), "{}", e);
+    let e = config_error(
+        "Idle -> ARPResponder(1.0.0.1 00:01:02:03:04:05 00:01:02:03:04:06) -> Discard;",
+    );
+    assert!(e.contains("more than one ETH"), "{}", e);
 }
 
 #[test]
