@@ -185,7 +185,7 @@ def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", 
         w(f"cp_{n}[1] -> icmp_redirect_{n} :: ICMPError({i['ip']}, redirect, host, BADADDRS {bad}) -> rt;")
         w(f"gio_{n}[1] -> icmp_param_{n} :: ICMPError({i['ip']}, parameterproblem, BADADDRS {bad}) -> rt;")
         w(f"dt_{n}[1] -> icmp_ttl_{n} :: ICMPError({i['ip']}, timeexceeded, BADADDRS {bad}) -> rt;")
-        w(f"fr_{n}[1] -> icmp_frag_{n} :: ICMPError({i['ip']}, unreachable, needfrag, BADADDRS {bad}) -> rt;")
+        w(f"fr_{n}[1] -> icmp_frag_{n} :: ICMPError({i['ip']}, unreachable, needfrag, BADADDRS {bad}, PMTU {i['mtu']}) -> rt;")
         w("")
     if mode == "bench":
         w(f"DriverManager(wait_stop {len(ifs)}, stop);")

@@ -221,7 +221,6 @@ fn fragmenter_splits_and_copies_options() {
     inject(&mut r, "i", Packet::from_bytes(&df));
     let big = taken(&mut r, "big");
     assert_eq!(big.len(), 1);
-    assert_eq!(sluice_elements::ip::ip_fragmenter_mtu_anno(&big[0]), 300);
     assert_eq!(h(&mut r, "f.drops"), "1");
 }
 
@@ -229,7 +228,7 @@ fn fragmenter_splits_and_copies_options() {
 fn icmp_errors_quote_and_follow_rfc1812_rules() {
     let mut r = router(
         "i :: TestInject -> MarkIPHeader -> e :: ICMPError(198.18.0.1, timeexceeded) -> o :: TestCapture; e[1] -> no :: TestCapture;
-         i2 :: TestInject -> MarkIPHeader -> f :: IPFragmenter(200) -> Discard; f[1] -> nf :: ICMPError(198.18.0.1, unreachable, needfrag) -> o2 :: TestCapture;
+         i2 :: TestInject -> MarkIPHeader -> f :: IPFragmenter(200) -> Discard; f[1] -> nf :: ICMPError(198.18.0.1, unreachable, needfrag, PMTU 200) -> o2 :: TestCapture;
          i3 :: TestInject -> MarkIPHeader -> rd :: ICMPError(198.18.0.1, redirect, host) -> o3 :: TestCapture;",
     );
     let orig = udp(A, B, 1, 20);
@@ -243,9 +242,26 @@ fn icmp_errors_quote_and_follow_rfc1812_rules() {
     assert_eq!(&d[16..20], &A);
     assert_eq!((d[20], d[21]), (11, 0));
     assert_eq!(checksum(&d[20..]), 0);
-    assert_eq!(&d[28..], &orig[..28]);
+    // The whole datagram fits within 576 bytes: all of it is quoted. TOS 0, TTL 200.
+    assert_eq!(&d[28..], &orig[..]);
+    assert_eq!((d[1], d[8]), (0, 200));
     assert_eq!(o[0].dst_ip_anno(), Ipv4Addr::from(A));
     assert!(o[0].anno().fix_ip_src);
+    // A large datagram is quoted up to MTU (576 by default); IP IDs count up.
+    let big = udp(A, B, 1, 1000);
+    inject(&mut r, "i", Packet::from_bytes(&big));
+    let o = taken(&mut r, "o");
+    let e = o[0].data();
+    assert_eq!(e.len(), 576);
+    assert_eq!(u16::from_be_bytes([e[2], e[3]]), 576);
+    assert_eq!(&e[28..], &big[..548]);
+    assert_eq!(checksum(&e[20..]), 0);
+    let id = |x: &[u8]| u16::from_be_bytes([x[4], x[5]]);
+    assert_eq!(id(e), id(d).wrapping_add(1));
+    r.write_path("e.mtu", "100").unwrap();
+    inject(&mut r, "i", Packet::from_bytes(&big));
+    assert_eq!(taken(&mut r, "o")[0].data().len(), 100);
+    r.write_path("e.mtu", "576").unwrap();
     // Never for: ICMP errors, broadcast destinations, bad sources, non-first fragments,
     // link-level broadcasts.
     let icmp_err = ip_packet(A, B, 1, 1, &[], &[3, 1, 0, 0, 0, 0, 0, 0]);
@@ -271,7 +287,7 @@ fn icmp_errors_quote_and_follow_rfc1812_rules() {
     assert_eq!(taken(&mut r, "o").len(), 1);
     assert_eq!(taken(&mut r, "no").len(), 5);
     assert_eq!(h(&mut r, "e.drops"), "5");
-    // needfrag carries the fragmenter's MTU.
+    // needfrag carries PMTU.
     let mut df = udp(A, B, 64, 400);
     df[6] = 0x40;
     inject(&mut r, "i2", Packet::from_bytes(&df));
@@ -289,6 +305,48 @@ fn icmp_errors_quote_and_follow_rfc1812_rules() {
     assert_eq!((o3[0].data()[20], o3[0].data()[21]), (5, 1));
     assert_eq!(&o3[0].data()[24..28], &[198, 18, 0, 254]);
     assert_eq!(h(&mut r, "rd.drops"), "1");
+}
+
+/// An error for a source-routed datagram carries the hops travelled so far, reversed
+/// (Click's test/icmp/ICMPError-sourceroute-01: `ssrr{^128.4.49.61,128.4.45.60}`).
+#[test]
+fn icmp_error_reverses_source_route() {
+    let mut r = router(
+        "i :: TestInject -> MarkIPHeader -> e :: ICMPError(19.19.19.19, timeexceeded) -> o :: TestCapture;
+         i2 :: TestInject -> MarkIPHeader -> p :: ICMPError(19.19.19.19, parameterproblem) -> o2 :: TestCapture;",
+    );
+    assert_eq!(h(&mut r, "e.mtu"), "576");
+    assert_eq!(h(&mut r, "e.pmtu"), "0");
+    // SSRR, length 19, pointer 12: two hops travelled, two to go; then EOL.
+    let mut opts = vec![137, 19, 12];
+    for a in [
+        [128, 4, 45, 60],
+        [128, 4, 49, 61],
+        [1, 2, 3, 4],
+        [5, 6, 7, 8],
+    ] {
+        opts.extend_from_slice(&a);
+    }
+    opts.push(0);
+    let orig = ip_packet([18, 26, 4, 44], [10, 0, 0, 8], 0, 6, &opts, &[0; 20]);
+    inject(&mut r, "i", Packet::from_bytes(&orig));
+    let o = taken(&mut r, "o");
+    let d = o[0].data();
+    assert_eq!(d[0], 0x48);
+    assert!(header_ok(d));
+    assert_eq!(&d[20..32], &[137, 11, 4, 128, 4, 49, 61, 128, 4, 45, 60, 0]);
+    assert_eq!(
+        u16::from_be_bytes([d[2], d[3]]) as usize,
+        32 + 8 + orig.len()
+    );
+    assert_eq!(&d[40..], &orig[..]);
+    // A parameter problem inside the route drops the route from the error.
+    let mut p = Packet::from_bytes(&orig);
+    p.anno_mut().param_off = 22;
+    inject(&mut r, "i2", p);
+    let o2 = taken(&mut r, "o2");
+    let d = o2[0].data();
+    assert_eq!((d[0], d[20], d[24]), (0x45, 12, 22));
 }
 
 #[test]

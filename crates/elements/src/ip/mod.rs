@@ -24,7 +24,6 @@ mod store_ip_address;
 mod strip_ip_header;
 mod udp_ip_encap;
 
-pub use ip_fragmenter::{mtu_anno as ip_fragmenter_mtu_anno, set_mtu_anno};
 pub use ip_gw_options::process_options;
 
 /// Classes of this family.
