@@ -10,6 +10,7 @@ pub mod ip;
 pub mod lookup;
 pub mod script;
 pub mod standard;
+pub mod tcpudp;
 pub mod threads;
 
 use sluice_core::Library;
@@ -27,6 +28,7 @@ pub fn library() -> Library {
         ip::CLASSES,
         ethernet::CLASSES,
         icmp::CLASSES,
+        tcpudp::CLASSES,
         threads::CLASSES,
     ] {
         lib.add(family);
