@@ -163,3 +163,44 @@ fn set_checksums_then_checks_pass() {
     assert_eq!(o3[0].data()[32] >> 4, 5);
     assert_eq!(pseudo_sum(o3[0].data(), 6, 24), 0xffff);
 }
+
+#[test]
+fn ip_mirror_swaps_addresses_ports_and_sequence_numbers() {
+    let mut r = router(
+        "i :: TestInject -> MarkIPHeader -> m :: IPMirror -> o :: TestCapture;
+         i2 :: TestInject -> MarkIPHeader -> IPMirror(false) -> o2 :: TestCapture;",
+    );
+    let mut t = tcp(3);
+    t[28..32].copy_from_slice(&[0, 0, 0, 9]);
+    let c = !pseudo_sum(
+        &{
+            let mut z = t.clone();
+            z[36] = 0;
+            z[37] = 0;
+            z
+        },
+        6,
+        23,
+    );
+    t[36..38].copy_from_slice(&c.to_be_bytes());
+    inject(&mut r, "i", Packet::from_bytes(&t));
+    let o = taken(&mut r, "o");
+    let d = o[0].data();
+    assert_eq!(
+        &d[12..20],
+        &[B[0], B[1], B[2], B[3], A[0], A[1], A[2], A[3]]
+    );
+    assert_eq!(&d[20..24], &[0x00, 0x50, 0x04, 0x00]);
+    assert_eq!(&d[24..32], &[0, 0, 0, 9, 0, 0, 0, 1]);
+    assert!(header_ok(d));
+    assert_eq!(pseudo_sum(d, 6, 23), 0xffff);
+    assert_eq!(o[0].dst_ip_anno(), std::net::Ipv4Addr::from(A));
+    let mut p = Packet::from_bytes(&udp(A, B, 64, 0));
+    p.set_dst_ip_anno(std::net::Ipv4Addr::new(1, 2, 3, 4));
+    inject(&mut r, "i2", p);
+    let o2 = taken(&mut r, "o2");
+    assert_eq!(&o2[0].data()[12..16], &B);
+    assert_eq!(o2[0].dst_ip_anno(), std::net::Ipv4Addr::new(1, 2, 3, 4));
+    inject(&mut r, "i", Packet::from_bytes(&[0x45; 10]));
+    assert_eq!(h(&mut r, "m.drops"), "1");
+}

@@ -14,6 +14,7 @@ mod icmp_ip_encap;
 mod ip_encap;
 mod ip_fragmenter;
 mod ip_gw_options;
+mod ip_mirror;
 mod ip_print;
 mod ip_reassembler;
 mod mark_ip_ce;
@@ -39,6 +40,7 @@ pub const CLASSES: &[ElementClass] = &[
     ip_encap::CLASS,
     ip_fragmenter::CLASS,
     ip_gw_options::CLASS,
+    ip_mirror::CLASS,
     ip_print::CLASS,
     ip_reassembler::CLASS,
     mark_ip_ce::CLASS,
