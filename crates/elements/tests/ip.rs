@@ -619,6 +619,60 @@ fn address_info_names_in_arguments() {
     assert!(e.contains("IPADDR: expected IP address"), "{}", e);
 }
 
+#[test]
+fn arp_print_formats_like_tcpdump() {
+    let f = std::env::temp_dir().join(format!("sluice-arpprint-{}", std::process::id()));
+    let mut r = router(&format!(
+        "i :: TestInject -> Strip(14) -> ARPPrint(in, TIMESTAMP false, OUTFILE {0}) -> o :: TestCapture;
+         i2 :: TestInject -> ap :: ARPPrint(ETHER true, OUTFILE {0}.2) -> o2 :: TestCapture;",
+        f.display()
+    ));
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&arp(1, HOST, A, [0; 6], [198, 18, 0, 1], [0xff; 6])),
+    );
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&arp(1, HOST, A, ME, [198, 18, 0, 1], [0xff; 6])),
+    );
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&arp(2, ME, [198, 18, 0, 1], HOST, A, HOST)),
+    );
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&arp(2, ME, A, HOST, A, HOST)[..30]),
+    );
+    let mut q = Packet::from_bytes(&arp(2, ME, [198, 18, 0, 1], HOST, A, HOST));
+    q.set_mac_offset(0);
+    q.set_network_offset(14);
+    inject(&mut r, "i2", q);
+    assert_eq!(taken(&mut r, "o").len(), 4);
+    assert_eq!(taken(&mut r, "o2").len(), 1);
+    assert_eq!(h(&mut r, "ap.active"), "true");
+    drop(r);
+    let text = std::fs::read_to_string(&f).unwrap();
+    assert_eq!(
+        text,
+        "in: arp who-has 198.18.0.1 tell 198.18.0.2\n\
+         in: arp who-has 198.18.0.1 (00-00-C0-AE-67-EF) tell 198.18.0.2\n\
+         in: arp reply 198.18.0.1 is-at 00-00-C0-AE-67-EF\n\
+         in: truncated-arp (16)\n"
+    );
+    let f2 = format!("{}.2", f.display());
+    let text = std::fs::read_to_string(&f2).unwrap();
+    assert_eq!(
+        text,
+        "0.000000: 00-00-C0-AE-67-EF > 02-00-00-00-00-02: arp reply 198.18.0.1 is-at 00-00-C0-AE-67-EF\n"
+    );
+    let _ = std::fs::remove_file(&f);
+    let _ = std::fs::remove_file(&f2);
+}
+
 /// A name with an address and a prefix means the address where an address is expected and
 /// the prefix where a prefix is expected (Click's AddressInfo, test/ip/AddressInfo-bcast-01).
 #[test]
