@@ -1,6 +1,7 @@
 //! Sluice's element library. One folder per family, one element per file; each file's leading
 //! `//!` comment is the element's documentation (`sluice doc CLASS`).
 
+pub mod analysis;
 pub mod classify;
 pub mod device;
 pub mod ethernet;
@@ -26,6 +27,7 @@ pub fn library() -> Library {
         classify::CLASSES,
         lookup::CLASSES,
         ip::CLASSES,
+        analysis::CLASSES,
         ethernet::CLASSES,
         icmp::CLASSES,
         tcpudp::CLASSES,

@@ -201,3 +201,39 @@ junk junk
     let e = config_error("FromIPSummaryDump(STOP true) -> Discard");
     assert!(e.contains("FILENAME"), "{e}");
 }
+
+#[test]
+fn aggregate_counter_counts_per_aggregate() {
+    // test/analysis/AggregateCounter-01
+    let d = tmp("agg");
+    let data = "!data aggregate\n1\n1\n0\n0\n0\n2\n3\n2";
+    let mut r = router(&format!(
+        "FromIPSummaryDump(DATA \"{data}\", STOP true, ZERO true) -> t :: Tee
+            -> a :: AggregateCounter -> Discard;
+         t[1] -> f :: AggregateCounter(AGGREGATE_FREEZE 2, BYTES true)
+            -> n :: TestCapture; f[1] -> no :: TestCapture;"
+    ));
+    r.run();
+    let out = d.join("out");
+    r.write_path("a.write_text_file", out.to_str().unwrap())
+        .unwrap();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('!')).collect();
+    assert_eq!(lines, ["0 3", "1 2", "2 2", "3 1"]);
+    assert!(
+        text.starts_with("!IPAggregate 1.0\n!num_nonzero 4\n"),
+        "{text}"
+    );
+    // Frozen after two aggregates (1 and 0): 2 and 3 are not counted and leave by output 1.
+    assert_eq!(h(&mut r, "f.nagg"), "2");
+    assert_eq!(h(&mut r, "f.freeze"), "true");
+    assert_eq!(taken(&mut r, "n").len(), 5);
+    assert_eq!(taken(&mut r, "no").len(), 3);
+    r.write_path("f.write_ip_file", out.to_str().unwrap())
+        .unwrap();
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.ends_with("!ip\n0.0.0.0 120\n0.0.0.1 80\n"), "{text}");
+    let e = config_error("Idle -> AggregateCounter(COUNT_STOP 1, COUNT_FREEZE 2) -> Discard");
+    assert!(e.contains("mutually exclusive"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}
