@@ -47,7 +47,7 @@ rt[1] -> DropBroadcasts
 cp_eth0[1] -> ICMPError(198.18.0.1, redirect, host, BADADDRS 198.18.0.255 198.18.0.0 198.19.0.255 198.19.0.0) -> rt;
 gio_eth0[1] -> ICMPError(198.18.0.1, parameterproblem, BADADDRS 198.18.0.255 198.18.0.0 198.19.0.255 198.19.0.0) -> rt;
 dt_eth0[1] -> ICMPError(198.18.0.1, timeexceeded, BADADDRS 198.18.0.255 198.18.0.0 198.19.0.255 198.19.0.0) -> rt;
-fr_eth0[1] -> ICMPError(198.18.0.1, unreachable, needfrag, BADADDRS 198.18.0.255 198.18.0.0 198.19.0.255 198.19.0.0) -> rt;
+fr_eth0[1] -> ICMPError(198.18.0.1, unreachable, needfrag, BADADDRS 198.18.0.255 198.18.0.0 198.19.0.255 198.19.0.0, PMTU 1500) -> rt;
 
 // ---- interface eth1: 198.19.0.1/24 00:00:c0:4f:71:ef
 in_eth1 :: FromDump(eth1-in.pcap, STOP false, TIMING true);
@@ -69,5 +69,5 @@ rt[2] -> DropBroadcasts
 cp_eth1[1] -> ICMPError(198.19.0.1, redirect, host, BADADDRS 198.18.0.255 198.18.0.0 198.19.0.255 198.19.0.0) -> rt;
 gio_eth1[1] -> ICMPError(198.19.0.1, parameterproblem, BADADDRS 198.18.0.255 198.18.0.0 198.19.0.255 198.19.0.0) -> rt;
 dt_eth1[1] -> ICMPError(198.19.0.1, timeexceeded, BADADDRS 198.18.0.255 198.18.0.0 198.19.0.255 198.19.0.0) -> rt;
-fr_eth1[1] -> ICMPError(198.19.0.1, unreachable, needfrag, BADADDRS 198.18.0.255 198.18.0.0 198.19.0.255 198.19.0.0) -> rt;
+fr_eth1[1] -> ICMPError(198.19.0.1, unreachable, needfrag, BADADDRS 198.18.0.255 198.18.0.0 198.19.0.255 198.19.0.0, PMTU 576) -> rt;
 

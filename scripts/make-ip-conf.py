@@ -186,7 +186,7 @@ def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", 
         w(f"cp_{n}[1] -> icmp_redirect_{n} :: ICMPError({i['ip']}, redirect, host, BADADDRS {bad}) -> rt;")
         w(f"gio_{n}[1] -> icmp_param_{n} :: ICMPError({i['ip']}, parameterproblem, BADADDRS {bad}) -> rt;")
         w(f"dt_{n}[1] -> icmp_ttl_{n} :: ICMPError({i['ip']}, timeexceeded, BADADDRS {bad}) -> rt;")
-        w(f"fr_{n}[1] -> icmp_frag_{n} :: ICMPError({i['ip']}, unreachable, needfrag, BADADDRS {bad}) -> rt;")
+        w(f"fr_{n}[1] -> icmp_frag_{n} :: ICMPError({i['ip']}, unreachable, needfrag, BADADDRS {bad}, PMTU {i['mtu']}) -> rt;")
         w("")
     if mode in ("pcap", "bench"):
         # The run ends once every input has ended and the packets in flight have drained.

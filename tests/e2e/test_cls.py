@@ -7,8 +7,8 @@ compared with what a Python predicate (the pattern's meaning, written independen
 
 Route lookups: a table taken from ../shared/data/ipv4-prefixes.txt.gz (every Nth prefix
 plus some nested ones) and a few thousand random destinations (inside table prefixes and
-uniform) go through StaticIPLookup, LinearIPLookup, RadixIPLookup and DirectIPLookup; the
-destinations in each output's pcap must be those a Python longest-prefix-match reference
+uniform) go through StaticIPLookup, LinearIPLookup, RadixIPLookup, DirectIPLookup and
+RangeIPLookup; the destinations in each output's pcap must be those a Python longest-prefix-match reference
 sends to that port, and the misses must be counted in `drops`.
 """
 import gzip
@@ -343,7 +343,8 @@ def lpm_case(tmp_path_factory):
     return routes, dsts, f
 
 
-@pytest.mark.parametrize("cls", ["StaticIPLookup", "LinearIPLookup", "RadixIPLookup", "DirectIPLookup"])
+@pytest.mark.parametrize("cls", ["StaticIPLookup", "LinearIPLookup", "RadixIPLookup", "DirectIPLookup",
+                                 "RangeIPLookup"])
 def test_lookup_matches_reference(run_sluice, lpm_case, tmp_path, cls):
     routes, dsts, f = lpm_case
     ref = reference(routes)

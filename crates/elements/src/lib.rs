@@ -1,6 +1,7 @@
 //! Sluice's element library. One folder per family, one element per file; each file's leading
 //! `//!` comment is the element's documentation (`sluice doc CLASS`).
 
+pub mod analysis;
 pub mod classify;
 pub mod device;
 pub mod ethernet;
@@ -10,6 +11,7 @@ pub mod ip;
 pub mod lookup;
 pub mod script;
 pub mod standard;
+pub mod tcpudp;
 pub mod threads;
 
 use sluice_core::Library;
@@ -25,8 +27,10 @@ pub fn library() -> Library {
         classify::CLASSES,
         lookup::CLASSES,
         ip::CLASSES,
+        analysis::CLASSES,
         ethernet::CLASSES,
         icmp::CLASSES,
+        tcpudp::CLASSES,
         threads::CLASSES,
     ] {
         lib.add(family);

@@ -10,6 +10,7 @@ use sluice_core::{Router, RouterOptions};
 use sluice_elements::classify::{classifier, ip_classifier, ip_filter, ipexpr};
 use sluice_elements::lookup::dir24::Dir24;
 use sluice_elements::lookup::radix::Radix;
+use sluice_elements::lookup::range::Ranges;
 use sluice_elements::lookup::table::{mask_of, Linear, Lpm, Route, RouteTable};
 
 // ---------------------------------------------------------------- packet building
@@ -433,6 +434,7 @@ fn lookup_elements_route_and_drop() {
         "LookupIPRoute",
         "RadixIPLookup",
         "DirectIPLookup",
+        "RangeIPLookup",
     ] {
         let e = format!(
             "{class}(18.26.4.24/32 0, 18.26.4/24 1, 18.26.0.0 255.255.0.0 18.26.4.1 2, 0/0 18.26.4.1 3)"
@@ -466,7 +468,12 @@ fn lookup_elements_route_and_drop() {
 
 #[test]
 fn lookup_handlers() {
-    for class in ["LinearIPLookup", "RadixIPLookup", "DirectIPLookup"] {
+    for class in [
+        "LinearIPLookup",
+        "RadixIPLookup",
+        "DirectIPLookup",
+        "RangeIPLookup",
+    ] {
         let mut r = router(&format!(
             "InfiniteSource(LIMIT 0) -> rt :: {class}(18.26.4/24 1, 0/0 18.26.4.1 0); rt[0] -> Discard; rt[1] -> Discard"
         ));
@@ -699,6 +706,48 @@ fn real_table_radix_and_dir24_agree_with_reference() {
         }
     }
     check(&reference, &radix, &dir, &mut rng, "after removals");
+}
+
+#[test]
+fn ranges_agree_with_linear_on_random_updates() {
+    for seed in [7, 8, 0x0bad_cafe] {
+        random_ops::<Ranges>(seed, "ranges");
+    }
+}
+
+/// RangeIPLookup's structure holds the whole real table (well past the 262,144 ranges at
+/// which Click's RangeIPLookup fails) and agrees with DIR-24-8, before and after removals.
+#[test]
+fn real_table_ranges_agree_with_dir24() {
+    let routes = load_real_table()
+        .unwrap_or_else(|| panic!("cannot read {} (gzip and ../shared/data are needed)", TABLE));
+    let mut ranges: RouteTable<Ranges> = RouteTable::default();
+    let mut dir: RouteTable<Dir24> = RouteTable::default();
+    for r in &routes {
+        ranges.add(*r, true).unwrap();
+        dir.add(*r, true).unwrap();
+    }
+    let mut rng = XorShift(99);
+    let mut check = |ranges: &RouteTable<Ranges>, dir: &RouteTable<Dir24>, what: &str| {
+        for i in 0..100_000 {
+            let a = if i % 2 == 0 {
+                rng.next() as u32
+            } else {
+                let r = routes[rng.below(routes.len() as u64) as usize];
+                r.addr | (rng.next() as u32 & !mask_of(r.len))
+            };
+            assert_eq!(ranges.lookup(a), dir.lookup(a), "{what} {:08x}", a);
+        }
+    };
+    check(&ranges, &dir, "full");
+    assert!(ranges.lpm.ranges() > 262_144, "{}", ranges.lpm.ranges());
+    for (i, r) in routes.iter().enumerate() {
+        if i % 10 == 3 {
+            ranges.remove(r.addr, r.len).unwrap();
+            dir.remove(r.addr, r.len).unwrap();
+        }
+    }
+    check(&ranges, &dir, "after removals");
 }
 
 // ---------------------------------------------------------------- fuzz corpus

@@ -221,7 +221,6 @@ fn fragmenter_splits_and_copies_options() {
     inject(&mut r, "i", Packet::from_bytes(&df));
     let big = taken(&mut r, "big");
     assert_eq!(big.len(), 1);
-    assert_eq!(sluice_elements::ip::ip_fragmenter_mtu_anno(&big[0]), 300);
     assert_eq!(h(&mut r, "f.drops"), "1");
 }
 
@@ -229,7 +228,7 @@ fn fragmenter_splits_and_copies_options() {
 fn icmp_errors_quote_and_follow_rfc1812_rules() {
     let mut r = router(
         "i :: TestInject -> MarkIPHeader -> e :: ICMPError(198.18.0.1, timeexceeded) -> o :: TestCapture; e[1] -> no :: TestCapture;
-         i2 :: TestInject -> MarkIPHeader -> f :: IPFragmenter(200) -> Discard; f[1] -> nf :: ICMPError(198.18.0.1, unreachable, needfrag) -> o2 :: TestCapture;
+         i2 :: TestInject -> MarkIPHeader -> f :: IPFragmenter(200) -> Discard; f[1] -> nf :: ICMPError(198.18.0.1, unreachable, needfrag, PMTU 200) -> o2 :: TestCapture;
          i3 :: TestInject -> MarkIPHeader -> rd :: ICMPError(198.18.0.1, redirect, host) -> o3 :: TestCapture;",
     );
     let orig = udp(A, B, 1, 20);
@@ -243,9 +242,26 @@ fn icmp_errors_quote_and_follow_rfc1812_rules() {
     assert_eq!(&d[16..20], &A);
     assert_eq!((d[20], d[21]), (11, 0));
     assert_eq!(checksum(&d[20..]), 0);
-    assert_eq!(&d[28..], &orig[..28]);
+    // The whole datagram fits within 576 bytes: all of it is quoted. TOS 0, TTL 200.
+    assert_eq!(&d[28..], &orig[..]);
+    assert_eq!((d[1], d[8]), (0, 200));
     assert_eq!(o[0].dst_ip_anno(), Ipv4Addr::from(A));
     assert!(o[0].anno().fix_ip_src);
+    // A large datagram is quoted up to MTU (576 by default); IP IDs count up.
+    let big = udp(A, B, 1, 1000);
+    inject(&mut r, "i", Packet::from_bytes(&big));
+    let o = taken(&mut r, "o");
+    let e = o[0].data();
+    assert_eq!(e.len(), 576);
+    assert_eq!(u16::from_be_bytes([e[2], e[3]]), 576);
+    assert_eq!(&e[28..], &big[..548]);
+    assert_eq!(checksum(&e[20..]), 0);
+    let id = |x: &[u8]| u16::from_be_bytes([x[4], x[5]]);
+    assert_eq!(id(e), id(d).wrapping_add(1));
+    r.write_path("e.mtu", "100").unwrap();
+    inject(&mut r, "i", Packet::from_bytes(&big));
+    assert_eq!(taken(&mut r, "o")[0].data().len(), 100);
+    r.write_path("e.mtu", "576").unwrap();
     // Never for: ICMP errors, broadcast destinations, bad sources, non-first fragments,
     // link-level broadcasts.
     let icmp_err = ip_packet(A, B, 1, 1, &[], &[3, 1, 0, 0, 0, 0, 0, 0]);
@@ -271,7 +287,7 @@ fn icmp_errors_quote_and_follow_rfc1812_rules() {
     assert_eq!(taken(&mut r, "o").len(), 1);
     assert_eq!(taken(&mut r, "no").len(), 5);
     assert_eq!(h(&mut r, "e.drops"), "5");
-    // needfrag carries the fragmenter's MTU.
+    // needfrag carries PMTU.
     let mut df = udp(A, B, 64, 400);
     df[6] = 0x40;
     inject(&mut r, "i2", Packet::from_bytes(&df));
@@ -289,6 +305,48 @@ fn icmp_errors_quote_and_follow_rfc1812_rules() {
     assert_eq!((o3[0].data()[20], o3[0].data()[21]), (5, 1));
     assert_eq!(&o3[0].data()[24..28], &[198, 18, 0, 254]);
     assert_eq!(h(&mut r, "rd.drops"), "1");
+}
+
+/// An error for a source-routed datagram carries the hops travelled so far, reversed
+/// (Click's test/icmp/ICMPError-sourceroute-01: `ssrr{^128.4.49.61,128.4.45.60}`).
+#[test]
+fn icmp_error_reverses_source_route() {
+    let mut r = router(
+        "i :: TestInject -> MarkIPHeader -> e :: ICMPError(19.19.19.19, timeexceeded) -> o :: TestCapture;
+         i2 :: TestInject -> MarkIPHeader -> p :: ICMPError(19.19.19.19, parameterproblem) -> o2 :: TestCapture;",
+    );
+    assert_eq!(h(&mut r, "e.mtu"), "576");
+    assert_eq!(h(&mut r, "e.pmtu"), "0");
+    // SSRR, length 19, pointer 12: two hops travelled, two to go; then EOL.
+    let mut opts = vec![137, 19, 12];
+    for a in [
+        [128, 4, 45, 60],
+        [128, 4, 49, 61],
+        [1, 2, 3, 4],
+        [5, 6, 7, 8],
+    ] {
+        opts.extend_from_slice(&a);
+    }
+    opts.push(0);
+    let orig = ip_packet([18, 26, 4, 44], [10, 0, 0, 8], 0, 6, &opts, &[0; 20]);
+    inject(&mut r, "i", Packet::from_bytes(&orig));
+    let o = taken(&mut r, "o");
+    let d = o[0].data();
+    assert_eq!(d[0], 0x48);
+    assert!(header_ok(d));
+    assert_eq!(&d[20..32], &[137, 11, 4, 128, 4, 49, 61, 128, 4, 45, 60, 0]);
+    assert_eq!(
+        u16::from_be_bytes([d[2], d[3]]) as usize,
+        32 + 8 + orig.len()
+    );
+    assert_eq!(&d[40..], &orig[..]);
+    // A parameter problem inside the route drops the route from the error.
+    let mut p = Packet::from_bytes(&orig);
+    p.anno_mut().param_off = 22;
+    inject(&mut r, "i2", p);
+    let o2 = taken(&mut r, "o2");
+    let d = o2[0].data();
+    assert_eq!((d[0], d[20], d[24]), (0x45, 12, 22));
 }
 
 #[test]
@@ -534,7 +592,7 @@ fn ping_responder_and_ip_encap_and_dscp() {
 fn address_info_names_in_arguments() {
     let mut r = router(
         "AddressInfo(t_if0 198.18.0.1/24 00:00:c0:ae:67:ef);
-         i :: TestInject -> q :: ARPQuerier(t_if0) -> o :: TestCapture; TestInject -> [1]q;
+         i :: TestInject -> q :: ARPQuerier(t_if0:ipnet, t_if0) -> o :: TestCapture; TestInject -> [1]q;
          i2 :: TestInject -> a :: ARPResponder(t_if0) -> o2 :: TestCapture;
          i3 :: TestInject -> MarkIPHeader -> FixIPSrc(t_if0:ip) -> EtherEncap(0x0800, t_if0, t_if0:eth) -> o3 :: TestCapture;",
     );
@@ -559,6 +617,132 @@ fn address_info_names_in_arguments() {
     let e =
         config_error("TestInject -> FixIPSrc(no_such_name) -> Discard; TestInject -> FixIPSrc(1.2.3.4) -> Discard;");
     assert!(e.contains("IPADDR: expected IP address"), "{}", e);
+}
+
+#[test]
+fn arp_print_formats_like_tcpdump() {
+    let f = std::env::temp_dir().join(format!("sluice-arpprint-{}", std::process::id()));
+    let mut r = router(&format!(
+        "i :: TestInject -> Strip(14) -> ARPPrint(in, TIMESTAMP false, OUTFILE {0}) -> o :: TestCapture;
+         i2 :: TestInject -> ap :: ARPPrint(ETHER true, OUTFILE {0}.2) -> o2 :: TestCapture;",
+        f.display()
+    ));
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&arp(1, HOST, A, [0; 6], [198, 18, 0, 1], [0xff; 6])),
+    );
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&arp(1, HOST, A, ME, [198, 18, 0, 1], [0xff; 6])),
+    );
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&arp(2, ME, [198, 18, 0, 1], HOST, A, HOST)),
+    );
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&arp(2, ME, A, HOST, A, HOST)[..30]),
+    );
+    let mut q = Packet::from_bytes(&arp(2, ME, [198, 18, 0, 1], HOST, A, HOST));
+    q.set_mac_offset(0);
+    q.set_network_offset(14);
+    inject(&mut r, "i2", q);
+    assert_eq!(taken(&mut r, "o").len(), 4);
+    assert_eq!(taken(&mut r, "o2").len(), 1);
+    assert_eq!(h(&mut r, "ap.active"), "true");
+    drop(r);
+    let text = std::fs::read_to_string(&f).unwrap();
+    assert_eq!(
+        text,
+        "in: arp who-has 198.18.0.1 tell 198.18.0.2\n\
+         in: arp who-has 198.18.0.1 (00-00-C0-AE-67-EF) tell 198.18.0.2\n\
+         in: arp reply 198.18.0.1 is-at 00-00-C0-AE-67-EF\n\
+         in: truncated-arp (16)\n"
+    );
+    let f2 = format!("{}.2", f.display());
+    let text = std::fs::read_to_string(&f2).unwrap();
+    assert_eq!(
+        text,
+        "0.000000: 00-00-C0-AE-67-EF > 02-00-00-00-00-02: arp reply 198.18.0.1 is-at 00-00-C0-AE-67-EF\n"
+    );
+    let _ = std::fs::remove_file(&f);
+    let _ = std::fs::remove_file(&f2);
+}
+
+/// A name with an address and a prefix means the address where an address is expected and
+/// the prefix where a prefix is expected (Click's AddressInfo, test/ip/AddressInfo-bcast-01).
+#[test]
+fn address_info_address_and_prefix() {
+    let mut r = router(
+        "AddressInfo(r0 198.18.1.1 198.18.1.0/24 02:00:00:00:01:01, foo 1.2.3.4/20);
+         i :: TestInject -> a :: ARPResponder(r0) -> o :: TestCapture;
+         rt :: LinearIPLookup(foo 0, foo:ipnet 1, foo:bcast 2, r0:ipnet 0, r0:gw 1);
+         Idle -> rt; rt[0] -> Discard; rt[1] -> Discard; rt[2] -> Discard;",
+    );
+    assert_eq!(h(&mut r, "a.table"), "198.18.1.1/32 02-00-00-00-01-01");
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&arp(1, HOST, A, [0; 6], [198, 18, 1, 1], [0xff; 6])),
+    );
+    inject(
+        &mut r,
+        "i",
+        Packet::from_bytes(&arp(1, HOST, A, [0; 6], [198, 18, 1, 0], [0xff; 6])),
+    );
+    let out = taken(&mut r, "o");
+    assert_eq!(out.len(), 1);
+    assert_eq!(&out[0].data()[14 + 14..14 + 18], &[198, 18, 1, 1]);
+    // Click's routes for test/ip/AddressInfo-bcast-01 (the first three; the table is listed
+    // in prefix order here, in insertion order by Click).
+    let t = r.read_path("rt.table").unwrap();
+    let mut lines: Vec<Vec<&str>> = t.lines().map(|l| l.split_whitespace().collect()).collect();
+    lines.sort();
+    let want = [
+        ["1.2.0.0/20", "-", "1"],
+        ["1.2.15.255/32", "-", "2"],
+        ["1.2.3.4/32", "-", "0"],
+        ["198.18.1.0/24", "-", "0"],
+        ["198.18.1.1/32", "-", "1"],
+    ];
+    assert_eq!(lines, want);
+}
+
+/// ARPResponder's table order, replacement, `lookup` and `remove` as in Click's
+/// test/ethernet/ARPResponder-01 (which rewrites `config`; here the same entries are added).
+#[test]
+fn arp_responder_table_and_lookup() {
+    let mut r = router(
+        "AddressInfo(a 1.0.0.2/24 00:01:02:03:04:05, b 00:01:02:03:04:06);
+         Idle -> ar :: ARPResponder(a:ipnet b:eth, a) -> Discard;
+         Idle -> ar2 :: ARPResponder(a, a, a:ipnet b:eth) -> Discard;",
+    );
+    let want = "1.0.0.2/32 00-01-02-03-04-05\n1.0.0.0/24 00-01-02-03-04-06\n";
+    assert_eq!(r.read_path("ar.table").unwrap(), want);
+    assert_eq!(r.read_path("ar2.table").unwrap(), want);
+    let look = |r: &mut sluice_core::Router, a: &str| {
+        let v = r.read_path_param("ar.lookup", Some(a)).unwrap();
+        v.trim().to_string()
+    };
+    assert_eq!(look(&mut r, "1.0.0.1"), "00-01-02-03-04-06");
+    assert_eq!(look(&mut r, "1.0.0.2"), "00-01-02-03-04-05");
+    assert_eq!(look(&mut r, "2.0.0.2"), "");
+    r.write_path("ar.remove", "1.0.0.2").unwrap();
+    assert_eq!(h(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-06");
+    assert!(r.write_path("ar.remove", "1.0.0.2").is_err());
+    r.write_path("ar.add", "a:ipnet a:eth").unwrap();
+    assert_eq!(h(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-05");
+    assert_eq!(look(&mut r, "1.0.0.2"), "00-01-02-03-04-05");
+    let e = config_error("Idle -> ARPResponder(1.0.0.1) -> Discard;");
+    assert!(e.contains("missing ETH"), "{}", e);
+    let e = config_error(
+        "Idle -> ARPResponder(1.0.0.1 00:01:02:03:04:05 00:01:02:03:04:06) -> Discard;",
+    );
+    assert!(e.contains("more than one ETH"), "{}", e);
 }
 
 #[test]

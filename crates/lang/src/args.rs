@@ -424,7 +424,11 @@ impl FromArg for Ipv4Addr {
 
 impl FromArg for Ipv6Addr {
     fn from_arg(s: &str) -> Result<Self, String> {
-        s.trim().parse().map_err(|_| "expected IPv6 address".into())
+        let s = s.trim();
+        s.parse()
+            .ok()
+            .or_else(|| crate::names::lookup_ip6(s))
+            .ok_or_else(|| "expected IPv6 address".into())
     }
 }
 
@@ -438,7 +442,9 @@ impl FromArg for EtherAddr {
     }
 }
 
-/// Accepts `ADDR/LEN`, `ADDR/MASK` and Click's `ADDR MASK`.
+/// Accepts `ADDR/LEN`, `ADDR/MASK`, Click's `ADDR MASK`, a bare address (a /32) and
+/// AddressInfo names as Click's `IPPrefixArg(true)` does: a name's address (as a /32) before
+/// its prefix, `NAME:ipnet` for the prefix, `NAME/LEN` for the name's address with a length.
 impl FromArg for Ipv4Prefix {
     fn from_arg(s: &str) -> Result<Self, String> {
         let w = split_words(s);
@@ -449,14 +455,26 @@ impl FromArg for Ipv4Prefix {
         };
         t.parse()
             .ok()
-            .or_else(|| crate::names::lookup_prefix(s.trim()))
+            .or_else(|| {
+                let (a, l) = t.split_once('/')?;
+                let a = crate::names::lookup_ip(a)?;
+                format!("{a}/{l}").parse().ok()
+            })
+            .or_else(|| crate::names::lookup_ip(&t).map(|a| Ipv4Prefix::new(a, 32)))
+            .or_else(|| crate::names::lookup_prefix(&t))
             .ok_or_else(|| "expected IP prefix".into())
     }
 }
 
+/// Accepts `ADDR/LEN`, a bare address (a /128) and AddressInfo names (`NAME:ip6net`).
 impl FromArg for Ipv6Prefix {
     fn from_arg(s: &str) -> Result<Self, String> {
-        s.trim().parse().map_err(|_| "expected IPv6 prefix".into())
+        let s = s.trim();
+        s.parse()
+            .ok()
+            .or_else(|| crate::names::lookup_ip6(s).map(|a| Ipv6Prefix::new(a, 128)))
+            .or_else(|| crate::names::lookup_ip6_prefix(s))
+            .ok_or_else(|| "expected IPv6 prefix".into())
     }
 }
 

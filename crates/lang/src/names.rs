@@ -2,25 +2,95 @@
 //!
 //! The table belongs to the configuration being built on this thread: the router clears it
 //! before configuring, AddressInfo (configured first) fills it, and the address `FromArg`
-//! impls consult it when an argument is not a literal address: `NAME` or `NAME:ip` for an IPv4
-//! address, `NAME:bcast` for the subnet broadcast address, `NAME` or `NAME:eth` for an
-//! Ethernet address, `NAME` or `NAME:net` for a prefix.
+//! impls consult it when an argument is not a literal address. A name may hold an IPv4
+//! address, an IPv4 prefix, an Ethernet address, an IPv6 address and an IPv6 prefix at once;
+//! the argument's type picks one, and Click's suffixes pick explicitly: `NAME:ip` (`:ip4`),
+//! `NAME:ipnet` (`:net`, `:ip4net`), `NAME:bcast`, `NAME:gw`, `NAME:eth` (`:ether`,
+//! `:ethernet`), `NAME:ip6`, `NAME:ip6net`.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
-use sluice_wire::{EtherAddr, Ipv4Prefix};
+use sluice_wire::{EtherAddr, Ipv4Prefix, Ipv6Prefix};
 
 /// One named address set.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AddressEntry {
     /// IPv4 address, if given.
     pub ip: Option<Ipv4Addr>,
-    /// Prefix length given with the address (`/24`), if any.
-    pub prefix_len: Option<u8>,
+    /// IPv4 prefix as written: the address (host bits kept, as Click keeps them) and length.
+    pub net: Option<(Ipv4Addr, u8)>,
     /// Ethernet address, if given.
     pub eth: Option<EtherAddr>,
+    /// IPv6 address, if given.
+    pub ip6: Option<Ipv6Addr>,
+    /// IPv6 prefix, if given.
+    pub ip6net: Option<Ipv6Prefix>,
+}
+
+impl AddressEntry {
+    /// Adds the meanings of one address word as Click's AddressInfo does: a word that is one
+    /// kind of address defines (or redefines) that kind; a word that could be several kinds
+    /// (`10.0.0.1/24` is an address and a prefix) fills only the kinds not yet defined.
+    /// Returns false when the word is no address at all.
+    pub fn add_word(&mut self, w: &str) -> bool {
+        let eth = w.parse::<EtherAddr>().ok();
+        let (mut ip, mut net) = (None, None);
+        if let Ok(a) = w.parse::<Ipv4Addr>() {
+            ip = Some(a);
+        } else if let Some((a, len)) = parse_v4_with_len(w) {
+            net = Some((a, len));
+            if u32::from(a) & !Ipv4Prefix::mask_of(len) != 0 {
+                ip = Some(a);
+            }
+        }
+        let (mut ip6, mut ip6net) = (None, None);
+        if let Ok(a) = w.parse::<Ipv6Addr>() {
+            ip6 = Some(a);
+        } else if let Some((a, l)) = w.split_once('/') {
+            if let (Ok(a), Ok(l)) = (a.parse::<Ipv6Addr>(), l.parse::<u8>()) {
+                if l <= 128 {
+                    let p = Ipv6Prefix::new(a, l);
+                    ip6net = Some(p);
+                    if p.addr != a {
+                        ip6 = Some(a);
+                    }
+                }
+            }
+        }
+        let kinds = [
+            eth.is_some(),
+            ip.is_some(),
+            net.is_some(),
+            ip6.is_some(),
+            ip6net.is_some(),
+        ];
+        let n = kinds.iter().filter(|k| **k).count();
+        let one = n == 1;
+        fn set<T>(slot: &mut Option<T>, v: Option<T>, one: bool) {
+            if v.is_some() && (one || slot.is_none()) {
+                *slot = v;
+            }
+        }
+        set(&mut self.eth, eth, one);
+        set(&mut self.ip, ip, one);
+        set(&mut self.net, net, one);
+        set(&mut self.ip6, ip6, one);
+        set(&mut self.ip6net, ip6net, one);
+        n > 0
+    }
+}
+
+/// `A.B.C.D/LEN` or `A.B.C.D/MASK`, the address kept as written.
+fn parse_v4_with_len(w: &str) -> Option<(Ipv4Addr, u8)> {
+    let (a, l) = w.split_once('/')?;
+    let a: Ipv4Addr = a.parse().ok()?;
+    let len = match l.parse::<u8>() {
+        Ok(n) if n <= 32 && !l.contains('.') => n,
+        _ => Ipv4Prefix::mask_to_len(u32::from(l.parse::<Ipv4Addr>().ok()?))?,
+    };
+    Some((a, len))
 }
 
 thread_local! {
@@ -47,45 +117,71 @@ pub fn all() -> Vec<(String, AddressEntry)> {
     TABLE.with(|t| t.borrow().iter().map(|(k, v)| (k.clone(), *v)).collect())
 }
 
-fn split(name: &str) -> (&str, &str) {
+/// Splits `NAME:suffix` into the name and the lowercased suffix (empty when there is none).
+fn split(name: &str) -> (&str, String) {
     match name.rsplit_once(':') {
-        Some((n, s)) if matches!(s, "ip" | "eth" | "net" | "bcast") => (n, s),
-        _ => (name, ""),
+        Some((n, s)) => (n, s.to_ascii_lowercase()),
+        None => (name, String::new()),
     }
 }
 
-/// Resolves `NAME` / `NAME:ip` / `NAME:bcast` to an IPv4 address.
+/// Resolves `NAME`, `NAME:ip` (`:ip4`) to the IPv4 address, `NAME:bcast` to the broadcast
+/// address of NAME's prefix, `NAME:gw` to the first host of NAME's prefix.
 pub fn lookup_ip(name: &str) -> Option<Ipv4Addr> {
     let (n, s) = split(name);
     let e = lookup(n)?;
-    let ip = e.ip?;
-    match s {
-        "" | "ip" => Some(ip),
+    match s.as_str() {
+        "" | "ip" | "ip4" => e.ip,
         "bcast" => {
-            let m = Ipv4Prefix::mask_of(e.prefix_len?);
-            Some(Ipv4Addr::from(u32::from(ip) | !m))
+            let (a, l) = e.net?;
+            Some(Ipv4Addr::from(u32::from(a) | !Ipv4Prefix::mask_of(l)))
+        }
+        "gw" => {
+            let (a, l) = e.net?;
+            Some(Ipv4Addr::from((u32::from(a) & Ipv4Prefix::mask_of(l)) | 1))
         }
         _ => None,
     }
 }
 
-/// Resolves `NAME` / `NAME:eth` to an Ethernet address.
-pub fn lookup_eth(name: &str) -> Option<EtherAddr> {
+/// Resolves `NAME`, `NAME:ipnet` (`:net`, `:ip4net`) to the IPv4 prefix as written: the
+/// address with its host bits, and the length.
+pub fn lookup_net(name: &str) -> Option<(Ipv4Addr, u8)> {
     let (n, s) = split(name);
-    match s {
-        "" | "eth" => lookup(n)?.eth,
+    match s.as_str() {
+        "" | "net" | "ipnet" | "ip4net" => lookup(n)?.net,
         _ => None,
     }
 }
 
-/// Resolves `NAME` / `NAME:net` to a network prefix (`NAME:ip` to a /32).
+/// Resolves `NAME`, `NAME:ipnet` (`:net`, `:ip4net`) to the IPv4 prefix.
 pub fn lookup_prefix(name: &str) -> Option<Ipv4Prefix> {
+    lookup_net(name).map(|(a, l)| Ipv4Prefix::new(a, l))
+}
+
+/// Resolves `NAME`, `NAME:eth` (`:ether`, `:ethernet`) to the Ethernet address.
+pub fn lookup_eth(name: &str) -> Option<EtherAddr> {
     let (n, s) = split(name);
-    let e = lookup(n)?;
-    let ip = e.ip?;
-    match s {
-        "" | "net" => Some(Ipv4Prefix::new(ip, e.prefix_len.unwrap_or(32))),
-        "ip" => Some(Ipv4Prefix::new(ip, 32)),
+    match s.as_str() {
+        "" | "eth" | "ether" | "ethernet" => lookup(n)?.eth,
+        _ => None,
+    }
+}
+
+/// Resolves `NAME`, `NAME:ip6` to the IPv6 address.
+pub fn lookup_ip6(name: &str) -> Option<Ipv6Addr> {
+    let (n, s) = split(name);
+    match s.as_str() {
+        "" | "ip6" => lookup(n)?.ip6,
+        _ => None,
+    }
+}
+
+/// Resolves `NAME`, `NAME:ip6net` to the IPv6 prefix.
+pub fn lookup_ip6_prefix(name: &str) -> Option<Ipv6Prefix> {
+    let (n, s) = split(name);
+    match s.as_str() {
+        "" | "ip6net" => lookup(n)?.ip6net,
         _ => None,
     }
 }
@@ -95,35 +191,67 @@ mod tests {
     use super::*;
     use crate::args::FromArg;
 
+    fn entry(words: &[&str]) -> AddressEntry {
+        let mut e = AddressEntry::default();
+        for w in words {
+            assert!(e.add_word(w), "{w}");
+        }
+        e
+    }
+
     #[test]
-    fn names_resolve_in_address_arguments() {
+    fn address_and_prefix_keep_their_meanings() {
         clear();
         define(
-            "eth0",
-            AddressEntry {
-                ip: Some(Ipv4Addr::new(198, 18, 0, 1)),
-                prefix_len: Some(24),
-                eth: Some("00:01:02:03:04:05".parse().unwrap()),
-            },
+            "r0",
+            entry(&["198.18.1.1", "198.18.1.0/24", "02:00:00:00:01:01"]),
+        );
+        define("foo", entry(&["1.2.3.4/20"]));
+        define("v6", entry(&["2001:db8::1", "2001:db8::/32"]));
+        let ip = |s| Ipv4Addr::from_arg(s).ok();
+        let pfx = |s| Ipv4Prefix::from_arg(s).ok().map(|p| p.to_string());
+        assert_eq!(ip("r0"), Some(Ipv4Addr::new(198, 18, 1, 1)));
+        assert_eq!(ip("r0:ip"), Some(Ipv4Addr::new(198, 18, 1, 1)));
+        assert_eq!(ip("r0:IP4"), Some(Ipv4Addr::new(198, 18, 1, 1)));
+        assert_eq!(ip("r0:bcast"), Some(Ipv4Addr::new(198, 18, 1, 255)));
+        assert_eq!(ip("r0:gw"), Some(Ipv4Addr::new(198, 18, 1, 1)));
+        assert_eq!(ip("r0:ipnet"), None);
+        assert_eq!(ip("r0:eth"), None);
+        // A prefix argument prefers the address, as Click's does; `:ipnet` asks for the prefix.
+        assert_eq!(pfx("r0").as_deref(), Some("198.18.1.1/32"));
+        assert_eq!(pfx("r0:ipnet").as_deref(), Some("198.18.1.0/24"));
+        assert_eq!(pfx("r0:net").as_deref(), Some("198.18.1.0/24"));
+        assert_eq!(pfx("r0/16").as_deref(), Some("198.18.0.0/16"));
+        assert_eq!(pfx("foo").as_deref(), Some("1.2.3.4/32"));
+        assert_eq!(pfx("foo:ipnet").as_deref(), Some("1.2.0.0/20"));
+        assert_eq!(ip("foo:bcast"), Some(Ipv4Addr::new(1, 2, 15, 255)));
+        let eth = |s| EtherAddr::from_arg(s).ok().map(|e| e.0);
+        assert_eq!(eth("r0"), Some([2, 0, 0, 0, 1, 1]));
+        assert_eq!(eth("r0:ether"), Some([2, 0, 0, 0, 1, 1]));
+        assert_eq!(eth("r0:ip"), None);
+        assert_eq!(
+            Ipv6Addr::from_arg("v6:ip6").ok(),
+            "2001:db8::1".parse().ok()
         );
         assert_eq!(
-            Ipv4Addr::from_arg("eth0").unwrap(),
-            Ipv4Addr::new(198, 18, 0, 1)
+            Ipv6Prefix::from_arg("v6:ip6net")
+                .ok()
+                .map(|p| p.to_string()),
+            Some("2001:db8::/32".to_string())
         );
-        assert_eq!(
-            Ipv4Addr::from_arg("eth0:bcast").unwrap(),
-            Ipv4Addr::new(198, 18, 0, 255)
-        );
-        assert_eq!(
-            EtherAddr::from_arg("eth0:eth").unwrap().0,
-            [0, 1, 2, 3, 4, 5]
-        );
-        assert_eq!(
-            Ipv4Prefix::from_arg("eth0:net").unwrap().to_string(),
-            "198.18.0.0/24"
-        );
-        assert!(Ipv4Addr::from_arg("eth1").is_err());
+        assert!(Ipv4Addr::from_arg("v6").is_err());
+        assert!(Ipv4Addr::from_arg("nope").is_err());
         clear();
-        assert!(Ipv4Addr::from_arg("eth0").is_err());
+        assert!(Ipv4Addr::from_arg("r0").is_err());
+    }
+
+    #[test]
+    fn later_single_meaning_words_redefine() {
+        let e = entry(&["10.0.0.1/24", "10.0.0.7"]);
+        assert_eq!(e.ip, Some(Ipv4Addr::new(10, 0, 0, 7)));
+        assert_eq!(e.net, Some((Ipv4Addr::new(10, 0, 0, 1), 24)));
+        let e = entry(&["10.0.0.7", "10.0.0.1/24"]);
+        assert_eq!(e.ip, Some(Ipv4Addr::new(10, 0, 0, 7)));
+        assert!(!AddressEntry::default().add_word("x"));
     }
 }

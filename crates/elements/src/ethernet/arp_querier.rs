@@ -369,15 +369,16 @@ impl Element for ARPQuerier {
                 }
             }
         } else {
+            // A name means its address (a /32), else its prefix, as in Click's IPPrefixArg.
             match IpArg::from_arg(t) {
-                Ok(a) => {
-                    let len = address_info::lookup(t).and_then(|e| e.prefix_len);
-                    (a.0, len)
-                }
-                Err(e) => {
-                    args.error(format!("IP: {}", e));
-                    return Err(());
-                }
+                Ok(a) => (a.0, Some(32)),
+                Err(e) => match sluice_lang::names::lookup_net(t) {
+                    Some((a, l)) => (a, Some(l)),
+                    None => {
+                        args.error(format!("IP: {}", e));
+                        return Err(());
+                    }
+                },
             }
         };
         self.ip = addr;

@@ -4,19 +4,24 @@
 //!
 //! Ports: 1 input, 1 or 2 outputs, agnostic (output 1 push).
 //!
-//! Each argument lists IP addresses or prefixes followed by one Ethernet address (an
-//! AddressInfo name may stand for both: `ARPResponder(eth0)` answers for eth0's address).
-//! Input packets are Ethernet frames holding ARP packets. For an Ethernet/IPv4 ARP request
-//! whose target address matches an entry (the longest matching prefix wins), ARPResponder
-//! emits on output 0 a reply frame from that entry's Ethernet address to the requester:
-//! "TARGET is at ETH". A prefix entry answers for a whole subnet, which is proxy ARP.
+//! Each argument lists IP addresses or prefixes and one Ethernet address, in any order. An
+//! AddressInfo name stands for its IP address (a /32) and, when no other Ethernet address is
+//! given, for its Ethernet address too: `ARPResponder(r0)` answers for r0's address;
+//! `r0:ipnet` names r0's prefix. Entries are kept most specific first; a later entry for the
+//! same prefix replaces an earlier one. Input packets are Ethernet frames holding ARP
+//! packets. For an Ethernet/IPv4 ARP request whose target address matches an entry (the
+//! first match in that order wins), ARPResponder emits on output 0 a reply frame from that
+//! entry's Ethernet address to the requester: "TARGET is at ETH". A prefix entry answers for
+//! a whole subnet, which is proxy ARP.
 //!
 //! Everything else — frames that are not ARP requests, malformed ARP, requests for unknown
 //! addresses — goes to output 1 if connected, otherwise is dropped; all are counted in
 //! `drops` / `drop_details`.
 //!
-//! Handlers: `table` (r): one `PREFIX ETH` line per entry. `replies` (r). `drops` (r).
-//! `drop_details` (r). `add` (w): `IP[/LEN] ETH`. `remove` (w): `IP[/LEN]`.
+//! Handlers: `table` (r): one `ADDR/LEN ETH` line per entry, in lookup order (Ethernet
+//! addresses as `00-01-02-03-04-05`). `lookup ADDR` (r with parameter): the Ethernet address
+//! answering for ADDR, or nothing. `replies` (r). `drops` (r). `drop_details` (r). `add`
+//! (w): an argument as in the configuration. `remove` (w): `IP[/LEN]`; an error if absent.
 //!
 //! Example: `ARPResponder(198.18.0.1 00:00:c0:ae:67:ef, 198.19.0.0/16 00:00:c0:ae:67:ef)`
 
@@ -28,8 +33,7 @@ use sluice_wire::arp::{OP_REPLY, OP_REQUEST};
 use sluice_wire::ethernet::ETHERTYPE_ARP;
 use sluice_wire::{build_arp, ArpPacket, EtherAddr, EthernetFrame, Ipv4Prefix};
 
-use crate::ip::address_info;
-use crate::ip::common::{details, pull_sorted, push_sorted, EthArg, Verdict};
+use crate::ip::common::{details, pull_sorted, push_sorted, Verdict};
 
 const REASONS: [&str; 3] = ["not an ARP request", "malformed ARP", "unknown target"];
 
@@ -41,40 +45,54 @@ pub struct ARPResponder {
     drops: [u64; 3],
 }
 
-/// Parses one `ADDR... ETH` argument.
+/// Parses one `ADDR... ETH` argument (words in any order, as Click's ARPResponder does).
 fn parse_entry(s: &str) -> Result<Vec<(Ipv4Prefix, EtherAddr)>, String> {
     let w = split_words(s);
-    if w.len() == 1 {
-        // An AddressInfo name for both addresses.
-        let ip = address_info::lookup_ip(&w[0]);
-        let eth = address_info::lookup_eth(&w[0]);
-        return match (ip, eth) {
-            (Some(ip), Some(eth)) => Ok(vec![(Ipv4Prefix::new(ip, 32), eth)]),
-            _ => Err(format!("expected 'IP ETH', got '{}'", s)),
-        };
-    }
-    let eth = EthArg::from_arg(&w[w.len() - 1])?.0;
-    let mut out = Vec::new();
-    for a in &w[..w.len() - 1] {
-        let pfx = if let Ok(ip) = a.parse::<Ipv4Addr>() {
-            Ipv4Prefix::new(ip, 32)
-        } else if let Some(ip) = address_info::lookup_ip(a).filter(|_| !a.ends_with(":net")) {
-            Ipv4Prefix::new(ip, 32)
+    let mut pfx = Vec::new();
+    let mut eth = None;
+    for a in &w {
+        if let Ok(p) = Ipv4Prefix::from_arg(a) {
+            pfx.push(p);
+        } else if let Ok(e) = EtherAddr::from_arg(a) {
+            if eth.replace(e).is_some() {
+                return Err("more than one ETH".into());
+            }
         } else {
-            crate::ip::common::PrefixArg::from_arg(a)?.0
-        };
-        out.push((pfx, eth));
+            return Err("expected IP/MASK ETH".into());
+        }
     }
-    Ok(out)
+    // A word that is both an IP and an Ethernet address (an AddressInfo name).
+    let eth = eth.or_else(|| w.iter().find_map(|a| EtherAddr::from_arg(a).ok()));
+    match (pfx.is_empty(), eth) {
+        (true, _) => Err("missing IP/MASK".into()),
+        (false, None) => Err("missing ETH".into()),
+        (false, Some(e)) => Ok(pfx.into_iter().map(|p| (p, e)).collect()),
+    }
 }
 
 impl ARPResponder {
-    /// The Ethernet address answering for `ip`, by longest prefix.
+    /// Adds entries keeping Click's order: an entry goes before the first entry whose prefix
+    /// covers it; an entry for a prefix already present replaces that one.
+    fn insert(&mut self, v: Vec<(Ipv4Prefix, EtherAddr)>) {
+        for (p, e) in v {
+            if let Some(x) = self.entries.iter_mut().find(|(q, _)| *q == p) {
+                x.1 = e;
+            } else {
+                let at = self
+                    .entries
+                    .iter()
+                    .position(|(q, _)| q.contains(p.addr))
+                    .unwrap_or(self.entries.len());
+                self.entries.insert(at, (p, e));
+            }
+        }
+    }
+
+    /// The Ethernet address answering for `ip`: the first matching entry.
     pub fn lookup(&self, ip: Ipv4Addr) -> Option<EtherAddr> {
         self.entries
             .iter()
-            .filter(|(p, _)| p.contains(ip))
-            .max_by_key(|(p, _)| p.len)
+            .find(|(p, _)| p.contains(ip))
             .map(|(_, e)| *e)
     }
 
@@ -123,11 +141,11 @@ impl ARPResponder {
 impl Element for ARPResponder {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         let mut ok = true;
-        for a in args.rest() {
-            match parse_entry(&a) {
-                Ok(v) => self.entries.extend(v),
+        for (i, a) in args.rest().iter().enumerate() {
+            match parse_entry(a) {
+                Ok(v) => self.insert(v),
                 Err(e) => {
-                    args.error(e);
+                    args.error(format!("argument {i}: {e}"));
                     ok = false;
                 }
             }
@@ -151,6 +169,7 @@ impl Element for ARPResponder {
         const {
             &[
                 Handler::r("table"),
+                Handler::r("lookup").param(),
                 Handler::r("replies"),
                 Handler::r("drops"),
                 Handler::r("drop_details"),
@@ -174,26 +193,29 @@ impl Element for ARPResponder {
         })
     }
 
+    fn read_handler_param(&self, name: &str, param: &str) -> Result<String, String> {
+        if name != "lookup" {
+            return self
+                .read_handler(name)
+                .ok_or_else(|| format!("no read handler '{}'", name));
+        }
+        let a = Ipv4Addr::from_arg(param).map_err(|_| "expected IP address".to_string())?;
+        Ok(self.lookup(a).map(|e| e.to_string()).unwrap_or_default())
+    }
+
     fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
         match name {
             "add" => {
                 let e = parse_entry(v)?;
-                for (p, a) in e {
-                    self.entries.retain(|(q, _)| *q != p);
-                    self.entries.push((p, a));
-                }
+                self.insert(e);
                 Ok(())
             }
             "remove" => {
-                let p = if let Ok(ip) = v.trim().parse::<Ipv4Addr>() {
-                    Ipv4Prefix::new(ip, 32)
-                } else {
-                    crate::ip::common::PrefixArg::from_arg(v)?.0
-                };
+                let p = Ipv4Prefix::from_arg(v).map_err(|_| "expected IP/MASK".to_string())?;
                 let n = self.entries.len();
                 self.entries.retain(|(q, _)| *q != p);
                 if self.entries.len() == n {
-                    return Err(format!("no entry for {}", p));
+                    return Err(format!("{} not found", p));
                 }
                 Ok(())
             }

@@ -2,6 +2,7 @@
 
 use sluice_core::ElementClass;
 
+mod arp_print;
 mod arp_querier;
 mod arp_responder;
 mod ether_encap;
@@ -10,6 +11,7 @@ mod host_ether_filter;
 
 /// Classes of this family.
 pub const CLASSES: &[ElementClass] = &[
+    arp_print::CLASS,
     arp_querier::CLASS,
     arp_responder::CLASS,
     ether_encap::CLASS,

@@ -1,30 +1,34 @@
 //! ICMPError — generates ICMP error messages in response to bad packets
 //!
-//! Synopsis: `ICMPError(SRC, TYPE [, CODE], [keywords BADADDRS, MTU, SET_FIX_ANNO])`
+//! Synopsis: `ICMPError(SRC, TYPE [, CODE, BADADDRS], [keywords MTU, PMTU, SET_FIX_ANNO])`
 //!
 //! Ports: 1 input, 1 or 2 outputs, agnostic (output 1 push).
 //!
 //! Each input packet is an IP packet that provoked an error (network header annotation set, or
 //! the IP header at the start). ICMPError consumes it and emits, on output 0, a new IP packet
-//! from SRC to the original source holding an ICMP message of TYPE and CODE that quotes the
-//! original IP header (with options) and the first 8 bytes of its data (RFC 792, RFC 1812
-//! §4.3.2.3). TTL is 255, TOS is copied from the original, the checksums are filled in, the
-//! destination IP annotation is the original source (ready for a route lookup) and — unless
-//! SET_FIX_ANNO is false — the fix-IP-source annotation is set, so a FixIPSrc on the way out
-//! replaces SRC with the address of the outgoing interface.
+//! from SRC to the original source holding an ICMP message of TYPE and CODE that quotes as
+//! much of the original datagram, from its IP header on, as fits in an error of MTU bytes
+//! (RFC 1812 §4.3.2.3). The error has TOS 0, TTL 200, and IP IDs 1, 2, 3, … counted over
+//! every ICMPError of the process (as Click does); the checksums are filled in, the timestamp
+//! annotation is the current time, the destination IP annotation is the original source
+//! (ready for a route lookup) and — unless SET_FIX_ANNO is false — the fix-IP-source
+//! annotation is set, so a FixIPSrc on the way out replaces SRC with the address of the
+//! outgoing interface.
 //!
 //! Type-specific fields: Redirect carries the gateway from the packet's destination IP
-//! annotation (the next hop the route lookup chose); Unreachable/needfrag carries the next-hop
-//! MTU from the MTU argument, else the packet's MTU annotation (set by IPFragmenter), else 576;
-//! Parameter Problem (code 0) carries the pointer from the packet's `param_off` annotation
-//! (set by IPGWOptions).
+//! annotation (the next hop the route lookup chose); Unreachable/needfrag carries PMTU as the
+//! next-hop MTU; Parameter Problem (code 0) carries the pointer from the packet's `param_off`
+//! annotation (set by IPGWOptions). When the original has a loose or strict source route
+//! option, the error carries the route's hops travelled so far, reversed (RFC 1812
+//! §4.3.2.6) — except for a Parameter Problem that points into that option.
 //!
 //! No error is sent (RFC 1812 §4.3.2.7), and the packet goes to output 1 if connected or is
 //! dropped, counted per reason in `drops` / `drop_details`, when: the packet has no valid IP
-//! header; the source is not a unicast address (0.0.0.0, 255.255.255.255, multicast, class E,
-//! or in BADADDRS); the destination is 255.255.255.255, multicast or in BADADDRS, or the packet
-//! arrived as a link-level broadcast/multicast; it is a non-first fragment; it is itself an
-//! ICMP error message; or a Redirect is asked for a source-routed packet (LSRR/SSRR option).
+//! header; it is itself an ICMP error message (or too short to tell); the destination is
+//! 255.255.255.255, multicast or in BADADDRS, or the packet arrived as a link-level
+//! broadcast/multicast; the source is not a valid unicast address (0.x.x.x, 127.x.x.x,
+//! 255.255.255.255, multicast, class E, or in BADADDRS); it is a non-first fragment; or a
+//! Redirect is asked for a source-routed packet.
 //!
 //! Arguments:
 //! - `SRC`: the source address of errors (an AddressInfo name is fine).
@@ -36,24 +40,27 @@
 //!   `tosnet`, `toshost`; timeexceeded `transit`, `reassembly`; parameterproblem `erroratptr`,
 //!   `missingopt`, `length`.
 //! - `BADADDRS` (space-separated addresses): broadcast addresses of the router's networks.
-//! - `MTU` (unsigned): next-hop MTU for needfrag.
+//! - `MTU` (unsigned, default 576): the largest error datagram generated.
+//! - `PMTU` (unsigned, default 0): the next-hop MTU reported in fragmentation-needed errors.
 //! - `SET_FIX_ANNO` (bool, default true).
 //!
-//! Handlers: `sent` (r), `drops` (r), `drop_details` (r).
+//! Handlers: `src`, `mtu`, `pmtu` (r/w); `sent` (r), `drops` (r), `drop_details` (r).
 //!
-//! Example: `dt[1] -> ICMPError(198.18.0.1, timeexceeded) -> rt;`
+//! Example: `fr[1] -> ICMPError(198.18.0.1, unreachable, needfrag, PMTU 1500) -> rt;`
 
 use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet, PacketType};
 use sluice_lang::args::{Args, FromArg};
 use sluice_wire::icmp::*;
-use sluice_wire::ipv4::{OPT_LSRR, OPT_SSRR, PROTO_ICMP};
-use sluice_wire::{IcmpPacket, Ipv4OptionKind, Ipv4Packet};
+use sluice_wire::ipv4::{OPT_EOL, OPT_LSRR, OPT_NOP, OPT_SSRR, PROTO_ICMP};
+use sluice_wire::{IcmpPacket, Ipv4Packet};
 
-use crate::ip::common::{
-    details, ip_offset, is_martian_src, pull_sorted, push_sorted, IpArg, IpList, Verdict,
-};
+use crate::ip::common::{details, ip_offset, pull_sorted, push_sorted, IpArg, IpList, Verdict};
+
+/// The IP ID of the next error, shared by every ICMPError as Click's is.
+static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 
 const REASONS: [&str; 6] = [
     "bad IP header",
@@ -148,43 +155,57 @@ pub(crate) fn read_type_code(args: &mut Args) -> Result<(u8, u8), ()> {
     Ok((ty, code))
 }
 
+/// The offset, in IP header `h`, of a usable loose or strict source route option (its
+/// pointer at an address boundary inside the option).
+fn source_route(h: &[u8]) -> Option<usize> {
+    let mut i = 20;
+    while i < h.len() {
+        match h[i] {
+            OPT_NOP => i += 1,
+            OPT_EOL => return None,
+            t => {
+                let len = *h.get(i + 1)? as usize;
+                if len < 2 || i + len > h.len() {
+                    return None;
+                }
+                if (t == OPT_LSRR || t == OPT_SSRR) && len >= 3 {
+                    let ptr = h[i + 2] as usize;
+                    if ptr >= 4 && ptr.is_multiple_of(4) && ptr <= len + 1 {
+                        return Some(i);
+                    }
+                }
+                i += len;
+            }
+        }
+    }
+    None
+}
+
 /// The ICMPError element.
 pub struct ICMPError {
     src: Ipv4Addr,
     ty: u8,
     code: u8,
     bad: Vec<Ipv4Addr>,
-    mtu: Option<u16>,
+    mtu: u32,
+    pmtu: u16,
     set_fix: bool,
-    id: u16,
     sent: u64,
     drops: [u64; 6],
 }
 
 impl ICMPError {
+    /// True unless `a` is limited broadcast, multicast or a BADADDRS address.
+    fn unicast(&self, a: Ipv4Addr) -> bool {
+        !(a.is_broadcast() || a.is_multicast() || self.bad.contains(&a))
+    }
+
     /// Why no error may be sent for `ip`, if so.
     fn refuse(&self, p: &Packet, b: &[u8]) -> Option<usize> {
         let ip = match Ipv4Packet::new_checked_truncated(b) {
             Ok(ip) => ip,
             Err(_) => return Some(0),
         };
-        let (src, dst) = (ip.src(), ip.dst());
-        if src.is_unspecified() || is_martian_src(src) || self.bad.contains(&src) {
-            return Some(1);
-        }
-        if dst.is_broadcast()
-            || dst.is_multicast()
-            || self.bad.contains(&dst)
-            || matches!(
-                p.anno().packet_type,
-                PacketType::Broadcast | PacketType::Multicast
-            )
-        {
-            return Some(2);
-        }
-        if ip.frag_offset() != 0 {
-            return Some(3);
-        }
         if ip.protocol() == PROTO_ICMP {
             // An unreadable ICMP header counts as an error message: never answer it.
             match IcmpPacket::new_checked(ip.payload()) {
@@ -192,17 +213,24 @@ impl ICMPError {
                 _ => return Some(4),
             }
         }
-        if self.ty == TYPE_REDIRECT {
-            let sr = ip.option_iter().any(|o| {
-                matches!(
-                    o,
-                    Ok(o) if matches!(o.kind, Ipv4OptionKind::LooseSourceRoute(_) | Ipv4OptionKind::StrictSourceRoute(_))
-                        || matches!(o.kind, Ipv4OptionKind::Unknown { kind, .. } if kind == OPT_LSRR || kind == OPT_SSRR)
-                )
-            });
-            if sr {
-                return Some(5);
-            }
+        if !self.unicast(ip.dst())
+            || matches!(
+                p.anno().packet_type,
+                PacketType::Broadcast | PacketType::Multicast
+            )
+        {
+            return Some(2);
+        }
+        let src = ip.src();
+        let net = src.octets()[0];
+        if !self.unicast(src) || net == 0 || net == 127 || net >= 240 {
+            return Some(1);
+        }
+        if ip.frag_offset() != 0 {
+            return Some(3);
+        }
+        if self.ty == TYPE_REDIRECT && source_route(&b[..ip.header_len()]).is_some() {
+            return Some(5);
         }
         None
     }
@@ -214,51 +242,68 @@ impl ICMPError {
             self.drops[r] += 1;
             return Verdict::Out(1, p);
         }
-        let _ = cx;
         let ip = Ipv4Packet::new_unchecked(b);
-        let hl = ip.header_len();
-        let avail = (ip.total_len() as usize).min(b.len());
-        let quote = (hl + 8).min(avail);
-        let len = 20 + 8 + quote;
+        let orig_hl = ip.header_len();
+        let param_off = p.anno().param_off as usize;
+        // The source route travelled so far, unless a parameter problem points into it.
+        let sr = source_route(&b[..orig_hl]).filter(|&o| {
+            !(self.ty == TYPE_PARAM_PROBLEM
+                && self.code == PARAMPROB_ERRATPTR
+                && (o..o + b[o + 1] as usize).contains(&param_off))
+        });
+        let (opt_len, hl) = match sr {
+            Some(o) => {
+                let olen = b[o + 2] as usize - 1;
+                (olen, (20 + olen + 3) & !3)
+            }
+            None => (0, 20),
+        };
+        let quote = (self.mtu as usize).saturating_sub(hl + 8).min(b.len());
+        let len = hl + 8 + quote;
         let mut q = Packet::new(len);
-        q.anno_mut().timestamp = p.anno().timestamp;
-        self.id = self.id.wrapping_add(1);
+        q.anno_mut().timestamp = cx.now();
         let orig_src = ip.src();
         {
             let d = q.data_mut();
-            d[28..].copy_from_slice(&b[..quote]);
-            let mut h = Ipv4Packet::new_unchecked(&mut d[..20]);
+            d[hl + 8..].copy_from_slice(&b[..quote]);
+            if let Some(o) = sr {
+                // Type, length, pointer at the first address, then the hops reversed.
+                let opt = &mut d[20..hl];
+                opt.fill(OPT_EOL);
+                opt[..3].copy_from_slice(&[b[o], opt_len as u8, 4]);
+                let hops = &b[o + 3..o + opt_len];
+                for (k, hop) in hops.chunks_exact(4).rev().enumerate() {
+                    opt[3 + 4 * k..7 + 4 * k].copy_from_slice(hop);
+                }
+            }
+            let mut h = Ipv4Packet::new_unchecked(&mut d[..hl]);
             h.set_version(4);
-            h.set_header_len(20);
-            h.set_tos(ip.tos());
+            h.set_header_len(hl);
+            h.set_tos(0);
             h.set_total_len(len as u16);
-            h.set_ident(self.id);
+            h.set_ident(NEXT_ID.fetch_add(1, Ordering::Relaxed) as u16);
             h.set_flags_frag(0);
-            h.set_ttl(255);
+            h.set_ttl(200);
             h.set_protocol(PROTO_ICMP);
             h.set_src(self.src);
             h.set_dst(orig_src);
             h.fill_checksum();
-            let mut icmp = IcmpPacket::new_unchecked(&mut d[20..]);
+            let mut icmp = IcmpPacket::new_unchecked(&mut d[hl..]);
             icmp.set_msg_type(self.ty);
             icmp.set_code(self.code);
             icmp.set_rest_of_header(0);
             match self.ty {
                 TYPE_REDIRECT => icmp.set_gateway(p.dst_ip_anno()),
-                TYPE_UNREACH if self.code == UNREACH_NEEDFRAG => {
-                    let anno = crate::ip::ip_fragmenter_mtu_anno(&p);
-                    let mtu = self.mtu.unwrap_or(if anno != 0 { anno } else { 576 });
-                    icmp.set_next_hop_mtu(mtu);
-                }
+                TYPE_UNREACH if self.code == UNREACH_NEEDFRAG => icmp.set_next_hop_mtu(self.pmtu),
                 TYPE_PARAM_PROBLEM if self.code == PARAMPROB_ERRATPTR => {
-                    icmp.set_pointer(p.anno().param_off.min(255) as u8)
+                    icmp.set_pointer(param_off.min(255) as u8)
                 }
                 _ => {}
             }
             icmp.fill_checksum();
         }
         q.set_network_offset(0);
-        q.set_transport_offset(20);
+        q.set_transport_offset(hl as isize);
         q.set_dst_ip_anno(orig_src);
         q.anno_mut().fix_ip_src = self.set_fix;
         self.sent += 1;
@@ -270,8 +315,9 @@ impl Element for ICMPError {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.src = args.read_mp::<IpArg>("SRC")?.0;
         (self.ty, self.code) = read_type_code(args)?;
-        self.bad = args.read::<IpList>("BADADDRS")?.unwrap_or_default().0;
-        self.mtu = args.read::<u16>("MTU")?;
+        self.bad = args.read_p::<IpList>("BADADDRS")?.unwrap_or_default().0;
+        self.mtu = args.read("MTU")?.unwrap_or(576);
+        self.pmtu = args.read("PMTU")?.unwrap_or(0);
         self.set_fix = args.read::<bool>("SET_FIX_ANNO")?.unwrap_or(true);
         Ok(())
     }
@@ -287,6 +333,9 @@ impl Element for ICMPError {
     fn handlers(&self) -> &'static [Handler] {
         const {
             &[
+                Handler::rw("src"),
+                Handler::rw("mtu"),
+                Handler::rw("pmtu"),
                 Handler::r("sent"),
                 Handler::r("drops"),
                 Handler::r("drop_details"),
@@ -296,11 +345,24 @@ impl Element for ICMPError {
 
     fn read_handler(&self, name: &str) -> Option<String> {
         Some(match name {
+            "src" => self.src.to_string(),
+            "mtu" => self.mtu.to_string(),
+            "pmtu" => self.pmtu.to_string(),
             "sent" => self.sent.to_string(),
             "drops" => self.drops.iter().sum::<u64>().to_string(),
             "drop_details" => details(&REASONS, &self.drops),
             _ => return None,
         })
+    }
+
+    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
+        match name {
+            "src" => self.src = IpArg::from_arg(v)?.0,
+            "mtu" => self.mtu = u32::from_arg(v)?,
+            "pmtu" => self.pmtu = u16::from_arg(v)?,
+            _ => return Err(format!("no write handler '{}'", name)),
+        }
+        Ok(())
     }
 }
 
@@ -317,9 +379,9 @@ pub const CLASS: ElementClass = ElementClass {
             ty: 0,
             code: 0,
             bad: Vec::new(),
-            mtu: None,
+            mtu: 576,
+            pmtu: 0,
             set_fix: true,
-            id: 0,
             sent: 0,
             drops: [0; 6],
         })

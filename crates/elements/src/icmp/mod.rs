@@ -2,6 +2,7 @@
 
 use sluice_core::ElementClass;
 
+mod check_icmp_header;
 mod icmp_error;
 mod icmp_ping_responder;
 
@@ -9,4 +10,8 @@ pub(crate) use icmp_error::read_type_code;
 pub use icmp_error::{parse_code, parse_type};
 
 /// Classes of this family.
-pub const CLASSES: &[ElementClass] = &[icmp_error::CLASS, icmp_ping_responder::CLASS];
+pub const CLASSES: &[ElementClass] = &[
+    check_icmp_header::CLASS,
+    icmp_error::CLASS,
+    icmp_ping_responder::CLASS,
+];

@@ -1,12 +1,21 @@
-//! Trace I/O: pcap files (FromDump, ToDump).
+//! Trace I/O: pcap files (FromDump, ToDump) and IP summary dumps (FromIPSummaryDump,
+//! ToIPSummaryDump).
 
 use sluice_core::{ElementClass, Packet};
 
 pub mod from_dump;
+mod from_ip_summary_dump;
+pub mod ipsumdump;
 pub mod to_dump;
+mod to_ip_summary_dump;
 
 /// Classes of this family.
-pub const CLASSES: &[ElementClass] = &[from_dump::CLASS, to_dump::CLASS];
+pub const CLASSES: &[ElementClass] = &[
+    from_dump::CLASS,
+    from_ip_summary_dump::CLASS,
+    to_dump::CLASS,
+    to_ip_summary_dump::CLASS,
+];
 
 /// Where the extra-length annotation lives in `Anno::user` (bytes 12..16, little-endian),
 /// until the engine has a dedicated field: the bytes a capture cut off (original length minus

@@ -2,31 +2,37 @@
 //!
 //! Synopsis: `AddressInfo(NAME ADDRESS [ADDRESS...], ...)`
 //!
-//! Ports: none. Each argument gives a NAME followed by one or more addresses: an IPv4
-//! address, an IPv4 address with prefix (`18.26.4.1/24`), an IPv4 network prefix, or an
-//! Ethernet address. Other elements configured after this one may then use the name wherever
-//! they expect an address:
-//! - `NAME` or `NAME:ip` — the IPv4 address (in an IP address argument);
-//! - `NAME` or `NAME:eth` — the Ethernet address (in an Ethernet address argument);
-//! - `NAME` or `NAME:net` — the network prefix (in a prefix argument, e.g. a route);
-//! - `NAME:bcast` — the subnet broadcast address; `NAME:gw` is not supported.
+//! Ports: none. Each argument gives a NAME followed by one or more addresses: IPv4
+//! addresses, IPv4 prefixes (`198.18.1.0/24`; `198.18.1.1/24` is both an address and a
+//! prefix), Ethernet addresses, IPv6 addresses and IPv6 prefixes. A word that is one kind of
+//! address defines that kind for NAME; a word of several kinds defines only the kinds not
+//! yet defined. Other elements may then use the name wherever they expect an address, and
+//! the argument's type picks the meaning:
+//! - an IPv4 address argument: `NAME`, `NAME:ip` (`:ip4`) — the address; `NAME:bcast` — the
+//!   prefix's broadcast address; `NAME:gw` — the prefix's first host;
+//! - an IPv4 prefix argument: `NAME` — the address as a /32 when NAME has one, else the
+//!   prefix; `NAME:ipnet` (`:net`, `:ip4net`) — the prefix; `NAME/LEN`;
+//! - an Ethernet address argument: `NAME`, `NAME:eth` (`:ether`, `:ethernet`);
+//! - IPv6 arguments: `NAME`, `NAME:ip6`; `NAME:ip6net`.
 //!
 //! AddressInfo is configured before every other element, wherever it is declared, and its
-//! names work in the address arguments of every element.
+//! names work in the address arguments of every element. Names are global to the
+//! configuration (Click scopes them to their compound element).
 //!
-//! Handlers: `table` (r) — one line per name: `NAME IP/LEN ETH`.
+//! Handlers: `table` (r) — one line per name: the name, then its IPv4 address, IPv4
+//! prefix, Ethernet address, IPv6 address and IPv6 prefix, those it has.
 //!
 //! Example:
 //! ```text
-//! AddressInfo(eth0 198.18.0.1/24 00:00:c0:ae:67:ef, eth1 198.19.0.1/24 00:00:c0:4f:71:ef);
-//! ARPResponder(eth0) -> ...; ... -> ARPQuerier(eth0) -> ...
+//! AddressInfo(r0 198.18.1.1 198.18.1.0/24 02:00:00:00:01:01);
+//! ARPResponder(r0) -> ...;                // answers for 198.18.1.1 with 02:00:00:00:01:01
+//! rt :: LinearIPLookup(r0 0, r0:ipnet 1); // 198.18.1.1/32 and 198.18.1.0/24
 //! ```
 
-use std::net::Ipv4Addr;
+use std::fmt::Write;
 
 use sluice_core::{ConfigCx, Element, ElementClass, Handler};
 use sluice_lang::args::{split_words, Args};
-use sluice_wire::{EtherAddr, Ipv4Prefix};
 
 pub use sluice_lang::names::{define, lookup, lookup_eth, lookup_ip, lookup_prefix, AddressEntry};
 
@@ -34,32 +40,6 @@ pub use sluice_lang::names::{define, lookup, lookup_eth, lookup_ip, lookup_prefi
 #[derive(Default)]
 pub struct AddressInfo {
     names: Vec<(String, AddressEntry)>,
-}
-
-fn parse_entry(words: &[String]) -> Result<AddressEntry, String> {
-    let mut e = AddressEntry::default();
-    for w in words {
-        if let Ok(a) = w.parse::<Ipv4Addr>() {
-            e.ip = Some(a);
-        } else if let Ok(a) = w.parse::<EtherAddr>() {
-            e.eth = Some(a);
-        } else if let Some((a, l)) = w.split_once('/') {
-            let a: Ipv4Addr = a.parse().map_err(|_| format!("bad address '{}'", w))?;
-            let len = match l.parse::<u8>() {
-                Ok(n) if n <= 32 => n,
-                _ => {
-                    let m: Ipv4Addr = l.parse().map_err(|_| format!("bad prefix '{}'", w))?;
-                    Ipv4Prefix::mask_to_len(u32::from(m))
-                        .ok_or_else(|| format!("bad netmask '{}'", w))?
-                }
-            };
-            e.ip = Some(a);
-            e.prefix_len = Some(len);
-        } else {
-            return Err(format!("bad address '{}'", w));
-        }
-    }
-    Ok(e)
 }
 
 impl Element for AddressInfo {
@@ -71,21 +51,23 @@ impl Element for AddressInfo {
         let mut ok = true;
         for a in args.rest() {
             let w = split_words(&a);
+            if w.is_empty() {
+                continue;
+            }
             if w.len() < 2 {
-                args.error(format!("expected 'NAME ADDRESS...', got '{}'", a));
+                args.error("expected 'NAME [ADDRS]'");
                 ok = false;
                 continue;
             }
-            match parse_entry(&w[1..]) {
-                Ok(e) => {
-                    define(&w[0], e);
-                    self.names.push((w[0].clone(), e));
-                }
-                Err(m) => {
-                    args.error(format!("{}: {}", w[0], m));
+            let mut e = AddressEntry::default();
+            for word in &w[1..] {
+                if !e.add_word(word) {
+                    args.error(format!("'{}' is not a recognizable address", word));
                     ok = false;
                 }
             }
+            define(&w[0], e);
+            self.names.push((w[0].clone(), e));
         }
         if ok {
             Ok(())
@@ -105,14 +87,20 @@ impl Element for AddressInfo {
         let mut s = String::new();
         for (n, e) in &self.names {
             s.push_str(n);
-            if let Some(ip) = e.ip {
-                s.push_str(&format!(" {}", ip));
-                if let Some(l) = e.prefix_len {
-                    s.push_str(&format!("/{}", l));
-                }
+            if let Some(a) = e.ip {
+                let _ = write!(s, " {}", a);
             }
-            if let Some(eth) = e.eth {
-                s.push_str(&format!(" {}", eth));
+            if let Some((a, l)) = e.net {
+                let _ = write!(s, " {}/{}", a, l);
+            }
+            if let Some(a) = e.eth {
+                let _ = write!(s, " {}", a);
+            }
+            if let Some(a) = e.ip6 {
+                let _ = write!(s, " {}", a);
+            }
+            if let Some(p) = e.ip6net {
+                let _ = write!(s, " {}", p);
             }
             s.push('\n');
         }
@@ -129,27 +117,3 @@ pub const CLASS: ElementClass = ElementClass {
     source: include_str!("address_info.rs"),
     make: || Box::new(AddressInfo::default()),
 };
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_resolve() {
-        let e = parse_entry(&["198.18.4.1/24".into(), "00:01:02:03:04:05".into()]).unwrap();
-        define("t_eth0", e);
-        assert_eq!(lookup_ip("t_eth0"), Some(Ipv4Addr::new(198, 18, 4, 1)));
-        assert_eq!(lookup_ip("t_eth0:ip"), Some(Ipv4Addr::new(198, 18, 4, 1)));
-        assert_eq!(
-            lookup_ip("t_eth0:bcast"),
-            Some(Ipv4Addr::new(198, 18, 4, 255))
-        );
-        assert_eq!(
-            lookup_prefix("t_eth0:net"),
-            Some(Ipv4Prefix::new(Ipv4Addr::new(198, 18, 4, 0), 24))
-        );
-        assert_eq!(lookup_eth("t_eth0:eth").unwrap().0, [0, 1, 2, 3, 4, 5]);
-        assert_eq!(lookup_ip("nope"), None);
-        assert!(parse_entry(&["x".into()]).is_err());
-    }
-}

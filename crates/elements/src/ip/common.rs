@@ -10,21 +10,13 @@ use sluice_lang::args::{split_words, FromArg};
 use sluice_wire::ipv4::HEADER_LEN;
 use sluice_wire::{EtherAddr, Ipv4Packet, Ipv4Prefix, Ipv4Repr};
 
-use super::address_info;
-
 /// An IPv4 address argument: dotted quad, or an AddressInfo name (`eth0`, `eth0:ip`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IpArg(pub Ipv4Addr);
 
 impl FromArg for IpArg {
     fn from_arg(s: &str) -> Result<Self, String> {
-        let t = s.trim();
-        if let Ok(a) = t.parse() {
-            return Ok(IpArg(a));
-        }
-        address_info::lookup_ip(t)
-            .map(IpArg)
-            .ok_or_else(|| "expected IP address".into())
+        Ipv4Addr::from_arg(s).map(IpArg)
     }
 }
 
@@ -58,29 +50,18 @@ pub struct EthArg(pub EtherAddr);
 
 impl FromArg for EthArg {
     fn from_arg(s: &str) -> Result<Self, String> {
-        let t = s.trim();
-        if let Ok(a) = t.parse() {
-            return Ok(EthArg(a));
-        }
-        address_info::lookup_eth(t)
-            .map(EthArg)
-            .ok_or_else(|| "expected Ethernet address".into())
+        EtherAddr::from_arg(s).map(EthArg)
     }
 }
 
-/// An IPv4 prefix argument: `A.B.C.D/LEN`, `A.B.C.D/MASK`, `A.B.C.D MASK`, or an
-/// AddressInfo name (`eth0` or `eth0:net` give the interface's network prefix).
+/// An IPv4 prefix argument: `A.B.C.D/LEN`, `A.B.C.D/MASK`, `A.B.C.D MASK`, a bare address,
+/// or an AddressInfo name (its address as a /32; `NAME:ipnet` for its network prefix).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PrefixArg(pub Ipv4Prefix);
 
 impl FromArg for PrefixArg {
     fn from_arg(s: &str) -> Result<Self, String> {
-        if let Ok(p) = Ipv4Prefix::from_arg(s) {
-            return Ok(PrefixArg(p));
-        }
-        address_info::lookup_prefix(s.trim())
-            .map(PrefixArg)
-            .ok_or_else(|| "expected IP prefix".into())
+        Ipv4Prefix::from_arg(s).map(PrefixArg)
     }
 }
 

@@ -46,6 +46,9 @@ const CONFIG: &str = "
     misc2 :: FuzzInject -> SetIPDSCP(10) -> StoreIPAddress(dst) -> GetIPAddress(src)
         -> MarkIPCE(FORCE true) -> UDPIPEncap(198.18.0.1, 1234, DST_ANNO, 9)
         -> ICMPIPEncap(198.18.0.1, 198.18.0.2, echo) -> Discard;
+    l4 :: FuzzInject -> ct :: CheckTCPHeader -> SetTCPChecksum(true) -> Discard;
+    ct[1] -> cu :: CheckUDPHeader -> SetUDPChecksum -> Discard; cu[1] -> CheckICMPHeader -> Discard;
+    l4b :: FuzzInject -> SetTCPChecksum(true) -> SetUDPChecksum -> CheckICMPHeader -> Discard;
 ";
 
 thread_local! {
@@ -100,13 +103,16 @@ fn tweak(data: &[u8]) -> u8 {
     data.iter().fold(0u8, |a, b| a.wrapping_add(*b))
 }
 
-/// CheckIPHeader / CheckIPHeader2 and what follows them.
+/// CheckIPHeader / CheckIPHeader2 and what follows them; the TCP, UDP and ICMP header
+/// checks and checksum setters.
 pub fn check_ip_header(data: &[u8]) {
     with_router(|r| {
         inject(r, "chk", data, tweak(data));
         inject(r, "chk2", data, tweak(data));
         inject(r, "misc", data, tweak(data));
         inject(r, "misc2", data, tweak(data));
+        inject(r, "l4", data, tweak(data));
+        inject(r, "l4b", data, tweak(data));
     });
 }
 

@@ -7,9 +7,8 @@
 //! Expects IP packets with the network header annotation (or starting with their IP header).
 //! Packets whose IP total length is at most MTU leave by output 0 unchanged. Larger packets:
 //! - with the Don't Fragment bit set (and HONOR_DF true, the default) go to output 1 — connect
-//!   it to `ICMPError(ADDR, unreachable, needfrag)` — with the MTU stored in the packet's MTU
-//!   annotation (user annotation bytes 0–1, big-endian) so ICMPError can report it; without
-//!   output 1 they are dropped. Counted in `drops`.
+//!   it to `ICMPError(ADDR, unreachable, needfrag, PMTU MTU)`; without output 1 they are
+//!   dropped. Counted in `drops`.
 //! - otherwise are split into fragments of at most MTU bytes, sent in order on output 0. Each
 //!   fragment carries at most `(MTU − header length) & ~7` data bytes, its fragment offset
 //!   (added to the original's) and More Fragments on all but the last (which keeps the
@@ -26,7 +25,7 @@
 //! `drops` (r): DF packets too big. `malformed` (r). `mtu` (rw).
 //!
 //! Example: `fr :: IPFragmenter(1500) -> arpq; fr[1] -> ICMPError(198.18.0.1, unreachable,
-//! needfrag) -> rt;`
+//! needfrag, PMTU 1500) -> rt;`
 
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet};
 use sluice_lang::args::{Args, FromArg};
@@ -44,17 +43,6 @@ pub struct IPFragmenter {
     fragmented: u64,
     drops: u64,
     malformed: u64,
-}
-
-/// Stores an MTU in a packet's MTU annotation (user bytes 0–1).
-pub fn set_mtu_anno(p: &mut Packet, mtu: u16) {
-    p.anno_mut().user[0..2].copy_from_slice(&mtu.to_be_bytes());
-}
-
-/// Reads a packet's MTU annotation (0 if unset).
-pub fn mtu_anno(p: &Packet) -> u16 {
-    let u = &p.anno().user;
-    u16::from_be_bytes([u[0], u[1]])
 }
 
 /// The header of later fragments: the fixed header plus the options to copy, padded.
@@ -108,8 +96,6 @@ impl IPFragmenter {
             if self.verbose {
                 eprintln!("{}: DF packet of {} bytes too big", cx.name(), total);
             }
-            let mut p = p;
-            set_mtu_anno(&mut p, self.mtu.min(u16::MAX as usize) as u16);
             if cx.noutputs() > 1 {
                 o1.add(p, cx);
             }

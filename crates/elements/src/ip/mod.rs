@@ -14,6 +14,7 @@ mod icmp_ip_encap;
 mod ip_encap;
 mod ip_fragmenter;
 mod ip_gw_options;
+mod ip_mirror;
 mod ip_print;
 mod ip_reassembler;
 mod mark_ip_ce;
@@ -24,7 +25,6 @@ mod store_ip_address;
 mod strip_ip_header;
 mod udp_ip_encap;
 
-pub use ip_fragmenter::{mtu_anno as ip_fragmenter_mtu_anno, set_mtu_anno};
 pub use ip_gw_options::process_options;
 
 /// Classes of this family.
@@ -40,6 +40,7 @@ pub const CLASSES: &[ElementClass] = &[
     ip_encap::CLASS,
     ip_fragmenter::CLASS,
     ip_gw_options::CLASS,
+    ip_mirror::CLASS,
     ip_print::CLASS,
     ip_reassembler::CLASS,
     mark_ip_ce::CLASS,

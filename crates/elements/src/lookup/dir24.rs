@@ -62,6 +62,32 @@ impl Dir24 {
     pub fn chunks(&self) -> usize {
         self.chunk_base.len() - self.free.len()
     }
+
+    /// The next hops of the /16 `block` as ranges: `(first address's low 16 bits, next hop)`,
+    /// in address order, each differing from the one before.
+    pub fn block_ranges(&self, block: usize, out: &mut Vec<(u16, u32)>) {
+        out.clear();
+        let mut add = |low: usize, info: u32| {
+            let nh = if info == 0 {
+                NH_NONE
+            } else {
+                info & 0x00ff_ffff
+            };
+            if out.last().is_none_or(|l| l.1 != nh) {
+                out.push((low as u16, nh));
+            }
+        };
+        for (k, &e) in self.tbl24[block << 8..(block + 1) << 8].iter().enumerate() {
+            if e & CHUNK == 0 {
+                add(k << 8, e);
+            } else {
+                let c = (e & !CHUNK) as usize;
+                for (j, &x) in self.tbl8[c << 8..(c + 1) << 8].iter().enumerate() {
+                    add(k << 8 | j, x);
+                }
+            }
+        }
+    }
 }
 
 impl Lpm for Dir24 {

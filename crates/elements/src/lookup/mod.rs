@@ -1,6 +1,6 @@
 //! IPv4 route lookup elements: LinearIPLookup, StaticIPLookup, LookupIPRoute, RadixIPLookup,
-//! DirectIPLookup. The route table and lookup structures are shared (`table`, `radix`,
-//! `dir24`); the element files are thin.
+//! DirectIPLookup, RangeIPLookup. The route table and lookup structures are shared (`table`,
+//! `radix`, `dir24`, `range`); the element files are thin.
 
 use sluice_core::ElementClass;
 
@@ -11,6 +11,8 @@ mod linear_ip_lookup;
 mod lookup_ip_route;
 pub mod radix;
 mod radix_ip_lookup;
+pub mod range;
+mod range_ip_lookup;
 mod static_ip_lookup;
 pub mod table;
 
@@ -20,5 +22,6 @@ pub const CLASSES: &[ElementClass] = &[
     linear_ip_lookup::CLASS,
     lookup_ip_route::CLASS,
     radix_ip_lookup::CLASS,
+    range_ip_lookup::CLASS,
     static_ip_lookup::CLASS,
 ];

@@ -28,13 +28,20 @@ pub fn mask_of(len: u8) -> u32 {
 }
 
 /// Parses an IPv4 prefix in Click's forms: `A.B.C.D/LEN`, `A.B.C.D/M.A.S.K`, a bare address
-/// (`/32`), and abbreviated network addresses (`18.26.4/24`, `10/8`, `0/0`). Host bits are
-/// cleared.
+/// (`/32`), abbreviated network addresses (`18.26.4/24`, `10/8`, `0/0`), and AddressInfo
+/// names (a name's address as a /32 before its prefix; `NAME:ipnet` for the prefix). Host
+/// bits are cleared.
 pub fn parse_prefix(s: &str) -> Result<(u32, u8), String> {
     let s = s.trim();
-    if let Some(p) = sluice_lang::names::lookup_prefix(s) {
-        return Ok((u32::from(p.addr), p.len));
-    }
+    parse_literal_prefix(s).or_else(|e| {
+        use sluice_lang::args::FromArg;
+        sluice_wire::Ipv4Prefix::from_arg(s)
+            .map(|p| (u32::from(p.addr), p.len))
+            .map_err(|_| e)
+    })
+}
+
+fn parse_literal_prefix(s: &str) -> Result<(u32, u8), String> {
     let bad = || format!("expected IP prefix, got '{}'", s);
     let (a, m) = match s.split_once('/') {
         Some((a, m)) => (a, Some(m)),
@@ -114,11 +121,8 @@ impl Route {
         let (gw, out) = match rest {
             [out] => (0, *out),
             [gw, out] => {
-                let g: Ipv4Addr = gw
-                    .parse()
-                    .ok()
-                    .or_else(|| sluice_lang::names::lookup_ip(gw))
-                    .ok_or_else(|| format!("bad gateway '{}' in route '{}'", gw, s.trim()))?;
+                let g = <Ipv4Addr as sluice_lang::args::FromArg>::from_arg(gw)
+                    .map_err(|_| format!("bad gateway '{}' in route '{}'", gw, s.trim()))?;
                 (u32::from(g), *out)
             }
             _ => unreachable!(),

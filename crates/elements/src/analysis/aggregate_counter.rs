@@ -1,0 +1,311 @@
+//! AggregateCounter — counts packets or bytes per aggregate annotation
+//!
+//! Synopsis: `AggregateCounter([keywords BYTES, IP_BYTES, MULTIPACKET, EXTRA_LENGTH,
+//! AGGREGATE_STOP, AGGREGATE_FREEZE, AGGREGATE_CALL, COUNT_STOP, COUNT_FREEZE, COUNT_CALL,
+//! BANNER])`
+//!
+//! Ports: 1 or 2 inputs, 1 or 2 outputs, agnostic.
+//!
+//! Keeps a count for each value of the packets' aggregate annotation (set by
+//! FromIPSummaryDump's `aggregate` field, AggregateIPFlows, …): packets, or bytes with BYTES.
+//! A frozen counter only updates aggregates it already has; input 1 is always frozen. With
+//! two outputs, counted packets leave on output 0 and the others on output 1; with one, every
+//! packet leaves on output 0. While inactive nothing is counted.
+//!
+//! The files written by the `write_*` handlers start with `!IPAggregate 1.0`, the BANNER,
+//! and `!num_nonzero N`, then one line per aggregate with a nonzero count, in increasing
+//! aggregate order: `AGG COUNT` (`write_text_file`, `write_ascii_file`), the aggregate as an
+//! IPv4 address after a `!ip` line (`write_ip_file`), or, after `!packed_le`, 8-byte
+//! little-endian records of aggregate and count (`write_file`). The file name `-` is standard
+//! output.
+//!
+//! Arguments:
+//! - `BYTES` (bool, default false): count bytes. `IP_BYTES` (bool, default false): not the
+//!   bytes before the network header. `EXTRA_LENGTH` (bool, default true): add the
+//!   extra-length annotation to byte counts. `MULTIPACKET` (bool): accepted (every packet
+//!   counts once).
+//! - `AGGREGATE_STOP N`, `AGGREGATE_FREEZE N`, `AGGREGATE_CALL 'N HANDLER [VALUE]'`: when a
+//!   new aggregate arrives after N have been seen, stop the router (and go inactive), freeze,
+//!   or call the write handler (at most one of the three).
+//! - `COUNT_STOP N`, `COUNT_FREEZE N`, `COUNT_CALL 'N HANDLER [VALUE]'`: the same once the
+//!   total count reaches N.
+//! - `BANNER` (string): written after the first line of every file.
+//!
+//! Handlers: `write_text_file`, `write_ascii_file`, `write_ip_file`, `write_file` (w: file
+//! name); `freeze` (rw), `active` (rw), `stop` (w), `banner` (rw), `nagg` (r: aggregates
+//! seen), `clear` (w: forget every count).
+//!
+//! Example: `FromIPSummaryDump(-, STOP true) -> ac :: AggregateCounter -> Discard;
+//! DriverManager(wait_pause, write ac.write_text_file -)`
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::net::Ipv4Addr;
+
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_lang::args::Args;
+
+use crate::io::extra_length;
+use crate::ip::common::{parse_bool, push_sorted, Verdict};
+
+/// What happens when a threshold is reached.
+#[derive(Clone, Debug)]
+enum Action {
+    Stop,
+    Freeze,
+    Call(String, String),
+}
+
+/// A threshold and its action.
+type Trigger = Option<(u64, Action)>;
+
+/// The AggregateCounter element.
+pub struct AggregateCounter {
+    counts: BTreeMap<u32, u64>,
+    total: u64,
+    bytes: bool,
+    ip_bytes: bool,
+    extra_length: bool,
+    frozen: bool,
+    active: bool,
+    banner: String,
+    on_agg: Trigger,
+    on_count: Trigger,
+}
+
+/// Reads the STOP, FREEZE and CALL keywords of one family (`AGGREGATE` or `COUNT`).
+fn read_trigger(args: &mut Args, what: &str) -> Result<Trigger, ()> {
+    let stop: Option<u64> = args.read(&format!("{what}_STOP"))?;
+    let freeze: Option<u64> = args.read(&format!("{what}_FREEZE"))?;
+    let call: Option<String> = args.read(&format!("{what}_CALL"))?;
+    let n = stop.is_some() as u8 + freeze.is_some() as u8 + call.is_some() as u8;
+    if n > 1 {
+        args.error(format!(
+            "'{what}_FREEZE', '{what}_STOP', and '{what}_CALL' are mutually exclusive"
+        ));
+        return Err(());
+    }
+    if let Some(c) = call {
+        let mut w = c.trim().splitn(3, char::is_whitespace);
+        let (n, h, v) = (w.next(), w.next(), w.next().unwrap_or(""));
+        return match (n.and_then(|n| n.parse().ok()), h) {
+            (Some(n), Some(h)) => Ok(Some((n, Action::Call(h.into(), v.trim().into())))),
+            _ => {
+                args.error(format!("{what}_CALL: expected 'N HANDLER [VALUE]'"));
+                Err(())
+            }
+        };
+    }
+    Ok(stop
+        .map(|n| (n, Action::Stop))
+        .or(freeze.map(|n| (n, Action::Freeze))))
+}
+
+impl AggregateCounter {
+    fn fire(&mut self, a: Action, cx: &mut Cx) {
+        match a {
+            Action::Stop => {
+                self.active = false;
+                cx.request_driver_stop();
+            }
+            Action::Freeze => self.frozen = true,
+            Action::Call(h, v) => {
+                if let Err(e) = cx.write_handler(&h, &v) {
+                    eprintln!("{}: {}: {}", cx.name(), h, e);
+                }
+            }
+        }
+    }
+
+    /// Counts `p`; true when it was counted.
+    fn update(&mut self, p: &Packet, frozen: bool, cx: &mut Cx) -> bool {
+        if !self.active {
+            return false;
+        }
+        let agg = p.anno().aggregate;
+        let known = self.counts.get(&agg).is_some_and(|c| *c > 0);
+        if !known {
+            if frozen || self.frozen {
+                return false;
+            }
+            if let Some((n, _)) = &self.on_agg {
+                if self.counts.len() as u64 >= *n {
+                    let (_, a) = self.on_agg.take().expect("checked above");
+                    self.fire(a, cx);
+                    return self.update(p, frozen, cx);
+                }
+            }
+        }
+        let amount = if self.bytes {
+            let mut n = p.len() as u64;
+            if self.extra_length {
+                n += extra_length(p) as u64;
+            }
+            if self.ip_bytes {
+                n -= p.network_offset().filter(|o| *o > 0).unwrap_or(0) as u64;
+            }
+            n
+        } else {
+            1
+        };
+        if amount == 0 {
+            return true;
+        }
+        *self.counts.entry(agg).or_insert(0) += amount;
+        self.total += amount;
+        if self
+            .on_count
+            .as_ref()
+            .is_some_and(|(n, _)| self.total >= *n)
+        {
+            let (_, a) = self.on_count.take().expect("checked above");
+            self.fire(a, cx);
+        }
+        true
+    }
+
+    fn write(&self, file: &str, how: &str) -> Result<(), String> {
+        let mut head = String::from("!IPAggregate 1.0\n");
+        head.push_str(&self.banner);
+        let _ = writeln!(head, "!num_nonzero {}", self.counts.len());
+        let mut body = Vec::new();
+        match how {
+            "ip" => {
+                head.push_str("!ip\n");
+                for (a, c) in &self.counts {
+                    let _ = writeln!(body, "{} {}", Ipv4Addr::from(*a), c);
+                }
+            }
+            "packed" => {
+                head.push_str("!packed_le\n");
+                for (a, c) in &self.counts {
+                    body.extend_from_slice(&a.to_le_bytes());
+                    body.extend_from_slice(&(*c as u32).to_le_bytes());
+                }
+            }
+            _ => {
+                for (a, c) in &self.counts {
+                    let _ = writeln!(body, "{a} {c}");
+                }
+            }
+        }
+        let mut out: Box<dyn Write> = if file == "-" {
+            Box::new(std::io::stdout())
+        } else {
+            Box::new(std::fs::File::create(file).map_err(|e| format!("{file}: {e}"))?)
+        };
+        out.write_all(head.as_bytes())
+            .and_then(|_| out.write_all(&body))
+            .and_then(|_| out.flush())
+            .map_err(|e| format!("{file}: {e}"))
+    }
+}
+
+impl Element for AggregateCounter {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        self.bytes = args.read("BYTES")?.unwrap_or(false);
+        self.ip_bytes = args.read("IP_BYTES")?.unwrap_or(false);
+        let _: Option<bool> = args.read("MULTIPACKET")?;
+        self.extra_length = args.read("EXTRA_LENGTH")?.unwrap_or(true);
+        self.on_agg = read_trigger(args, "AGGREGATE")?;
+        self.on_count = read_trigger(args, "COUNT")?;
+        if let Some(b) = args.read::<String>("BANNER")? {
+            self.banner = b;
+            if !self.banner.is_empty() && !self.banner.ends_with('\n') {
+                self.banner.push('\n');
+            }
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, port: usize, batch: Batch, cx: &mut Cx) {
+        let two = cx.noutputs() > 1;
+        push_sorted(batch, cx, |p, cx| {
+            let counted = self.update(&p, port == 1, cx);
+            Verdict::Out(if counted || !two { 0 } else { 1 }, p)
+        });
+    }
+
+    fn pull(&mut self, port: usize, max: usize, cx: &mut Cx) -> Batch {
+        let b = cx.pull(port, max);
+        for p in b.iter() {
+            self.update(p, port == 1, cx);
+        }
+        b
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const {
+            &[
+                Handler::w("write_text_file"),
+                Handler::w("write_ascii_file"),
+                Handler::w("write_ip_file"),
+                Handler::w("write_file"),
+                Handler::rw("freeze"),
+                Handler::rw("active"),
+                Handler::w("stop"),
+                Handler::rw("banner"),
+                Handler::r("nagg"),
+                Handler::w("clear"),
+            ]
+        }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "freeze" => self.frozen.to_string(),
+            "active" => self.active.to_string(),
+            "banner" => self.banner.clone(),
+            "nagg" => self.counts.len().to_string(),
+            _ => return None,
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, v: &str, cx: &mut Cx) -> Result<(), String> {
+        let file = v.trim();
+        match name {
+            "write_text_file" | "write_ascii_file" => self.write(file, "text")?,
+            "write_ip_file" => self.write(file, "ip")?,
+            "write_file" => self.write(file, "packed")?,
+            "freeze" => self.frozen = parse_bool(v)?,
+            "active" => self.active = parse_bool(v)?,
+            "stop" => self.fire(Action::Stop, cx),
+            "banner" => {
+                self.banner = v.to_string();
+                if !self.banner.is_empty() && !self.banner.ends_with('\n') {
+                    self.banner.push('\n');
+                }
+            }
+            "clear" => {
+                self.counts.clear();
+                self.total = 0;
+            }
+            _ => return Err(format!("no handler {name}")),
+        }
+        Ok(())
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "AggregateCounter",
+    ports: "1-2/1-2",
+    processing: "a/a",
+    flow: "",
+    source: include_str!("aggregate_counter.rs"),
+    make: || {
+        Box::new(AggregateCounter {
+            counts: BTreeMap::new(),
+            total: 0,
+            bytes: false,
+            ip_bytes: false,
+            extra_length: true,
+            frozen: false,
+            active: true,
+            banner: String::new(),
+            on_agg: None,
+            on_count: None,
+        })
+    },
+};

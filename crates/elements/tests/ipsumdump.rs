@@ -1,0 +1,239 @@
+//! Behaviour tests of FromIPSummaryDump and ToIPSummaryDump through real configurations; the
+//! expected lines are Click's outputs for the same inputs (Click's test/analysis,
+//! test/icmp, test/ip and test/standard tests).
+
+mod ip_common;
+
+use std::path::PathBuf;
+
+use ip_common::*;
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sluice-ipsd-{}-{}", name, std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs `conf` (with `DIR` replaced by a fresh directory) to its end and returns the
+/// non-header lines of the summary dump `out` written there.
+fn run(name: &str, conf: &str, files: &[(&str, &str)]) -> Vec<String> {
+    let d = tmp(name);
+    for (f, text) in files {
+        std::fs::write(d.join(f), text).unwrap();
+    }
+    let mut r = router(&conf.replace("DIR", d.to_str().unwrap()));
+    r.run();
+    drop(r);
+    let text = std::fs::read_to_string(d.join("out")).unwrap();
+    let _ = std::fs::remove_dir_all(&d);
+    text.lines()
+        .filter(|l| !l.starts_with('!'))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn icmp_packets_from_data() {
+    // test/analysis/FromIPSummaryDump-02
+    let out = run(
+        "icmp",
+        r#"FromIPSummaryDump(STOP true, CHECKSUM true, DATA "!data src dst icmp_type
+!proto I
+18.26.4.44 10.0.0.4 echo
+10.0.0.4 18.26.4.44 echo-reply")
+    -> c :: CheckICMPHeader -> ToIPSummaryDump(DIR/out, FIELDS src dst icmp_type_name);
+    c[1] -> bad :: TestCapture;"#,
+        &[],
+    );
+    assert_eq!(
+        out,
+        ["18.26.4.44 10.0.0.4 echo", "10.0.0.4 18.26.4.44 echo-reply"]
+    );
+}
+
+#[test]
+fn icmp_error_source_route_through_dumps() {
+    // test/icmp/ICMPError-sourceroute-01
+    let out = run(
+        "sr",
+        "FromIPSummaryDump(DIR/in, STOP true, ZERO true)
+            -> ICMPError(19.19.19.19, timeexceeded) -> CheckIPHeader -> CheckICMPHeader
+            -> ToIPSummaryDump(DIR/out, FIELDS src dst proto payload_len ip_opt);",
+        &[(
+            "in",
+            "!data src sport dst dport proto ip_opt ip_ttl\n\
+             18.26.4.44 20 10.0.0.8 80 T ssrr{128.4.45.60,128.4.49.61,^1.2.3.4,5.6.7.8} 0\n",
+        )],
+    );
+    assert_eq!(
+        out,
+        ["19.19.19.19 18.26.4.44 I 68 ssrr{^128.4.49.61,128.4.45.60}"]
+    );
+}
+
+#[test]
+fn ecn_marks_and_timestamps() {
+    // test/ip/MarkIPCE-01
+    let input = "!data timestamp src dst ip_ecn\n!proto 9\n1.00002 1.0.0.1 1.0.0.2 no\n\
+                 1.00003 1.0.0.2 1.0.0.3 ect1\n1.00004 1.0.0.3 1.0.0.4 ect2\n1.00005 1.0.0.4 1.0.0.5 ce\n";
+    let out = run(
+        "ecn",
+        "FromIPSummaryDump(DIR/in, STOP true, CHECKSUM true) -> CheckIPHeader -> MarkIPCE
+            -> CheckIPHeader -> ToIPSummaryDump(DIR/out, FIELDS timestamp src dst ip_ecn)",
+        &[("in", input)],
+    );
+    assert_eq!(
+        out,
+        [
+            "1.000030 1.0.0.2 1.0.0.3 ce",
+            "1.000040 1.0.0.3 1.0.0.4 ce",
+            "1.000050 1.0.0.4 1.0.0.5 ce"
+        ]
+    );
+}
+
+#[test]
+fn lengths_payloads_and_paint() {
+    // test/standard/Pad-01, the paths without Truncate.
+    let out = run(
+        "pad",
+        "FromIPSummaryDump(DIR/in, STOP true) -> t :: Tee(3) -> Paint(0)
+            -> to :: ToIPSummaryDump(DIR/out, FIELDS paint ip_src ip_len ip_capture_len payload);
+         t[1] -> Paint(1) -> Pad -> to; t[2] -> Paint(4) -> Pad(44) -> to;",
+        &[(
+            "in",
+            "!IPSummaryDump 1.3\n!data ip_src ip_opt tcp_opt ip_len payload\n\
+             1.0.0.1 . . 50 \"HiFart\"\n1.0.0.2 . . - \"HiFart\"\n",
+        )],
+    );
+    let mut out = out;
+    out.sort();
+    assert_eq!(
+        out,
+        [
+            "0 1.0.0.1 50 46 \"HiFart\"",
+            "0 1.0.0.2 46 46 \"HiFart\"",
+            "1 1.0.0.1 50 50 \"HiFart\\000\\000\\000\\000\"",
+            "1 1.0.0.2 46 46 \"HiFart\"",
+            "4 1.0.0.1 50 46 \"HiFart\"",
+            "4 1.0.0.2 46 46 \"HiFart\"",
+        ]
+    );
+}
+
+#[test]
+fn truncated_packets_print_dashes() {
+    // test/analysis/IPSummaryDump-01, truncating here instead of with Truncate.
+    let d = tmp("trunc");
+    let conf = format!(
+        "FromIPSummaryDump(DATA \"!data sport dport tcp_urp tcp_opt\n1 2 3 wscale10\n2 3 4 wscale10\n3 4 5 wscale10\n4 5 6 wscale10\n5 6 7 wscale10\", STOP true) -> got :: TestCapture;
+         i :: TestInject -> t :: ToIPSummaryDump({}/out, FIELDS sport dport tcp_urp tcp_opt)",
+        d.to_str().unwrap()
+    );
+    let mut r = router(&conf);
+    r.run();
+    let got = taken(&mut r, "got");
+    assert_eq!(got.len(), 5);
+    for (mut p, keep) in got.into_iter().zip([usize::MAX, 41, 38, 23, 20]) {
+        if keep < p.len() {
+            let n = p.len() - keep;
+            p.take(n);
+        }
+        inject(&mut r, "i", p);
+    }
+    r.write_path("t.flush", "").unwrap();
+    let text = std::fs::read_to_string(d.join("out")).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('!')).collect();
+    assert_eq!(
+        lines,
+        ["1 2 3 wscale10", "2 3 4 -", "3 4 - -", "4 - - -", "- - - -"]
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn fields_build_the_packet() {
+    let mut r = router(
+        r#"FromIPSummaryDump(DATA "!data timestamp src sport dst dport proto ip_id ip_ttl ip_tos tcp_seq tcp_ack tcp_flags tcp_window ip_fragoff payload_len paint
+!flowid 9.9.9.9 1 8.8.8.8 2 U
+7.5 1.2.3.4 1000 5.6.7.8 80 T 77 9 16 100 200 SA 512 0! 10 3
+8 - - - - - - - - - - - - - - 4", CHECKSUM true, STOP true) -> c :: TestCapture"#,
+    );
+    r.run();
+    let got = taken(&mut r, "c");
+    assert_eq!(got.len(), 2);
+    let d = got[0].data();
+    assert_eq!(d.len(), 50);
+    assert!(header_ok(d));
+    assert_eq!(&d[2..4], &50u16.to_be_bytes());
+    assert_eq!(
+        (d[1], d[4], d[5], d[6], d[8], d[9]),
+        (16, 0, 77, 0x40, 9, 6)
+    );
+    assert_eq!(&d[12..20], &[1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(&d[20..24], &[0x03, 0xe8, 0, 80]);
+    assert_eq!(&d[24..28], &100u32.to_be_bytes());
+    assert_eq!((d[32], d[33]), (0x50, 0x12));
+    assert_eq!(got[0].anno().paint, 3);
+    assert_eq!(got[0].timestamp().subsec_nanos(), 500_000_000);
+    // The second line takes the flow from `!flowid`: UDP with its length set.
+    let u = got[1].data();
+    assert_eq!((u[9], u.len()), (17, 28));
+    assert_eq!(&u[12..20], &[9, 9, 9, 9, 8, 8, 8, 8]);
+    assert_eq!(&u[20..26], &[0, 1, 0, 2, 0, 8]);
+    assert_eq!(got[1].anno().paint, 4);
+}
+
+#[test]
+fn bad_lines_are_counted() {
+    let mut r = router(
+        r#"f :: FromIPSummaryDump(DATA "!data src dst
+junk junk
+1.0.0.1 1.0.0.2", STOP true) -> c :: TestCapture"#,
+    );
+    r.run();
+    assert_eq!(taken(&mut r, "c").len(), 1);
+    assert_eq!(h(&mut r, "f.drops"), "1");
+    assert_eq!(h(&mut r, "f.count"), "1");
+    let e = config_error("Idle -> ToIPSummaryDump(x, FIELDS src bogus)");
+    assert!(e.contains("unknown field 'bogus'"), "{e}");
+    let e = config_error("FromIPSummaryDump(STOP true) -> Discard");
+    assert!(e.contains("FILENAME"), "{e}");
+}
+
+#[test]
+fn aggregate_counter_counts_per_aggregate() {
+    // test/analysis/AggregateCounter-01
+    let d = tmp("agg");
+    let data = "!data aggregate\n1\n1\n0\n0\n0\n2\n3\n2";
+    let mut r = router(&format!(
+        "FromIPSummaryDump(DATA \"{data}\", STOP true, ZERO true) -> t :: Tee
+            -> a :: AggregateCounter -> Discard;
+         t[1] -> f :: AggregateCounter(AGGREGATE_FREEZE 2, BYTES true)
+            -> n :: TestCapture; f[1] -> no :: TestCapture;"
+    ));
+    r.run();
+    let out = d.join("out");
+    r.write_path("a.write_text_file", out.to_str().unwrap())
+        .unwrap();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('!')).collect();
+    assert_eq!(lines, ["0 3", "1 2", "2 2", "3 1"]);
+    assert!(
+        text.starts_with("!IPAggregate 1.0\n!num_nonzero 4\n"),
+        "{text}"
+    );
+    // Frozen after two aggregates (1 and 0): 2 and 3 are not counted and leave by output 1.
+    assert_eq!(h(&mut r, "f.nagg"), "2");
+    assert_eq!(h(&mut r, "f.freeze"), "true");
+    assert_eq!(taken(&mut r, "n").len(), 5);
+    assert_eq!(taken(&mut r, "no").len(), 3);
+    r.write_path("f.write_ip_file", out.to_str().unwrap())
+        .unwrap();
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.ends_with("!ip\n0.0.0.0 120\n0.0.0.1 80\n"), "{text}");
+    let e = config_error("Idle -> AggregateCounter(COUNT_STOP 1, COUNT_FREEZE 2) -> Discard");
+    assert!(e.contains("mutually exclusive"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}
