@@ -13,6 +13,7 @@ mod delay_unqueue;
 mod discard;
 mod front_drop_queue;
 mod hash_switch;
+mod hub;
 mod idle;
 mod infinite_source;
 mod link_unqueue;
@@ -20,6 +21,7 @@ mod mixed_queue;
 mod null;
 mod pad;
 mod paint;
+mod paint_switch;
 mod paint_tee;
 mod print;
 mod prio_sched;
@@ -34,14 +36,18 @@ mod resize;
 mod round_robin_sched;
 mod round_robin_switch;
 mod set_timestamp;
+mod shaper;
 mod static_switch;
+mod stride_sched;
 mod strip;
 mod strip_to_network_header;
 mod suppressor;
 mod switch;
 mod tee;
 mod time_filter;
+mod timed_sink;
 mod timed_source;
+mod truncate;
 mod unqueue;
 mod unstrip;
 mod util;
@@ -98,4 +104,11 @@ pub const CLASSES: &[ElementClass] = &[
     timed_source::CLASS,
     unqueue::CLASS,
     unstrip::CLASS,
+    paint_switch::CLASS,
+    truncate::CLASS,
+    hub::CLASS,
+    timed_sink::CLASS,
+    shaper::CLASS,
+    shaper::BANDWIDTH_CLASS,
+    stride_sched::CLASS,
 ];
