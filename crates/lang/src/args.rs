@@ -646,6 +646,18 @@ impl Args {
         out
     }
 
+    /// Every unread argument as written, keyword-like or not, for elements whose arguments
+    /// are free-form lines (`NAME VALUE...`); marks them read.
+    pub fn take_raw(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        for s in self.slots.iter_mut().filter(|s| !s.used) {
+            s.used = true;
+            out.push(s.raw.clone());
+        }
+        self.next_pos = self.slots.len();
+        out
+    }
+
     /// Records an element-level error.
     pub fn error(&mut self, msg: impl Into<String>) {
         self.errors.push(msg.into());

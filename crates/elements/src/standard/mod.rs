@@ -3,9 +3,12 @@
 use sluice_core::ElementClass;
 
 mod adjust_timestamp;
+mod align;
+mod alignment_info;
 mod average_counter;
 mod bypass;
 mod check_paint;
+mod clicky_info;
 mod clipboard;
 mod counter;
 mod delay_shaper;
@@ -23,12 +26,15 @@ mod pad;
 mod paint;
 mod paint_switch;
 mod paint_tee;
+mod port_info;
 mod print;
 mod prio_sched;
 mod pull_switch;
 mod pull_tee;
 mod pull_to_push;
 mod queue;
+mod random_seed;
+mod random_switch;
 mod rated_source;
 mod rated_splitter;
 mod rated_unqueue;
@@ -36,6 +42,7 @@ mod resize;
 mod round_robin_sched;
 mod round_robin_switch;
 mod set_timestamp;
+mod set_timestamp_delta;
 mod shaper;
 mod static_switch;
 mod stride_sched;
@@ -45,6 +52,7 @@ mod suppressor;
 mod switch;
 mod tee;
 mod time_filter;
+mod time_sorted_sched;
 mod timed_sink;
 mod timed_source;
 mod truncate;
@@ -111,4 +119,12 @@ pub const CLASSES: &[ElementClass] = &[
     shaper::CLASS,
     shaper::BANDWIDTH_CLASS,
     stride_sched::CLASS,
+    set_timestamp_delta::CLASS,
+    time_sorted_sched::CLASS,
+    align::CLASS,
+    alignment_info::CLASS,
+    clicky_info::CLASS,
+    random_seed::CLASS,
+    random_switch::CLASS,
+    port_info::CLASS,
 ];

@@ -1,6 +1,8 @@
 //! Helpers shared by the standard elements: token buckets, per-port batching, annotation bytes.
 //! (Not an element.)
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use sluice_core::{Batch, Cx, Packet, Timestamp};
 use sluice_lang::args::{Args, Bandwidth, FromArg, Rate, Seconds};
 
@@ -237,6 +239,30 @@ pub(crate) fn fmt_f64(v: f64) -> String {
         let s = format!("{:.6}", v);
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
+}
+
+static RANDOM_STATE: AtomicU64 = AtomicU64::new(0);
+static RANDOM_SEEDED: AtomicBool = AtomicBool::new(false);
+
+/// Seeds the random numbers the standard elements draw (RandomSwitch): with `seed`, the
+/// sequence repeats from run to run; without, it starts from the clock.
+pub(crate) fn random_seed(seed: Option<u32>) {
+    let s = seed.map_or_else(|| Timestamp::now_real().0 as u64, u64::from);
+    RANDOM_STATE.store(s, Ordering::Relaxed);
+    RANDOM_SEEDED.store(true, Ordering::Relaxed);
+}
+
+/// The next random number (SplitMix64; lock-free, shared by every thread).
+pub(crate) fn random_u32() -> u32 {
+    if !RANDOM_SEEDED.load(Ordering::Relaxed) {
+        random_seed(None);
+    }
+    let mut z = RANDOM_STATE
+        .fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed)
+        .wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    ((z ^ (z >> 31)) >> 32) as u32
 }
 
 /// Click's gap-rate limiter (Shaper, BandwidthShaper): within each second, the n-th unit may
