@@ -68,7 +68,7 @@ struct Client {
 impl Client {
     fn set_tickets(&mut self, t: u32) {
         self.tickets = t;
-        self.stride = if t == 0 { 0 } else { STRIDE1 / t };
+        self.stride = STRIDE1.checked_div(t).unwrap_or(0);
     }
 }
 
