@@ -83,6 +83,8 @@ pub struct FromDevice {
     outbound: bool,
     timestamp: bool,
     busy: bool,
+    /// Configured as PollDevice: BURST may be positional.
+    poll_device: bool,
     blocks: usize,
     block_timeout: u32,
     ring: Option<RxRing>,
@@ -106,6 +108,7 @@ impl Default for FromDevice {
             outbound: false,
             timestamp: true,
             busy: false,
+            poll_device: false,
             blocks: 32,
             block_timeout: 1,
             ring: None,
@@ -125,6 +128,7 @@ impl FromDevice {
     pub(crate) fn polling() -> FromDevice {
         FromDevice {
             busy: true,
+            poll_device: true,
             ..FromDevice::default()
         }
     }
@@ -195,10 +199,12 @@ impl Element for FromDevice {
         self.devname = args.read_mp::<Word>("DEVNAME")?.0;
         let _sniffer: Option<bool> = args.read("SNIFFER")?;
         self.promisc = args.read("PROMISC")?.unwrap_or(false);
-        self.burst = args
-            .read::<usize>("BURST")?
-            .unwrap_or(BATCH_MAX)
-            .clamp(1, BATCH_MAX);
+        let burst = if self.poll_device {
+            args.read_p::<usize>("BURST")?
+        } else {
+            args.read::<usize>("BURST")?
+        };
+        self.burst = burst.unwrap_or(BATCH_MAX).clamp(1, BATCH_MAX);
         self.snaplen = args.read("SNAPLEN")?.unwrap_or(2046);
         let group: Option<u16> = args.read("FANOUT")?;
         let mode = args.read::<Word>("FANOUT_MODE")?;

@@ -1,6 +1,6 @@
 //! PollDevice — reads packets from a network interface by polling (Click's kernel element)
 //!
-//! Synopsis: `PollDevice(DEVNAME [, *keywords* PROMISC, BURST, TIMESTAMP, QUIET, HEADROOM,
+//! Synopsis: `PollDevice(DEVNAME [, BURST, *keywords* PROMISC, TIMESTAMP, QUIET, HEADROOM,
 //! LENGTH, ALLOW_NONEXISTENT, UP_CALL, DOWN_CALL])`
 //!
 //! Ports: no inputs, 1 output (push). Click's Linux-kernel PollDevice polls a device driver
@@ -11,7 +11,8 @@
 //! FromDevice. QUIET, HEADROOM, LENGTH, ALLOW_NONEXISTENT, UP_CALL and DOWN_CALL are accepted
 //! and ignored.
 //!
-//! Arguments: as FromDevice; `POLL` defaults to `busy`.
+//! Arguments: as FromDevice, with BURST also the second positional argument; `POLL`
+//! defaults to `busy`.
 //!
 //! Example: `PollDevice(eth0) -> Queue -> ToDevice(eth1)`
 
