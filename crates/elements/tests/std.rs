@@ -510,8 +510,12 @@ fn idle_drops_pushed_packets() {
 }
 
 #[test]
-fn every_standard_class_has_a_doc_page() {
-    for c in sluice_elements::standard::CLASSES {
+fn every_standard_ethernet_and_device_class_has_a_doc_page() {
+    let classes = sluice_elements::standard::CLASSES
+        .iter()
+        .chain(sluice_elements::ethernet::CLASSES)
+        .chain(sluice_elements::device::CLASSES);
+    for c in classes {
         let doc = c.doc();
         let title = doc.lines().next().unwrap_or_default();
         assert!(title.contains(" — "), "{}: {:?}", c.name, title);

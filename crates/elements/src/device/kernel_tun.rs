@@ -1,4 +1,4 @@
-//! KernelTun — exchanges IP packets with the host's network stack through a TUN device
+//! KernelTun — the host's network stack through a TUN or TAP device (also KernelTap, FromHost)
 //!
 //! Synopsis: `KernelTun(ADDR/MASK [, GATEWAY, DEVNAME, MTU, BURST, HEADROOM])`,
 //! `KernelTap(ADDR/MASK [, GATEWAY, DEVNAME, ETHER, MTU, BURST, HEADROOM])`,
