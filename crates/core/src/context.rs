@@ -397,6 +397,11 @@ impl Cx<'_> {
         self.rt.names.get(name).copied()
     }
 
+    /// Number of elements in the router (indices run from 0).
+    pub fn nelements(&self) -> usize {
+        self.rt.info.len()
+    }
+
     /// Another element, if it is not running right now.
     pub fn element(&self, idx: usize) -> Option<&dyn Element> {
         self.rt.slots.get(idx)?.elem.as_deref()

@@ -250,7 +250,7 @@ fn tee_clones_are_independent() {
     assert_eq!(strs(&drain(&mut r, "d0", 0)), ["abc\0\0\0", "xyz\0\0\0"]);
     assert_eq!(strs(&drain(&mut r, "d1", 0)), ["abc", "xyz"]);
     assert_eq!(num(&mut r, "cp.count"), 2);
-    assert!(errors("Idle -> Tee(3) -> Discard").contains("N is 3"));
+    assert!(errors("Idle -> Tee(3) -> Discard").contains("1 outputs implies 1 arms"));
 }
 
 #[test]
@@ -510,8 +510,12 @@ fn idle_drops_pushed_packets() {
 }
 
 #[test]
-fn every_standard_class_has_a_doc_page() {
-    for c in sluice_elements::standard::CLASSES {
+fn every_standard_ethernet_and_device_class_has_a_doc_page() {
+    let classes = sluice_elements::standard::CLASSES
+        .iter()
+        .chain(sluice_elements::ethernet::CLASSES)
+        .chain(sluice_elements::device::CLASSES);
+    for c in classes {
         let doc = c.doc();
         let title = doc.lines().next().unwrap_or_default();
         assert!(title.contains(" — "), "{}: {:?}", c.name, title);
@@ -522,4 +526,372 @@ fn every_standard_class_has_a_doc_page() {
         );
         assert!(doc.contains("Ports"), "{} doc lacks Ports", c.name);
     }
+}
+
+// ---- Click fidelity: order of copies, calls and drops ----
+
+#[test]
+fn paint_tee_copy_leaves_before_its_packet() {
+    let mut r = router(
+        "i :: Idle -> pt :: PaintTee(1) -> Strip(0) -> q :: Queue -> d :: Discard(false);
+         pt[1] -> Pad(2) -> q",
+    );
+    let e = r.element_index("i").unwrap();
+    r.with_element(e, |_, cx| {
+        let mut b = Batch::new();
+        for (data, paint) in [(b"a", 0u8), (b"b", 1), (b"c", 0), (b"d", 1)] {
+            let mut p = Packet::from_bytes(data);
+            p.anno_mut().paint = paint;
+            b.push(p).unwrap();
+        }
+        cx.push(0, b);
+    })
+    .unwrap();
+    assert_eq!(
+        strs(&drain(&mut r, "d", 0)),
+        ["a", "b\0", "b", "c", "d\0", "d"]
+    );
+    assert_eq!(num(&mut r, "pt.count"), 2);
+}
+
+#[test]
+fn counter_call_fires_before_its_packet_leaves() {
+    let mut r = router(
+        "i :: Idle -> c :: Counter(COUNT_CALL 3 s.switch 1) -> s :: Switch(0);
+         s[0] -> q0 :: Queue -> d0 :: Discard(false); s[1] -> q1 :: Queue -> d1 :: Discard(false)",
+    );
+    inject(&mut r, "i", 0, &[b"1", b"2", b"3", b"4"]);
+    assert_eq!(strs(&drain(&mut r, "d0", 0)), ["1", "2"]);
+    assert_eq!(strs(&drain(&mut r, "d1", 0)), ["3", "4"]);
+    assert_eq!(text(&mut r, "c.count_call"), "3");
+    r.write_path("c.reset", "").unwrap();
+    r.write_path("s.switch", "0").unwrap();
+    r.write_path("c.byte_count_call", "2 s.switch 1").unwrap();
+    inject(&mut r, "i", 0, &[b"5", b"6", b"7"]);
+    assert_eq!(strs(&drain(&mut r, "d0", 0)), ["5"]);
+    assert_eq!(strs(&drain(&mut r, "d1", 0)), ["6", "7"]);
+    assert_eq!(num(&mut r, "c.byte_count"), 3);
+}
+
+#[test]
+fn queue_drops_to_output_1_and_handlers_as_click() {
+    let mut r = router(
+        "i :: Idle -> q :: Queue(2) -> d :: Discard(false); q[1] -> dq :: Queue -> dd :: Discard(false)",
+    );
+    inject(&mut r, "i", 0, &[b"1", b"2", b"3", b"4"]);
+    assert_eq!(num(&mut r, "q.drops"), 2);
+    assert_eq!(num(&mut r, "q.highwater_length"), 2);
+    assert_eq!(strs(&drain(&mut r, "dd", 0)), ["3", "4"]);
+    r.write_path("q.capacity", "1").unwrap();
+    assert_eq!(num(&mut r, "q.length"), 1);
+    assert_eq!(num(&mut r, "q.drops"), 2, "shrinking is not a drop");
+    r.write_path("q.reset", "").unwrap();
+    assert_eq!(num(&mut r, "q.length"), 0);
+    assert_eq!(
+        strs(&drain(&mut r, "dd", 0)),
+        ["1"],
+        "reset sends to output 1"
+    );
+    r.write_path("q.reset_counts", "").unwrap();
+    assert_eq!(num(&mut r, "q.drops"), 0);
+    assert_eq!(num(&mut r, "q.highwater_length"), 0);
+    for class in [
+        "NotifierQueue",
+        "FullNoteQueue",
+        "QuickNoteQueue",
+        "SimpleQueue",
+    ] {
+        let mut r = router(&format!(
+            "i :: Idle -> q :: {}(1) -> d :: Discard(false)",
+            class
+        ));
+        inject(&mut r, "i", 0, &[b"x", b"y"]);
+        assert_eq!(num(&mut r, "q.drops"), 1, "{}", class);
+        assert_eq!(strs(&drain(&mut r, "d", 0)), ["x"], "{}", class);
+    }
+}
+
+// ---- switches, hub, truncate ----
+
+#[test]
+fn paint_switch_by_annotation_and_255_to_all() {
+    let mut r = router(
+        "i :: Idle -> Paint(1) -> ps :: PaintSwitch; j :: Idle -> Paint(255) -> ps;
+         k :: Idle -> Paint(9) -> ps;
+         ps[0] -> q0 :: Queue -> d0 :: Discard(false); ps[1] -> q1 :: Queue -> d1 :: Discard(false)",
+    );
+    inject(&mut r, "i", 0, &[b"one"]);
+    inject(&mut r, "j", 0, &[b"all"]);
+    inject(&mut r, "k", 0, &[b"none"]);
+    assert_eq!(strs(&drain(&mut r, "d0", 0)), ["all"]);
+    assert_eq!(strs(&drain(&mut r, "d1", 0)), ["one", "all"]);
+    assert_eq!(num(&mut r, "ps.drops"), 1);
+}
+
+#[test]
+fn hub_sends_everywhere_but_back() {
+    let mut r = router(
+        "a :: Idle -> [0]h :: Hub; b :: Idle -> [1]h; c :: Idle -> [2]h;
+         h[0] -> Paint(0) -> q :: Queue -> d :: Discard(false);
+         h[1] -> Paint(1) -> q; h[2] -> Paint(2) -> q",
+    );
+    inject(&mut r, "a", 0, &[b"a1", b"a2"]);
+    inject(&mut r, "c", 0, &[b"c1"]);
+    let e = r.element_index("d").unwrap();
+    let mut got = Vec::new();
+    loop {
+        let b = r.with_element(e, |_, cx| cx.pull(0, 32)).unwrap();
+        if b.is_empty() {
+            break;
+        }
+        got.extend(
+            b.into_iter()
+                .map(|p| format!("{}{}", String::from_utf8_lossy(p.data()), p.anno().paint)),
+        );
+    }
+    assert_eq!(got, ["a11", "a12", "a21", "a22", "c10", "c11"]);
+}
+
+#[test]
+fn truncate_limits_length() {
+    let mut r = router("i :: Idle -> t :: Truncate(3) -> q :: Queue -> d :: Discard(false)");
+    inject(&mut r, "i", 0, &[b"abcdef", b"ab"]);
+    assert_eq!(strs(&drain(&mut r, "d", 0)), ["abc", "ab"]);
+    r.write_path("t.nbytes", "1").unwrap();
+    inject(&mut r, "i", 0, &[b"xyz"]);
+    assert_eq!(strs(&drain(&mut r, "d", 0)), ["x"]);
+    assert_eq!(text(&mut r, "t.nbytes"), "1");
+}
+
+#[test]
+fn random_switch_repeats_with_a_seed() {
+    let run = || {
+        let mut r = router(
+            "RandomSeed(7); i :: Idle -> rs :: RandomSwitch;
+             rs[0] -> c0 :: Counter -> Discard; rs[1] -> c1 :: Counter -> Discard",
+        );
+        let pkts: Vec<&[u8]> = vec![b"x"; 200];
+        inject(&mut r, "i", 0, &pkts);
+        (num(&mut r, "c0.count"), num(&mut r, "c1.count"))
+    };
+    let (a0, a1) = run();
+    assert_eq!(a0 + a1, 200);
+    assert!((60..=140).contains(&a0), "{} {}", a0, a1);
+    assert_eq!(run(), (a0, a1));
+}
+
+// ---- schedulers and shapers ----
+
+#[test]
+fn stride_sched_order_as_click() {
+    let mut r = router(
+        "i1 :: InfiniteSource(\\<11>, LIMIT 10); i2 :: InfiniteSource(\\<22>, LIMIT 10);
+         i3 :: InfiniteSource(\\<33>, LIMIT 10);
+         ss :: StrideSched(4, 2, 1); i1 -> [0]ss; i2 -> [1]ss; i3 -> [2]ss;
+         ss -> d :: Discard(false)",
+    );
+    let order: String = drain(&mut r, "d", 0)
+        .iter()
+        .map(|p| format!("{:02x}", p[0]))
+        .collect();
+    // The order Click's test/standard/StrideSched-01 expects.
+    assert_eq!(
+        order,
+        "111122111122331111221111223311112222332222332222333333333333"
+    );
+    assert_eq!(text(&mut r, "ss.tickets1"), "2");
+    r.write_path("ss.tickets1", "0").unwrap();
+    assert_eq!(text(&mut r, "ss.tickets1"), "0");
+    assert!(
+        errors("Idle -> [0]s :: StrideSched(1); Idle -> [1]s; s -> Discard")
+            .contains("need 2 arguments")
+    );
+}
+
+#[test]
+fn shaper_shapes_output_0_and_passes_the_rest_on_1() {
+    let conf = |rate: u32| {
+        format!(
+            "is :: InfiniteSource(LIMIT 100) -> s :: Shaper({});
+             s[0] -> shaped :: Counter -> [0]rr :: RoundRobinSched; s[1] -> [1]rr;
+             rr -> total :: Counter -> TimedSink(1ms);
+             Script(wait 150ms, stop)",
+            rate
+        )
+    };
+    for (rate, lo, hi) in [(1000, 98, 100), (500, 48, 52), (250, 23, 27), (0, 0, 2)] {
+        let mut r = router(&conf(rate));
+        r.run();
+        let shaped = num(&mut r, "shaped.count");
+        assert!((lo..=hi).contains(&shaped), "rate {}: {}", rate, shaped);
+        assert_eq!(num(&mut r, "total.count"), 100, "rate {}", rate);
+    }
+    let mut r = router("Idle -> s :: BandwidthShaper(1000) -> Discard");
+    assert_eq!(text(&mut r, "s.rate"), "8kbps");
+    r.write_path("s.rate", "1.5Mbps").unwrap();
+    assert_eq!(text(&mut r, "s.rate"), "1.5Mbps");
+}
+
+#[test]
+fn bandwidth_shaper_paces_bytes() {
+    let mut r = router(
+        "InfiniteSource(LIMIT 1000, LENGTH 100) -> Queue -> BandwidthShaper(10000)
+         -> c :: Counter -> TimedSink(1ms); Script(wait 2s, stop)",
+    );
+    r.run();
+    let n = num(&mut r, "c.count");
+    assert!((195..=205).contains(&n), "{}", n);
+}
+
+#[test]
+fn timed_sink_pulls_once_per_interval() {
+    let mut r = router(
+        "InfiniteSource(LIMIT 100) -> q :: Queue -> ts :: TimedSink(10ms); Script(wait 0.105s, stop)",
+    );
+    r.run();
+    assert_eq!(num(&mut r, "ts.count"), 10);
+    assert_eq!(num(&mut r, "q.length"), 90);
+    assert_eq!(text(&mut r, "ts.interval"), "10ms");
+    r.write_path("ts.interval", "1.5").unwrap();
+    assert_eq!(text(&mut r, "ts.interval"), "1.500000000s");
+    assert!(r.write_path("ts.interval", "0").is_err());
+}
+
+#[test]
+fn time_sorted_sched_merges_by_timestamp() {
+    let mut r = router(
+        "a :: Idle -> qa :: Queue -> [0]t :: TimeSortedSched; b :: Idle -> qb :: Queue -> [1]t;
+         t -> d :: Discard(false)",
+    );
+    let stamp = |r: &mut Router, name: &str, items: &[(&[u8], i64)]| {
+        let e = r.element_index(name).unwrap();
+        r.with_element(e, |_, cx| {
+            let mut b = Batch::new();
+            for (data, ms) in items {
+                let mut p = Packet::from_bytes(data);
+                p.set_timestamp(Timestamp::from_parts(1, ms * 1_000_000));
+                b.push(p).unwrap();
+            }
+            cx.push(0, b);
+        })
+        .unwrap();
+    };
+    stamp(&mut r, "a", &[(b"a1", 1), (b"a5", 5), (b"a6", 6)]);
+    stamp(&mut r, "b", &[(b"b2", 2), (b"b3", 3), (b"b7", 7)]);
+    assert_eq!(
+        strs(&drain(&mut r, "d", 0)),
+        ["a1", "b2", "b3", "a5", "a6", "b7"]
+    );
+    assert_eq!(text(&mut r, "t.well_ordered"), "true");
+    stamp(&mut r, "a", &[(b"x9", 9), (b"x8", 8)]);
+    assert_eq!(strs(&drain(&mut r, "d", 0)), ["x9", "x8"]);
+    assert_eq!(text(&mut r, "t.well_ordered"), "false");
+}
+
+#[test]
+fn set_timestamp_delta_relative_to_first() {
+    let mut r = router(
+        "i :: Idle -> SetTimestamp(10.25) -> sd :: SetTimestampDelta -> q :: Queue -> d :: Discard(false)",
+    );
+    inject(&mut r, "i", 0, &[b"a", b"b"]);
+    let e = r.element_index("d").unwrap();
+    let b = r.with_element(e, |_, cx| cx.pull(0, 8)).unwrap();
+    let ts: Vec<Timestamp> = b.iter().map(|p| p.timestamp()).collect();
+    assert_eq!(ts, [Timestamp::ZERO, Timestamp::ZERO]);
+    assert_eq!(text(&mut r, "sd.first"), "10.250000000");
+    r.write_path("sd.reset", "").unwrap();
+    assert_eq!(text(&mut r, "sd.first"), "0.000000000");
+    assert!(errors("Idle -> SetTimestampDelta(TYPE FIRST) -> Discard").contains("FIRST"));
+}
+
+#[test]
+fn align_places_data_on_the_boundary() {
+    let mut r = router("i :: Idle -> Align(8, 3) -> q :: Queue -> d :: Discard(false)");
+    inject(&mut r, "i", 0, &[b"abcdefghij", b"k"]);
+    let e = r.element_index("d").unwrap();
+    let b = r.with_element(e, |_, cx| cx.pull(0, 8)).unwrap();
+    let got: Vec<(usize, Vec<u8>)> = b
+        .iter()
+        .map(|p| (p.data().as_ptr() as usize % 8, p.data().to_vec()))
+        .collect();
+    assert_eq!(got, [(3, b"abcdefghij".to_vec()), (3, b"k".to_vec())]);
+    assert!(errors("Idle -> Align(3, 0) -> Discard").contains("MODULUS"));
+    assert!(errors("Idle -> Align(4, 4) -> Discard").contains("OFFSET"));
+}
+
+#[test]
+fn information_elements_are_accepted() {
+    let mut r = router(
+        "AlignmentInfo(src 8 2); ClickyInfo(STYLE \"x { y: z }\");
+         p :: PortInfo(alt-http 8080/tcp web2, # comment
+                       sq 3128);
+         i :: Idle -> c :: IPClassifier(dst port alt-http, dst port web2, -) -> Discard;
+         c[1] -> Discard; c[2] -> Discard",
+    );
+    assert_eq!(text(&mut r, "p.table"), "alt-http 8080/tcp\nweb2 8080/tcp");
+    assert!(errors("PortInfo(x notaport)").contains("NAME PORT"));
+}
+
+// ---- 802.1Q VLAN ----
+
+const ETH: &[u8] = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00E";
+
+#[test]
+fn vlan_encap_decap_round_trip() {
+    let mut r = router(
+        "i :: Idle -> e :: VLANEncap(VLAN_ID 10, VLAN_PCP 3) -> q :: Queue -> d :: Discard(false);
+         j :: Idle -> VLANDecap -> qj :: Queue -> dj :: Discard(false);
+         k :: Idle -> SetVLANAnno(VLAN_ID 7) -> VLANEncap(ANNO) -> qk :: Queue -> dk :: Discard(false);
+         n :: Idle -> VLANEncap(VLAN_ID 0) -> qn :: Queue -> dn :: Discard(false)",
+    );
+    inject(&mut r, "i", 0, &[ETH, b"short"]);
+    let tagged = drain(&mut r, "d", 0);
+    assert_eq!(tagged.len(), 1);
+    assert_eq!(&tagged[0][12..16], b"\x81\x00\x60\x0a");
+    assert_eq!(&tagged[0][16..], &ETH[12..]);
+    assert_eq!(num(&mut r, "e.drops"), 1);
+    assert_eq!(text(&mut r, "e.vlan_tci"), "24586");
+    assert_eq!(text(&mut r, "e.vlan_pcp"), "3");
+    inject(&mut r, "j", 0, &[&tagged[0], ETH]);
+    let e = r.element_index("dj").unwrap();
+    let b = r.with_element(e, |_, cx| cx.pull(0, 8)).unwrap();
+    let got: Vec<(Vec<u8>, u16)> = b
+        .iter()
+        .map(|p| (p.data().to_vec(), p.anno().vlan_tci))
+        .collect();
+    assert_eq!(got, [(ETH.to_vec(), 0x600a), (ETH.to_vec(), 0)]);
+    inject(&mut r, "k", 0, &[ETH]);
+    assert_eq!(&drain(&mut r, "dk", 0)[0][12..16], b"\x81\x00\x00\x07");
+    inject(&mut r, "n", 0, &[ETH]);
+    assert_eq!(
+        drain(&mut r, "dn", 0),
+        [ETH.to_vec()],
+        "native VLAN 0 untagged"
+    );
+}
+
+#[test]
+fn ether_vlan_encap_and_strip() {
+    let mut r = router(
+        "i :: Idle -> e :: EtherVLANEncap(0x0800, 1:1:1:1:1:1, 2:2:2:2:2:2, 5)
+           -> s :: StripEtherVLANHeader -> q :: Queue -> d :: Discard(false);
+         j :: Idle -> s2 :: StripEtherVLANHeader(-1) -> q2 :: Queue -> d2 :: Discard(false);
+         s2[1] -> q3 :: Queue -> d3 :: Discard(false)",
+    );
+    inject(&mut r, "i", 0, &[b"payload"]);
+    let dq = r.element_index("d").unwrap();
+    let b = r.with_element(dq, |_, cx| cx.pull(0, 8)).unwrap();
+    let got: Vec<(Vec<u8>, u16)> = b
+        .iter()
+        .map(|p| (p.data().to_vec(), p.anno().vlan_tci))
+        .collect();
+    assert_eq!(got, [(b"payload".to_vec(), 5)]);
+    assert_eq!(text(&mut r, "e.src"), "01-01-01-01-01-01");
+    r.write_path("e.vlan_id", "9").unwrap();
+    assert_eq!(text(&mut r, "e.vlan_tci"), "9");
+    inject(&mut r, "j", 0, &[ETH, b"tiny"]);
+    assert_eq!(drain(&mut r, "d2", 0).len(), 0);
+    assert_eq!(drain(&mut r, "d3", 0), [ETH.to_vec()]);
+    assert_eq!(num(&mut r, "s2.drops"), 1);
+    assert!(errors("Idle -> VLANEncap(VLAN_PCP 8) -> Discard").contains("VLAN_PCP"));
 }

@@ -532,8 +532,8 @@ impl FromArg for std::time::Duration {
     }
 }
 
-/// A bandwidth in bytes per second (Click `BandwidthArg`: `10Mbps` bits, `1MBps` bytes,
-/// `100kbps`, `baud`; a plain number is bytes/s).
+/// A bandwidth in bytes per second (Click `BandwidthArg`: `10Mbps`, `10Mb/s` or `10Mbaud`
+/// bits, `1MBps` or `1MB/s` bytes, prefixes k/K, M, G; a plain number is bytes/s).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Bandwidth(pub f64);
 
@@ -547,9 +547,6 @@ impl FromArg for Bandwidth {
         if u.is_empty() {
             return Ok(Bandwidth(v));
         }
-        if u == "baud" {
-            return Ok(Bandwidth(v / 8.0));
-        }
         let (mult, rest) = match u.as_bytes()[0] {
             b'k' | b'K' => (1e3, &u[1..]),
             b'M' => (1e6, &u[1..]),
@@ -557,8 +554,8 @@ impl FromArg for Bandwidth {
             _ => (1.0, u),
         };
         let per = match rest {
-            "bps" => 1.0 / 8.0,
-            "Bps" => 1.0,
+            "bps" | "b/s" | "baud" => 1.0 / 8.0,
+            "Bps" | "B/s" => 1.0,
             "" if mult != 1.0 => 1.0,
             _ => return Err(err()),
         };
@@ -730,6 +727,18 @@ impl Args {
                 s.used = true;
                 out.push(s.raw.clone());
             }
+        }
+        self.next_pos = self.slots.len();
+        out
+    }
+
+    /// Every unread argument as written, keyword-like or not, for elements whose arguments
+    /// are free-form lines (`NAME VALUE...`); marks them read.
+    pub fn take_raw(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        for s in self.slots.iter_mut().filter(|s| !s.used) {
+            s.used = true;
+            out.push(s.raw.clone());
         }
         self.next_pos = self.slots.len();
         out

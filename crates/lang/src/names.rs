@@ -95,11 +95,36 @@ fn parse_v4_with_len(w: &str) -> Option<(Ipv4Addr, u8)> {
 
 thread_local! {
     static TABLE: RefCell<BTreeMap<String, AddressEntry>> = const { RefCell::new(BTreeMap::new()) };
+    static PORTS: RefCell<BTreeMap<(String, Option<u8>), u16>> = const { RefCell::new(BTreeMap::new()) };
 }
 
 /// Forgets every name (a new configuration starts).
 pub fn clear() {
     TABLE.with(|t| t.borrow_mut().clear());
+    PORTS.with(|t| t.borrow_mut().clear());
+}
+
+/// Defines the TCP/UDP port name `name` (PortInfo) for IP protocol `proto`, or for both TCP
+/// and UDP when `None`.
+pub fn define_port(name: &str, port: u16, proto: Option<u8>) {
+    PORTS.with(|t| t.borrow_mut().insert((name.to_string(), proto), port));
+}
+
+/// The port named `name` for IP protocol `proto` (a definition for that protocol first, then
+/// one for TCP and UDP alike); with `proto` `None`, any definition.
+pub fn lookup_port(name: &str, proto: Option<u8>) -> Option<u16> {
+    PORTS.with(|t| {
+        let t = t.borrow();
+        let key = |p| (name.to_string(), p);
+        match proto {
+            Some(_) => t.get(&key(proto)).or_else(|| t.get(&key(None))).copied(),
+            None => t
+                .range(key(None)..)
+                .take_while(|((n, _), _)| n == name)
+                .map(|(_, &v)| v)
+                .next(),
+        }
+    })
 }
 
 /// Defines `name`, replacing an earlier definition.

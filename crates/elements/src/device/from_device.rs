@@ -48,6 +48,10 @@
 //! - `BLOCK_TIMEOUT` (integer ms, default 1): the kernel hands over a partly filled block after
 //!   this long, which bounds the added latency at low rates.
 //!
+//! - `QUIET`, `HEADROOM`, `LENGTH`, `ALLOW_NONEXISTENT`, `UP_CALL`, `DOWN_CALL`: keywords of
+//!   Click's kernel FromDevice and PollDevice, accepted and ignored (a missing device is an
+//!   error; no calls are made when the link changes).
+//!
 //! Handlers: `count` (r, packets emitted), `drops` (r), `kernel_drops` (r), `runts` (r),
 //! `too_long` (r), `errors` (r), `kernel_packets` (r, frames the kernel delivered),
 //! `reset_counts` (w).
@@ -79,6 +83,8 @@ pub struct FromDevice {
     outbound: bool,
     timestamp: bool,
     busy: bool,
+    /// Configured as PollDevice: BURST may be positional.
+    poll_device: bool,
     blocks: usize,
     block_timeout: u32,
     ring: Option<RxRing>,
@@ -102,6 +108,7 @@ impl Default for FromDevice {
             outbound: false,
             timestamp: true,
             busy: false,
+            poll_device: false,
             blocks: 32,
             block_timeout: 1,
             ring: None,
@@ -112,6 +119,17 @@ impl Default for FromDevice {
             kernel_packets: Cell::new(0),
             errors: 0,
             runs: 0,
+        }
+    }
+}
+
+impl FromDevice {
+    /// A FromDevice that busy-polls unless told `POLL adaptive` (PollDevice).
+    pub(crate) fn polling() -> FromDevice {
+        FromDevice {
+            busy: true,
+            poll_device: true,
+            ..FromDevice::default()
         }
     }
 }
@@ -181,10 +199,12 @@ impl Element for FromDevice {
         self.devname = args.read_mp::<Word>("DEVNAME")?.0;
         let _sniffer: Option<bool> = args.read("SNIFFER")?;
         self.promisc = args.read("PROMISC")?.unwrap_or(false);
-        self.burst = args
-            .read::<usize>("BURST")?
-            .unwrap_or(BATCH_MAX)
-            .clamp(1, BATCH_MAX);
+        let burst = if self.poll_device {
+            args.read_p::<usize>("BURST")?
+        } else {
+            args.read::<usize>("BURST")?
+        };
+        self.burst = burst.unwrap_or(BATCH_MAX).clamp(1, BATCH_MAX);
         self.snaplen = args.read("SNAPLEN")?.unwrap_or(2046);
         let group: Option<u16> = args.read("FANOUT")?;
         let mode = args.read::<Word>("FANOUT_MODE")?;
@@ -193,6 +213,12 @@ impl Element for FromDevice {
         let method = args.read::<Word>("METHOD")?;
         let poll = args.read::<Word>("POLL")?;
         self.blocks = args.read("BLOCKS")?.unwrap_or(32usize).clamp(2, 1024);
+        let _quiet: Option<bool> = args.read("QUIET")?;
+        let _headroom: Option<usize> = args.read("HEADROOM")?;
+        let _length: Option<usize> = args.read("LENGTH")?;
+        let _nonexistent: Option<bool> = args.read("ALLOW_NONEXISTENT")?;
+        let _up: Option<String> = args.read("UP_CALL")?;
+        let _down: Option<String> = args.read("DOWN_CALL")?;
         self.block_timeout = args.read("BLOCK_TIMEOUT")?.unwrap_or(1u32).max(1);
         if let Some(m) = method {
             if let Err(e) = check_method(&m.0) {

@@ -1,7 +1,8 @@
-//! KernelTun — exchanges IP packets with the host's network stack through a TUN device
+//! KernelTun — the host's network stack through a TUN or TAP device (also KernelTap, FromHost)
 //!
 //! Synopsis: `KernelTun(ADDR/MASK [, GATEWAY, DEVNAME, MTU, BURST, HEADROOM])`,
-//! `KernelTap(ADDR/MASK [, GATEWAY, DEVNAME, ETHER, MTU, BURST, HEADROOM])`
+//! `KernelTap(ADDR/MASK [, GATEWAY, DEVNAME, ETHER, MTU, BURST, HEADROOM])`,
+//! `FromHost(DEVNAME [, DST, *keywords* GATEWAY, ETHER, MTU, TYPE, BURST, HEADROOM])`
 //!
 //! Ports: at most 1 input (agnostic), 1 or 2 outputs (push). The element creates a TUN
 //! (KernelTun, IP packets) or TAP (KernelTap, Ethernet frames) device through `/dev/net/tun`,
@@ -18,6 +19,11 @@
 //! short) to output 1, or drops and counts it if there is no output 1. KernelTap does the
 //! same with frames shorter than an Ethernet header. The device descriptor is watched for
 //! readability: an idle element uses no CPU.
+//!
+//! FromHost is Click's name for the same device, configured Click's way: DEVNAME is the
+//! device's name (mandatory), DST (or PREFIX) the optional ADDR/MASK, TYPE `ETHER` (default,
+//! TAP) or `IP` (TUN); it has no input (ToHost with the same DEVNAME writes into its device)
+//! and accepts Click's CAPACITY, CLEAR_ANNO, QUIET and ALLOW_NONEXISTENT, which change nothing.
 //!
 //! On Linux a TAP device only accepts frames addressed to its own Ethernet address: give it
 //! one with ETHER and use that address as the destination of frames sent to it.
@@ -57,9 +63,11 @@ use super::sys::{self, Fd};
 /// Largest packet read from the device.
 const READ_MAX: usize = 65536;
 
-/// The KernelTun and KernelTap elements.
+/// The KernelTun and KernelTap elements (also FromHost).
 pub struct KernelTun {
     tap: bool,
+    /// Configured with FromHost's arguments.
+    host: bool,
     prefix: Option<(Ipv4Addr, u8)>,
     gateway: Option<std::net::Ipv4Addr>,
     devname: String,
@@ -82,6 +90,7 @@ impl KernelTun {
     fn new(tap: bool) -> KernelTun {
         KernelTun {
             tap,
+            host: false,
             prefix: None,
             gateway: None,
             devname: String::new(),
@@ -101,8 +110,58 @@ impl KernelTun {
         }
     }
 
+    /// The device name asked for in the configuration (may be a pattern such as `tap%d`).
+    pub(super) fn devname(&self) -> &str {
+        &self.devname
+    }
+
+    /// The open device's descriptor, once initialised.
+    pub(super) fn device_fd(&self) -> Option<i32> {
+        self.fd.as_ref().map(Fd::raw)
+    }
+
+    /// Reads FromHost's arguments: `DEVNAME [, DST]` and its keywords.
+    fn configure_from_host(&mut self, args: &mut Args) -> Result<(), ()> {
+        self.devname = args.read_mp::<Word>("DEVNAME")?.0;
+        let dst = match args.read_p::<String>("DST")? {
+            Some(d) => Some(d),
+            None => args.read::<String>("PREFIX")?,
+        };
+        if let Some(d) = dst {
+            self.prefix = Some(parse_addr_mask(&d).map_err(|e| args.error(format!("DST: {}", e)))?);
+        }
+        self.gateway = args.read("GATEWAY")?;
+        self.ether = args.read("ETHER")?;
+        self.mtu = args.read("MTU")?;
+        if let Some(t) = args.read::<Word>("TYPE")? {
+            match t.0.as_str() {
+                "ETHER" => self.tap = true,
+                "IP" => self.tap = false,
+                _ => {
+                    args.error("TYPE: expected ETHER or IP");
+                    return Err(());
+                }
+            }
+        }
+        if let Some(b) = args.read::<usize>("BURST")? {
+            self.burst = b.clamp(1, BATCH_MAX);
+        }
+        let _headroom: Option<usize> = args.read("HEADROOM")?;
+        let _capacity: Option<usize> = args.read("CAPACITY")?;
+        let _clear: Option<bool> = args.read("CLEAR_ANNO")?;
+        let _quiet: Option<bool> = args.read("QUIET")?;
+        let _nonexistent: Option<bool> = args.read("ALLOW_NONEXISTENT")?;
+        if self.ether.is_some() && !self.tap {
+            args.error("ETHER: only TYPE ETHER has an Ethernet address");
+            return Err(());
+        }
+        Ok(())
+    }
+
     fn class(&self) -> &'static str {
-        if self.tap {
+        if self.host {
+            "FromHost"
+        } else if self.tap {
             "KernelTap"
         } else {
             "KernelTun"
@@ -180,6 +239,9 @@ fn ip(args: &[&str]) -> Result<(), String> {
 
 impl Element for KernelTun {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        if self.host {
+            return self.configure_from_host(args);
+        }
         let a: String = args.read_mp("ADDR")?;
         match parse_addr_mask(&a) {
             Ok(p) => self.prefix = Some(p),
@@ -380,6 +442,22 @@ pub const TAP_CLASS: ElementClass = ElementClass {
     flow: "x/y",
     source: include_str!("kernel_tun.rs"),
     make: || Box::new(KernelTun::new(true)),
+};
+
+/// FromHost class description: Click's host-interface element, a TAP (TYPE ETHER) or TUN
+/// (TYPE IP) device named DEVNAME whose frames from the host leave on output 0; ToHost with
+/// the same DEVNAME writes into it.
+pub const FROM_HOST_CLASS: ElementClass = ElementClass {
+    name: "FromHost",
+    ports: "0/1-2",
+    processing: "h/h",
+    flow: "x/y",
+    source: include_str!("kernel_tun.rs"),
+    make: || {
+        let mut k = KernelTun::new(true);
+        k.host = true;
+        Box::new(k)
+    },
 };
 
 #[cfg(test)]

@@ -1,13 +1,16 @@
 //! Real interfaces: AF_PACKET (FromDevice, ToDevice), AF_XDP (FromXDPDevice, ToXDPDevice),
-//! TUN/TAP (KernelTun, KernelTap).
+//! TUN/TAP (KernelTun, KernelTap), and Click's kernel-module device elements at user level
+//! (PollDevice, FromHost, ToHost, ToHostSniffers).
 
 use sluice_core::ElementClass;
 
 mod from_device;
 mod from_xdp_device;
 mod kernel_tun;
+mod poll_device;
 pub mod sys;
 mod to_device;
+mod to_host;
 mod to_xdp_device;
 mod tx;
 pub mod xsk;
@@ -20,4 +23,8 @@ pub const CLASSES: &[ElementClass] = &[
     to_xdp_device::CLASS,
     kernel_tun::TUN_CLASS,
     kernel_tun::TAP_CLASS,
+    kernel_tun::FROM_HOST_CLASS,
+    poll_device::CLASS,
+    to_host::CLASS,
+    to_host::SNIFFERS_CLASS,
 ];

@@ -604,6 +604,33 @@ pub fn open_tun(name: &str, tap: bool) -> Result<(Fd, String), String> {
     Ok((fd, String::from_utf8_lossy(&actual).into_owned()))
 }
 
+/// A second descriptor for the open file `raw` (owned by someone else).
+pub fn dup_fd(raw: i32) -> Result<Fd, String> {
+    // SAFETY: dup only reads the descriptor number; an invalid one makes it fail with EBADF.
+    let fd = unsafe { libc::fcntl(raw, libc::F_DUPFD_CLOEXEC, 0) };
+    if fd < 0 {
+        Err(format!("dup: {}", strerror(errno())))
+    } else {
+        Ok(Fd(fd))
+    }
+}
+
+/// The Ethernet address of interface `name`.
+pub fn if_ether(name: &str) -> Result<[u8; 6], String> {
+    check_ifname(name)?;
+    let path = format!("/sys/class/net/{}/address", name);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {}", path, e))?;
+    let mut mac = [0u8; 6];
+    let mut parts = text.trim().split(':');
+    for b in mac.iter_mut() {
+        *b = parts
+            .next()
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+            .ok_or_else(|| format!("{}: not an Ethernet address", path))?;
+    }
+    Ok(mac)
+}
+
 /// Reads one packet from `fd` into `buf`: `Ok(len)`, or the error (`EAGAIN` when empty).
 pub fn read_fd(fd: &Fd, buf: &mut [u8]) -> Result<usize, i32> {
     // SAFETY: `buf` is a writable buffer of `buf.len()` bytes.

@@ -1,4 +1,4 @@
-//! Ethernet and ARP elements.
+//! Ethernet, ARP and 802.1Q VLAN elements.
 
 use sluice_core::ElementClass;
 
@@ -7,7 +7,13 @@ mod arp_querier;
 mod arp_responder;
 mod ether_encap;
 mod ether_rewrite;
+mod ether_vlan_encap;
 mod host_ether_filter;
+mod set_vlan_anno;
+mod strip_ether_vlan_header;
+mod vlan;
+mod vlan_decap;
+mod vlan_encap;
 
 /// Classes of this family.
 pub const CLASSES: &[ElementClass] = &[
@@ -17,4 +23,9 @@ pub const CLASSES: &[ElementClass] = &[
     ether_encap::CLASS,
     ether_rewrite::CLASS,
     host_ether_filter::CLASS,
+    ether_vlan_encap::CLASS,
+    set_vlan_anno::CLASS,
+    strip_ether_vlan_header::CLASS,
+    vlan_decap::CLASS,
+    vlan_encap::CLASS,
 ];

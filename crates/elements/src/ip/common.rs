@@ -327,7 +327,8 @@ const SERVICES: &[(&str, u16)] = &[
 
 /// The port of a well-known service name (`www`, `domain`, `ssh`, …).
 pub fn service_port(name: &str) -> Option<u16> {
-    SERVICES.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+    sluice_lang::names::lookup_port(name, None)
+        .or_else(|| SERVICES.iter().find(|(n, _)| *n == name).map(|(_, p)| *p))
 }
 
 /// A TCP/UDP port: a number (0–65535) or a well-known service name.

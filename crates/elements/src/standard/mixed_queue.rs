@@ -2,7 +2,8 @@
 //!
 //! Synopsis: `MixedQueue([CAPACITY])`
 //!
-//! Ports: 2 push inputs, 1 pull output. Packets arriving on input 0 are appended at the tail
+//! Ports: 2 push inputs; output 0 pull, optional output 1 push (where dropped packets go when
+//! connected). Packets arriving on input 0 are appended at the tail
 //! (first in, first out); when the queue is full they are dropped. Packets arriving on input 1
 //! are put at the head, to leave next (last in, first out); when the queue is full the packet at
 //! the tail is dropped to make room. Every drop is counted. Offers an empty notifier and the
@@ -23,8 +24,8 @@ use super::queue::{Queue, QueueMode};
 /// Class description.
 pub const CLASS: ElementClass = ElementClass {
     name: "MixedQueue",
-    ports: "2/1",
-    processing: "h/l",
+    ports: "2/1-2",
+    processing: "h/lh",
     flow: "",
     source: include_str!("mixed_queue.rs"),
     make: || Box::new(Queue::with_mode(QueueMode::Mixed)),

@@ -3,9 +3,12 @@
 use sluice_core::ElementClass;
 
 mod adjust_timestamp;
+mod align;
+mod alignment_info;
 mod average_counter;
 mod bypass;
 mod check_paint;
+mod clicky_info;
 mod clipboard;
 mod counter;
 mod delay_shaper;
@@ -13,6 +16,7 @@ mod delay_unqueue;
 mod discard;
 mod front_drop_queue;
 mod hash_switch;
+mod hub;
 mod idle;
 mod infinite_source;
 mod link_unqueue;
@@ -20,13 +24,17 @@ mod mixed_queue;
 mod null;
 mod pad;
 mod paint;
+mod paint_switch;
 mod paint_tee;
+mod port_info;
 mod print;
 mod prio_sched;
 mod pull_switch;
 mod pull_tee;
 mod pull_to_push;
 mod queue;
+mod random_seed;
+mod random_switch;
 mod rated_source;
 mod rated_splitter;
 mod rated_unqueue;
@@ -34,14 +42,20 @@ mod resize;
 mod round_robin_sched;
 mod round_robin_switch;
 mod set_timestamp;
+mod set_timestamp_delta;
+mod shaper;
 mod static_switch;
+mod stride_sched;
 mod strip;
 mod strip_to_network_header;
 mod suppressor;
 mod switch;
 mod tee;
 mod time_filter;
+mod time_sorted_sched;
+mod timed_sink;
 mod timed_source;
+mod truncate;
 mod unqueue;
 mod unstrip;
 mod util;
@@ -78,6 +92,9 @@ pub const CLASSES: &[ElementClass] = &[
     pull_to_push::CLASS,
     queue::CLASS,
     queue::SIMPLE_CLASS,
+    queue::FULL_NOTE_CLASS,
+    queue::QUICK_NOTE_CLASS,
+    queue::NOTIFIER_CLASS,
     rated_source::CLASS,
     rated_splitter::CLASS,
     rated_unqueue::CLASS,
@@ -95,4 +112,19 @@ pub const CLASSES: &[ElementClass] = &[
     timed_source::CLASS,
     unqueue::CLASS,
     unstrip::CLASS,
+    paint_switch::CLASS,
+    truncate::CLASS,
+    hub::CLASS,
+    timed_sink::CLASS,
+    shaper::CLASS,
+    shaper::BANDWIDTH_CLASS,
+    stride_sched::CLASS,
+    set_timestamp_delta::CLASS,
+    time_sorted_sched::CLASS,
+    align::CLASS,
+    alignment_info::CLASS,
+    clicky_info::CLASS,
+    random_seed::CLASS,
+    random_switch::CLASS,
+    port_info::CLASS,
 ];

@@ -2,9 +2,11 @@
 //!
 //! Synopsis: `PaintTee(COLOR [, ANNO])`
 //!
-//! Ports: 1 push input, 2 push outputs. Every packet goes to output 0; a packet whose paint
-//! annotation (or one-byte annotation ANNO) equals COLOR is also cloned to output 1 (the clone
-//! is pushed first). Clones share data copy-on-write.
+//! Ports: 1 input and output 0 agnostic, output 1 push. Every packet goes to output 0; a
+//! packet whose paint annotation (or one-byte annotation ANNO) equals COLOR is also cloned to
+//! output 1, and the clone is pushed there before the packet itself continues on output 0 (as
+//! Click: the copy of packet n leaves before packet n, after packet n-1). Clones share data
+//! copy-on-write.
 //!
 //! Arguments:
 //! - `COLOR` (integer 0–255, mandatory).
@@ -46,18 +48,36 @@ impl Element for PaintTee {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, mut batch: Batch, cx: &mut Cx) {
-        let mut clones = Batch::new();
+    fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
+        if !batch.iter().any(|p| self.anno.get(p) == self.color) {
+            cx.push(0, batch);
+            return;
+        }
+        let mut pending = Batch::new();
+        for mut p in batch {
+            if self.anno.get(&p) == self.color {
+                if !pending.is_empty() {
+                    cx.push(0, std::mem::take(&mut pending));
+                }
+                self.count += 1;
+                cx.push_one(1, p.clone_packet());
+            }
+            let _ = pending.push(p);
+        }
+        if !pending.is_empty() {
+            cx.push(0, pending);
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
+        let mut batch = cx.pull(0, max);
         for p in batch.iter_mut() {
             if self.anno.get(p) == self.color {
-                let _ = clones.push(p.clone_packet());
+                self.count += 1;
+                cx.push_one(1, p.clone_packet());
             }
         }
-        if !clones.is_empty() {
-            self.count += clones.len() as u64;
-            cx.push(1, clones);
-        }
-        cx.push(0, batch);
+        batch
     }
 
     fn handlers(&self) -> &'static [Handler] {
@@ -85,7 +105,7 @@ impl Element for PaintTee {
 pub const CLASS: ElementClass = ElementClass {
     name: "PaintTee",
     ports: "1/2",
-    processing: "h/h",
+    processing: "a/ah",
     flow: "",
     source: include_str!("paint_tee.rs"),
     make: || Box::new(PaintTee::default()),

@@ -1,18 +1,27 @@
 //! Queue — stores packets in a FIFO queue (push in, pull out)
 //!
-//! Synopsis: `Queue([CAPACITY])`, `SimpleQueue([CAPACITY])`
+//! Synopsis: `Queue([CAPACITY])`; also `SimpleQueue`, `NotifierQueue`, `FullNoteQueue`,
+//! `QuickNoteQueue` with the same argument.
 //!
-//! Ports: 1 input (push), 1 output (pull). Packets pushed into a full queue are dropped (drop
-//! tail) and counted. The queue's empty notifier lets downstream pullers (Unqueue, ToDevice,
-//! schedulers) sleep while it is empty. Offers the Storage interface (length and capacity) that
-//! RED finds through router context. A drop-tail queue also has a full notifier, so sources
-//! upstream (InfiniteSource, Unqueue) sleep while it is full instead of feeding drops.
+//! Ports: 1 push input; output 0 pull, optional output 1 push. Packets pushed into a full
+//! queue are dropped (drop tail) and counted; with output 1 connected, they leave there
+//! instead of being freed. The first overflow prints `NAME: overflow` to standard error.
+//! The queue's empty notifier lets downstream pullers (Unqueue, ToDevice, schedulers) sleep
+//! while it is empty. Queue (and its other names FullNoteQueue and QuickNoteQueue) also has a
+//! full notifier, so sources upstream (InfiniteSource, Unqueue) sleep while it is full instead
+//! of feeding drops; NotifierQueue has only the empty notifier. Offers the Storage interface
+//! (length and capacity) that RED finds through router context.
 //!
 //! Arguments:
 //! - `CAPACITY` (integer, default 1000): maximum packets held.
 //!
-//! Handlers: `length` (r), `highwater_length` (r), `capacity` (rw), `drops` (r),
-//! `reset_counts` (w, zero drops and highwater), `reset` (w, drop every queued packet).
+//! Handlers: `length` (r), `highwater_length` (r, the most packets ever held at once),
+//! `capacity` (rw; shrinking frees the packets beyond the new capacity from the tail, without
+//! counting them as drops), `drops` (r), `reset_counts` (w, zero drops and set highwater to
+//! the current length), `reset` (w, empty the queue: packets leave on output 1 if connected,
+//! otherwise they are freed; not counted as drops).
+//!
+//! Example: `FromDevice(eth0) -> q :: Queue(200) -> ToDevice(eth1)`
 
 use std::collections::VecDeque;
 
@@ -31,9 +40,12 @@ pub(crate) enum QueueMode {
     Mixed,
 }
 
-/// The Queue element (also SimpleQueue, FrontDropQueue and MixedQueue).
+/// The Queue element (also SimpleQueue, NotifierQueue, FullNoteQueue, QuickNoteQueue,
+/// FrontDropQueue and MixedQueue).
 pub struct Queue {
     mode: QueueMode,
+    /// Offer a full notifier (drop-tail queues other than NotifierQueue).
+    notify_full: bool,
     q: VecDeque<Packet>,
     capacity: usize,
     highwater: usize,
@@ -46,6 +58,7 @@ impl Default for Queue {
     fn default() -> Queue {
         Queue {
             mode: QueueMode::DropTail,
+            notify_full: true,
             q: VecDeque::new(),
             capacity: 1000,
             highwater: 0,
@@ -96,7 +109,7 @@ impl Element for Queue {
         self.q = VecDeque::with_capacity(self.capacity.min(1 << 16));
         self.empty_note = cx.new_notifier(false);
         cx.provide_empty_notifier(self.empty_note);
-        if self.mode == QueueMode::DropTail {
+        if self.mode == QueueMode::DropTail && self.notify_full {
             let full = cx.new_notifier(true);
             cx.provide_full_notifier(full);
             self.full_note = Some(full);
@@ -107,25 +120,39 @@ impl Element for Queue {
     fn push(&mut self, port: usize, batch: Batch, cx: &mut Cx) {
         let was_empty = self.q.is_empty();
         let lifo = port == 1 && self.mode == QueueMode::Mixed;
+        let mut dropped = Batch::new();
         for p in batch {
-            if self.q.len() < self.capacity {
+            let out = if self.q.len() < self.capacity {
                 if lifo {
                     self.q.push_front(p);
                 } else {
                     self.q.push_back(p);
                 }
+                continue;
             } else if self.capacity == 0 {
-                self.drops += 1;
+                Some(p)
             } else if lifo {
-                self.q.pop_back();
-                self.drops += 1;
+                let old = self.q.pop_back();
                 self.q.push_front(p);
+                old
             } else if self.mode == QueueMode::DropFront {
-                self.q.pop_front();
-                self.drops += 1;
+                let old = self.q.pop_front();
                 self.q.push_back(p);
+                old
             } else {
-                self.drops += 1;
+                Some(p)
+            };
+            if self.drops == 0 && self.capacity > 0 {
+                eprintln!("{}: overflow", cx.name());
+            }
+            self.drops += 1;
+            if let Some(d) = out {
+                if cx.noutputs() > 1 {
+                    if let Err(d) = dropped.push(d) {
+                        cx.push(1, std::mem::take(&mut dropped));
+                        let _ = dropped.push(d);
+                    }
+                }
             }
         }
         self.highwater = self.highwater.max(self.q.len());
@@ -136,6 +163,9 @@ impl Element for Queue {
             if self.q.len() >= self.capacity {
                 cx.set_notifier(full, false);
             }
+        }
+        if !dropped.is_empty() {
+            cx.push(1, dropped);
         }
     }
 
@@ -194,9 +224,9 @@ impl Element for Queue {
                     .trim()
                     .parse()
                     .map_err(|_| "capacity: expected unsigned integer".to_string())?;
-                while self.q.len() > self.capacity {
-                    self.q.pop_back();
-                    self.drops += 1;
+                self.q.truncate(self.capacity);
+                if let Some(full) = self.full_note {
+                    cx.set_notifier(full, self.q.len() < self.capacity);
                 }
             }
             "reset_counts" => {
@@ -204,8 +234,22 @@ impl Element for Queue {
                 self.highwater = self.q.len();
             }
             "reset" => {
-                self.q.clear();
+                let mut out = Batch::new();
+                while let Some(p) = self.q.pop_front() {
+                    if cx.noutputs() > 1 {
+                        if let Err(p) = out.push(p) {
+                            cx.push(1, std::mem::take(&mut out));
+                            let _ = out.push(p);
+                        }
+                    }
+                }
                 cx.set_notifier(self.empty_note, false);
+                if let Some(full) = self.full_note {
+                    cx.set_notifier(full, true);
+                }
+                if !out.is_empty() {
+                    cx.push(1, out);
+                }
             }
             _ => return Err(format!("no handler {}", name)),
         }
@@ -216,8 +260,8 @@ impl Element for Queue {
 /// Class description.
 pub const CLASS: ElementClass = ElementClass {
     name: "Queue",
-    ports: "1/1",
-    processing: "h/l",
+    ports: "1/1-2",
+    processing: "h/lh",
     flow: "",
     source: include_str!("queue.rs"),
     make: || Box::new(Queue::default()),
@@ -226,5 +270,29 @@ pub const CLASS: ElementClass = ElementClass {
 /// `SimpleQueue`: the same queue under Click's other name.
 pub const SIMPLE_CLASS: ElementClass = ElementClass {
     name: "SimpleQueue",
+    ..CLASS
+};
+
+/// `FullNoteQueue`: Click's old name of Queue.
+pub const FULL_NOTE_CLASS: ElementClass = ElementClass {
+    name: "FullNoteQueue",
+    ..CLASS
+};
+
+/// `QuickNoteQueue`: Queue whose empty notification is immediate, which Sluice's always is.
+pub const QUICK_NOTE_CLASS: ElementClass = ElementClass {
+    name: "QuickNoteQueue",
+    ..CLASS
+};
+
+/// `NotifierQueue`: a queue with an empty notifier but no full notifier.
+pub const NOTIFIER_CLASS: ElementClass = ElementClass {
+    name: "NotifierQueue",
+    make: || {
+        Box::new(Queue {
+            notify_full: false,
+            ..Queue::default()
+        })
+    },
     ..CLASS
 };

@@ -22,7 +22,7 @@ pub(crate) fn check_n(args: &mut Args, cx: &ConfigCx, have: usize) -> Result<(),
     if let Some(n) = args.read_p::<usize>("N")? {
         if n != have {
             let _ = cx;
-            args.error(format!("N is {} but {} outputs are used", n, have));
+            args.error(format!("{} outputs implies {} arms", have, have));
             return Err(());
         }
     }

@@ -1,6 +1,8 @@
 //! Helpers shared by the standard elements: token buckets, per-port batching, annotation bytes.
 //! (Not an element.)
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use sluice_core::{Batch, Cx, Packet, Timestamp};
 use sluice_lang::args::{Args, Bandwidth, FromArg, Rate, Seconds};
 
@@ -239,6 +241,163 @@ pub(crate) fn fmt_f64(v: f64) -> String {
     }
 }
 
+static RANDOM_STATE: AtomicU64 = AtomicU64::new(0);
+static RANDOM_SEEDED: AtomicBool = AtomicBool::new(false);
+
+/// Seeds the random numbers the standard elements draw (RandomSwitch): with `seed`, the
+/// sequence repeats from run to run; without, it starts from the clock.
+pub(crate) fn random_seed(seed: Option<u32>) {
+    let s = seed.map_or_else(|| Timestamp::now_real().0 as u64, u64::from);
+    RANDOM_STATE.store(s, Ordering::Relaxed);
+    RANDOM_SEEDED.store(true, Ordering::Relaxed);
+}
+
+/// The next random number (SplitMix64; lock-free, shared by every thread).
+pub(crate) fn random_u32() -> u32 {
+    if !RANDOM_SEEDED.load(Ordering::Relaxed) {
+        random_seed(None);
+    }
+    let mut z = RANDOM_STATE
+        .fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed)
+        .wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    ((z ^ (z >> 31)) >> 32) as u32
+}
+
+/// Click's gap-rate limiter (Shaper, BandwidthShaper): within each second, the n-th unit may
+/// pass once the second's elapsed fraction reaches n/RATE, so packets leave evenly spaced;
+/// units unused in one second carry over into the next only as a deficit, never as a burst.
+#[derive(Clone, Debug)]
+pub(crate) struct GapRate {
+    rate: u32,
+    ugap: u64,
+    sec_count: i64,
+    sec: Option<i64>,
+}
+
+impl GapRate {
+    const SHIFT: u32 = 12;
+    const MAX_RATE: u64 = 1_000_000 << Self::SHIFT;
+
+    /// A limiter of `rate` units per second, freshly reset.
+    pub(crate) fn new(rate: u32) -> GapRate {
+        let mut g = GapRate {
+            rate: 0,
+            ugap: 0,
+            sec_count: 0,
+            sec: None,
+        };
+        g.init(rate);
+        g
+    }
+
+    fn init(&mut self, rate: u32) {
+        self.rate = (rate as u64).min(Self::MAX_RATE) as u32;
+        self.ugap = if self.rate == 0 {
+            Self::MAX_RATE + 1
+        } else {
+            Self::MAX_RATE / self.rate as u64
+        };
+    }
+
+    /// Units per second.
+    pub(crate) fn rate(&self) -> u32 {
+        self.rate
+    }
+
+    /// Changes the rate, keeping the current second's position.
+    pub(crate) fn set_rate(&mut self, rate: u32, now: Timestamp) {
+        if rate != self.rate {
+            self.init(rate);
+            if self.sec.is_some() && self.rate != 0 {
+                self.sec_count = self.need(now) as i64;
+            }
+        }
+    }
+
+    /// Forgets the past: the next check starts a new second.
+    pub(crate) fn reset(&mut self) {
+        self.sec = None;
+    }
+
+    fn scaled_usec(now: Timestamp) -> u64 {
+        ((now.subsec_nanos() / 1000) as u64) << Self::SHIFT
+    }
+
+    fn need(&self, now: Timestamp) -> u64 {
+        Self::scaled_usec(now) / self.ugap
+    }
+
+    /// True if a unit may pass at `now`.
+    pub(crate) fn ready(&mut self, now: Timestamp) -> bool {
+        let need = self.need(now);
+        match self.sec {
+            None => {
+                self.sec = Some(now.sec());
+                let rem = Self::scaled_usec(now) - need * self.ugap;
+                self.sec_count = need as i64 + (rem > self.ugap / 2) as i64;
+            }
+            Some(s) if now.sec() > s => {
+                self.sec = Some(now.sec());
+                if self.sec_count > 0 {
+                    self.sec_count -= self.rate as i64;
+                }
+            }
+            _ => {}
+        }
+        need as i64 >= self.sec_count
+    }
+
+    /// Records `n` units sent.
+    pub(crate) fn sent(&mut self, n: u64) {
+        self.sec_count += n as i64;
+    }
+}
+
+/// Formats a rate in bytes per second as Click's `BandwidthArg::unparse` (`8kbps`,
+/// `1.5Mbps`, `2Gbps`).
+pub(crate) fn unparse_bandwidth(bytes_per_sec: u32) -> String {
+    fn real10(v: u64, digits: u32) -> String {
+        let p = 10u64.pow(digits);
+        let frac = format!("{:0width$}", v % p, width = digits as usize);
+        let frac = frac.trim_end_matches('0');
+        if frac.is_empty() {
+            (v / p).to_string()
+        } else {
+            format!("{}.{}", v / p, frac)
+        }
+    }
+    let x = bytes_per_sec as u64;
+    if x >= 0x2000_0000 {
+        real10(x, 6) + "MBps"
+    } else if x >= 125_000_000 {
+        real10(x * 8, 9) + "Gbps"
+    } else if x >= 125_000 {
+        real10(x * 8, 6) + "Mbps"
+    } else {
+        real10(x * 8, 3) + "kbps"
+    }
+}
+
+/// Formats an interval as Click's `Timestamp::unparse_interval`: whole milliseconds,
+/// microseconds or nanoseconds below a second (`500ms`, `20us`, `7ns`), seconds with nine
+/// decimals from a second on (`1.500000000s`).
+pub(crate) fn unparse_interval(t: Timestamp) -> String {
+    let ns = t.0;
+    if (0..1_000_000_000).contains(&ns) {
+        if ns % 1_000_000 == 0 {
+            format!("{}ms", ns / 1_000_000)
+        } else if ns % 1_000 == 0 {
+            format!("{}us", ns / 1_000)
+        } else {
+            format!("{}ns", ns)
+        }
+    } else {
+        format!("{}s", t)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,11 +429,41 @@ mod tests {
     }
 
     #[test]
+    fn gap_rate_spaces_packets_evenly() {
+        let mut g = GapRate::new(1000);
+        let t0 = Timestamp::from_parts(100, 0);
+        let mut sent = 0;
+        for ms in 0..2000 {
+            let now = t0 + Timestamp(ms * 1_000_000);
+            for _ in 0..3 {
+                if g.ready(now) {
+                    g.sent(1);
+                    sent += 1;
+                }
+            }
+        }
+        assert!((1999..=2001).contains(&sent), "{}", sent);
+        let mut z = GapRate::new(0);
+        assert!(z.ready(t0));
+        z.sent(1);
+        assert!(!z.ready(t0 + Timestamp(500_000_000)));
+        assert!(!z.ready(t0 + Timestamp::from_parts(3, 0)));
+    }
+
+    #[test]
     fn anno_parse() {
         assert_eq!(AnnoByte::parse("PAINT").unwrap(), AnnoByte::Paint);
         assert_eq!(AnnoByte::parse("3").unwrap(), AnnoByte::User(3));
         assert!(AnnoByte::parse("16").is_err());
         assert_eq!(fmt_f64(2.5), "2.5");
         assert_eq!(fmt_f64(3.0), "3");
+        assert_eq!(unparse_interval(Timestamp(500_000_000)), "500ms");
+        assert_eq!(unparse_bandwidth(1000), "8kbps");
+        assert_eq!(unparse_bandwidth(187_500), "1.5Mbps");
+        assert_eq!(unparse_interval(Timestamp(20_000)), "20us");
+        assert_eq!(
+            unparse_interval(Timestamp::from_parts(1, 500_000_000)),
+            "1.500000000s"
+        );
     }
 }

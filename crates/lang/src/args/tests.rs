@@ -181,6 +181,9 @@ fn from_arg_units() {
         ("1000", 1000.0),
         ("800baud", 100.0),
         ("2KBps", 2000.0),
+        ("131072B/s", 131_072.0),
+        ("8kb/s", 1000.0),
+        ("1kbaud", 125.0),
     ] {
         assert!(close(Bandwidth::from_arg(s).unwrap().0, want), "{s}");
     }

@@ -1,0 +1,111 @@
+//! PortInfo — names TCP and UDP ports
+//!
+//! Synopsis: `PortInfo(NAME PORT[/PROTOCOL] [NAME...], ...)`
+//!
+//! Ports: none. Each argument defines one or more names for a port number, usable wherever a
+//! port argument or an IPClassifier/IPFilter port is expected (`dst port NAME`), in the whole
+//! configuration (PortInfo is configured before the other elements). PROTOCOL is `tcp`, `udp`
+//! or an IP protocol number; without it the name holds for TCP and UDP alike. Empty
+//! arguments and words from a `#` on are ignored.
+//!
+//! Handlers: `table` (r, one line per definition: `NAME PORT[/PROTOCOL]`).
+//!
+//! Example: `PortInfo(sluice-ctl 7777/tcp, alt-http 8080); ... IPClassifier(dst port alt-http)`
+
+use sluice_core::element::CONFIGURE_PHASE_INFO;
+use sluice_core::{ConfigCx, Element, ElementClass, Handler};
+use sluice_lang::args::{split_words, Args, FromArg};
+use sluice_lang::names::define_port;
+
+/// The PortInfo element.
+#[derive(Default)]
+pub struct PortInfo {
+    names: Vec<(String, u16, Option<u8>)>,
+}
+
+/// Parses `PORT[/PROTOCOL]`.
+fn parse_port(s: &str) -> Result<(u16, Option<u8>), String> {
+    let (port, proto) = match s.split_once('/') {
+        Some((p, pr)) => (p, Some(pr)),
+        None => (s, None),
+    };
+    let port = u16::from_arg(port).map_err(|_| "expected 'NAME PORT/PROTO'".to_string())?;
+    let proto = match proto {
+        None => None,
+        Some("tcp") => Some(6),
+        Some("udp") => Some(17),
+        Some(n) => Some(u8::from_arg(n).map_err(|_| format!("unknown protocol '{}'", n))?),
+    };
+    Ok((port, proto))
+}
+
+impl Element for PortInfo {
+    fn configure_phase(&self) -> i32 {
+        CONFIGURE_PHASE_INFO
+    }
+
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        let mut ok = true;
+        for a in args.take_raw() {
+            let w: Vec<String> = split_words(&a)
+                .into_iter()
+                .take_while(|w| !w.starts_with('#'))
+                .collect();
+            if w.is_empty() {
+                continue;
+            }
+            let parsed = w
+                .get(1)
+                .ok_or_else(|| "expected 'NAME PORT/PROTO'".to_string())
+                .and_then(|p| parse_port(p));
+            match parsed {
+                Ok((port, proto)) => {
+                    for name in w.iter().take(1).chain(w.iter().skip(2)) {
+                        define_port(name, port, proto);
+                        self.names.push((name.clone(), port, proto));
+                    }
+                }
+                Err(e) => {
+                    args.error(e);
+                    ok = false;
+                }
+            }
+        }
+        if ok {
+            Ok(())
+        } else {
+            Err(())
+        }
+    }
+
+    fn handlers(&self) -> &'static [Handler] {
+        const { &[Handler::r("table")] }
+    }
+
+    fn read_handler(&self, name: &str) -> Option<String> {
+        (name == "table").then(|| {
+            let mut s = String::new();
+            for (n, port, proto) in &self.names {
+                s.push_str(&format!("{} {}", n, port));
+                match proto {
+                    Some(6) => s.push_str("/tcp"),
+                    Some(17) => s.push_str("/udp"),
+                    Some(p) => s.push_str(&format!("/{}", p)),
+                    None => {}
+                }
+                s.push('\n');
+            }
+            s
+        })
+    }
+}
+
+/// Class description.
+pub const CLASS: ElementClass = ElementClass {
+    name: "PortInfo",
+    ports: "0/0",
+    processing: "a/a",
+    flow: "",
+    source: include_str!("port_info.rs"),
+    make: || Box::new(PortInfo::default()),
+};
