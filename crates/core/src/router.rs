@@ -665,9 +665,9 @@ impl Router {
         Some(r)
     }
 
-    /// The Storage interface of element `e` (length, capacity), whichever thread shares it;
-    /// `None` if it is no queue or is busy.
-    pub(crate) fn storage_of(&self, e: usize) -> Option<(usize, usize)> {
+    /// The Storage interface of element `e` (packets held, capacity), whichever thread shares
+    /// it; `None` if it is no queue or is busy.
+    pub fn storage_of(&self, e: usize) -> Option<(usize, usize)> {
         let slot = &self.slots[e];
         match (&slot.elem, &slot.shared) {
             (Some(el), _) => el.storage(),

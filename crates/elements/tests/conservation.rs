@@ -1,8 +1,8 @@
 //! Packet conservation: every packet a source emits leaves through a sink, waits in a queue,
 //! or is counted as a drop — at the end of a run stopped by its sources (which drains the
 //! packets in flight), with one thread and with two, also while other threads keep the
-//! machine's cores busy. The accounting is generic: sources, sinks, queue lengths and every
-//! element's `drops` handler, found by class and handler name.
+//! machine's cores busy. The accounting is generic: sources and sinks by class, what every
+//! queue holds (the Storage interface), and every element's `drops` handler.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -61,8 +61,8 @@ fn account(r: &mut Router) -> Account {
         } else if SINKS.contains(&class) {
             a.out += num(r, &format!("{name}.count"));
         }
-        if has("length") {
-            a.queued += num(r, &format!("{name}.length"));
+        if let Some((len, _)) = r.storage_of(e) {
+            a.queued += len as u64;
         }
         if has("drops") {
             a.dropped += num(r, &format!("{name}.drops"));
