@@ -111,7 +111,7 @@ def test_non_utf8_bytes_in_strings_pass_through(run_limited):
 
 def test_non_utf8_outside_strings_is_a_syntax_error_with_a_line(run_limited):
     lines = errors(run_limited, b"Idle -> Discard;\n\xff\n")
-    assert lines[0].startswith("test.click:2: syntax error near"), lines
+    assert lines == ["test.click:2: syntax error near '\\xFF'"], lines
 
 
 # 4. Rejected as Click rejects them.

@@ -775,3 +775,19 @@ fn many_to_one_and_many_to_many_connections() {
     let c = parse("a :: Idle; a -> x :: Null, y :: Null;");
     assert_eq!(conns(&c), vec!["a[0]->[0]x", "a[0]->[0]y"]);
 }
+
+#[test]
+fn configurations_are_bytes() {
+    let bytes = b"// caf\xe9\nInfiniteSource(DATA \"a\xffb\") -> Discard; /* \x80 */\n";
+    let text = crate::decode_config(bytes);
+    assert_eq!(crate::encode_config(&text), bytes.to_vec());
+    let c = parse(&text);
+    let data = args::unquote_bytes(&elem(&c, "InfiniteSource@1").config["DATA ".len()..]);
+    assert_eq!(data, b"a\xffb".to_vec());
+    assert_eq!(
+        crate::encode_config(&unparse(&c)),
+        b"InfiniteSource@1 :: InfiniteSource(DATA \"a\xffb\");\nDiscard@2 :: Discard;\n\nInfiniteSource@1 -> Discard@2;\n".to_vec()
+    );
+    let e = errs(&crate::decode_config(b"Idle -> Discard;\n\xff\n"));
+    assert_eq!(e, vec!["t.click:2: syntax error near '\\xFF'"]);
+}
