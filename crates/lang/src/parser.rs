@@ -656,7 +656,7 @@ impl<'a> Parser<'a> {
     }
 
     fn connect(&mut self, from: usize, from_port: usize, to: usize, to_port: usize, lm: Landmark) {
-        let (name, gin, gout) = match *self.ctx.last().unwrap_or(&Ctx::Top) {
+        let (name, gin, gout) = match self.ctx() {
             Ctx::Group(gin, gout) => ("<anonymous group>".to_string(), gin, gout),
             Ctx::Compound(id) => (self.printable_class(id).to_string(), 0, 1),
             Ctx::Top => (String::new(), usize::MAX, usize::MAX),
@@ -711,7 +711,7 @@ impl<'a> Parser<'a> {
     /// A connection chain; each arrow connects the endpoints on its two sides as Click does
     /// (`Lexer::yconnection_connect_all`).
     fn chain(&mut self) {
-        let nested = *self.ctx.last().unwrap_or(&Ctx::Top) != Ctx::Top;
+        let nested = self.ctx() != Ctx::Top;
         let mut prev = if nested && matches!(self.peek(), Tok::Arrow | Tok::DArrow) {
             // `-> x` in a compound or group starts at its input.
             vec![Endpoint::plain(self.pseudo(true))]
@@ -721,7 +721,10 @@ impl<'a> Parser<'a> {
             };
             p
         };
-        let mut count = 1;
+        if prev.iter().any(|e| !e.in_ports.is_empty()) {
+            let lm = self.lm();
+            self.error(lm, "input ports ignored at start of chain");
+        }
         while matches!(self.peek(), Tok::Arrow | Tok::DArrow) {
             let arrow = self.next();
             let next = if nested && !Self::starts_element(self.peek()) {
@@ -733,22 +736,23 @@ impl<'a> Parser<'a> {
                 };
                 n
             };
-            count += 1;
             self.connect_all(&prev, &next, matches!(arrow.tok, Tok::DArrow), arrow.lm);
             prev = next;
         }
-        let lm = self.lm();
         if prev.iter().any(|e| !e.out_ports.is_empty()) {
-            self.error(lm.clone(), "output ports ignored at end of chain");
+            let lm = self.lm();
+            self.error(lm, "output ports ignored at end of chain");
         }
-        if count == 1 && prev.iter().any(|e| !e.in_ports.is_empty()) {
-            self.error(lm, "input ports ignored at start of chain");
-        }
+    }
+
+    /// The innermost context: the file, a compound body or a group.
+    fn ctx(&self) -> Ctx {
+        *self.ctx.last().unwrap_or(&Ctx::Top)
     }
 
     /// The `input` (or `output`) pseudo-element of the innermost compound or group.
     fn pseudo(&self, input: bool) -> usize {
-        match *self.ctx.last().unwrap_or(&Ctx::Top) {
+        match self.ctx() {
             Ctx::Group(gin, gout) => {
                 if input {
                     gin
@@ -878,7 +882,7 @@ impl<'a> Parser<'a> {
         let mut in_ports = Vec::new();
         if matches!(self.peek(), Tok::LBrack) {
             in_ports = self.port()?;
-            if *self.ctx.last().unwrap_or(&Ctx::Top) != Ctx::Top {
+            if self.ctx() != Ctx::Top {
                 // Bare ports refer to the enclosing compound or group: `[1] -> x` starts at
                 // its input, `x -> [1]` ends at its output.
                 if first && matches!(self.peek(), Tok::Arrow | Tok::DArrow) {
@@ -1074,7 +1078,7 @@ impl<'a> Parser<'a> {
             ));
         }
         let has_config = matches!(self.peek(), Tok::LParen);
-        if let Ctx::Group(gin, gout) = *self.ctx.last().unwrap_or(&Ctx::Top) {
+        if let Ctx::Group(gin, gout) = self.ctx() {
             // In a group, `input` and `output` are the group's own ports.
             match name.as_str() {
                 "input" => return Some((gin, Vec::new())),

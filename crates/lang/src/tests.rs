@@ -455,6 +455,14 @@ fn port_lists_and_connection_groups() {
             "t.click:3: at most one expandable port allowed per connection",
         ]
     );
+    let e = errs("a, b :: Idle;\n[1] a -> b;\nb [1];");
+    assert_eq!(
+        e,
+        vec![
+            "t.click:2: input ports ignored at start of chain",
+            "t.click:3: output ports ignored at end of chain",
+        ]
+    );
     let e = errs("a, b :: Idle;\na [0,1,2] -> [0,1,2] b;");
     assert_eq!(
         e,
