@@ -204,3 +204,14 @@ def test_port_lists_and_group_pseudoports(run_limited):
     assert lines == ["test.click:2: connection mismatch: 2 outputs connected to 3 inputs"]
     lines = errors(run_limited, "a, b :: Idle;\na [0,1] -> [0,1] b;\n")
     assert lines == ["test.click:2: syntax error: many-to-many connections require '=>'"]
+
+
+def test_many_parameters(run_limited):
+    n = 100_000
+    defs = ", ".join(f"$a{i} {i}" for i in range(n))
+    check_ok(run_limited, f"define({defs});\nIdle -> Print($a{n - 1}) -> Discard;", timeout=20)
+    formals = ", ".join(f"$a{i}" for i in range(n))
+    actuals = ", ".join(str(i) for i in range(n))
+    conf = f"elementclass C {{ {formals} | input -> Print($a{n - 1}) -> output }}\n"
+    out = flatten(run_limited, conf + f"Idle -> C({actuals}) -> Discard;")
+    assert f"C@2/Print@1 :: Print({n - 1});" in out, out[:5]

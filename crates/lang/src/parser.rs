@@ -3,7 +3,7 @@
 use crate::args::split_args;
 use crate::lexer::{Lexer, Tok, Token};
 use crate::{Diagnostic, Landmark};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub(crate) type ClassId = usize;
 
@@ -46,9 +46,9 @@ pub(crate) struct Scope {
     pub conns: Vec<Conn>,
     pub classes: HashMap<String, ClassRef>,
     pub defines: Vec<(String, String)>,
-    /// Formal parameter names of the compound body this scope is (they share one namespace
-    /// with `define`s).
-    pub params: Vec<String>,
+    /// Parameter names of this scope: a compound body's formals and every `define` (one
+    /// namespace, as in Click).
+    pub defined: HashSet<String>,
     /// Groups written directly in this scope.
     pub groups: usize,
     pub compound: bool,
@@ -348,10 +348,10 @@ impl<'a> Parser<'a> {
                         && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
                 {
                     let sc = self.scope();
-                    if sc.params.iter().any(|p| p == n) || sc.defines.iter().any(|(d, _)| d == n) {
-                        self.error(lm.clone(), format!("parameter '${n}' multiply defined"));
-                    } else {
+                    if sc.defined.insert(n.to_string()) {
                         sc.defines.push((n.to_string(), value.to_string()));
+                    } else {
+                        self.error(lm.clone(), format!("parameter '${n}' multiply defined"));
                     }
                 }
                 _ => self.error(lm.clone(), "bad 'define' declaration: not a variable"),
@@ -420,7 +420,7 @@ impl<'a> Parser<'a> {
                 let formals = self.formals();
                 let mut scope = Scope {
                     compound: true,
-                    params: formals.iter().map(|f| f.var.clone()).collect(),
+                    defined: formals.iter().map(|f| f.var.clone()).collect(),
                     ..Scope::default()
                 };
                 for (i, n) in ["input", "output"].iter().enumerate() {
@@ -529,6 +529,7 @@ impl<'a> Parser<'a> {
     /// Optional `$a, $b, KEYWORD $c |` formal parameter list.
     fn formals(&mut self) -> Vec<Formal> {
         let mut out: Vec<Formal> = Vec::new();
+        let mut seen = HashSet::new();
         let starts = match self.peek_n(0).tok.clone() {
             Tok::Var(_) | Tok::Bar => true,
             Tok::Ident(_) => matches!(self.peek_n(1).tok, Tok::Var(_)),
@@ -546,12 +547,12 @@ impl<'a> Parser<'a> {
                 }
                 Tok::Var(v) => {
                     self.next();
-                    self.add_formal(&mut out, v, None, &t.lm);
+                    self.add_formal(&mut out, &mut seen, v, None, &t.lm);
                 }
                 Tok::Ident(k) if matches!(self.peek_n(1).tok, Tok::Var(_)) => {
                     self.next();
                     if let Tok::Var(v) = self.next().tok {
-                        self.add_formal(&mut out, v, Some(k), &t.lm);
+                        self.add_formal(&mut out, &mut seen, v, Some(k), &t.lm);
                     }
                 }
                 _ => {
@@ -575,14 +576,15 @@ impl<'a> Parser<'a> {
     fn add_formal(
         &mut self,
         out: &mut Vec<Formal>,
+        seen: &mut HashSet<String>,
         var: String,
         kw: Option<String>,
         lm: &Landmark,
     ) {
-        if out.iter().any(|f| f.var == var) {
+        if !seen.insert(var.clone()) {
             self.error(lm.clone(), format!("parameter '${var}' multiply defined"));
         }
-        if kw.is_none() && out.iter().any(|f| f.keyword.is_some()) {
+        if kw.is_none() && out.last().is_some_and(|f| f.keyword.is_some()) {
             self.error(
                 lm.clone(),
                 format!("positional parameter '${var}' after keyword parameters"),
