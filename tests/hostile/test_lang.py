@@ -215,3 +215,15 @@ def test_many_parameters(run_limited):
     conf = f"elementclass C {{ {formals} | input -> Print($a{n - 1}) -> output }}\n"
     out = flatten(run_limited, conf + f"Idle -> C({actuals}) -> Discard;")
     assert f"C@2/Print@1 :: Print({n - 1});" in out, out[:5]
+
+
+def test_long_declaration_lists_and_chains(run_limited):
+    n = 100_000
+    names = ", ".join(f"a{i}" for i in range(n))
+    check_ok(run_limited, f"{names} :: Idle;", timeout=20)
+    check_ok(run_limited, "Idle -> " + "Null -> " * n + "Discard;", timeout=20)
+
+
+def test_too_many_elements(run_limited):
+    lines = errors(run_limited, "Idle -> Discard;\n" * 150_000)
+    assert lines == ["test.click:100001: configuration too large"]

@@ -3,7 +3,7 @@
 use crate::args::split_args;
 use crate::lexer::{Lexer, Tok, Token};
 use crate::{Diagnostic, Landmark};
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 pub(crate) type ClassId = usize;
 
@@ -97,7 +97,8 @@ pub(crate) struct Parser<'a> {
     lx: Lexer,
     /// True for the names of primitive element classes.
     is_class: &'a dyn Fn(&str) -> bool,
-    buf: Vec<Token>,
+    /// Tokens looked ahead at (a queue: long lookaheads cost linear time).
+    buf: VecDeque<Token>,
     pub diags: Vec<Diagnostic>,
     pub classes: Vec<ClassDef>,
     pub scopes: Vec<Scope>,
@@ -151,7 +152,7 @@ impl<'a> Parser<'a> {
         Parser {
             lx: Lexer::new(text, file),
             is_class,
-            buf: Vec::new(),
+            buf: VecDeque::new(),
             diags: Vec::new(),
             classes: Vec::new(),
             scopes: vec![Scope::default()],
@@ -166,7 +167,7 @@ impl<'a> Parser<'a> {
     fn peek_n(&mut self, n: usize) -> &Token {
         while self.buf.len() <= n {
             let t = self.lx.next_token();
-            self.buf.push(t);
+            self.buf.push_back(t);
         }
         &self.buf[n]
     }
@@ -177,7 +178,7 @@ impl<'a> Parser<'a> {
 
     fn next(&mut self) -> Token {
         self.peek_n(0);
-        self.buf.remove(0)
+        self.buf.pop_front().unwrap_or_else(|| self.lx.next_token())
     }
 
     fn lm(&mut self) -> Landmark {
@@ -365,7 +366,7 @@ impl<'a> Parser<'a> {
         let name = match t.tok {
             Tok::Ident(n) => n,
             _ => {
-                self.buf.insert(0, t);
+                self.buf.push_front(t);
                 self.syntax_error();
                 return false;
             }
@@ -638,7 +639,7 @@ impl<'a> Parser<'a> {
                     return Some(ports);
                 }
                 _ => {
-                    self.buf.insert(0, t);
+                    self.buf.push_front(t);
                     self.error(open.lm, "syntax error: expected port number");
                     return None;
                 }
@@ -649,7 +650,7 @@ impl<'a> Parser<'a> {
                 Tok::Other('-') if !dash => dash = true,
                 Tok::Comma => dash = false,
                 _ => {
-                    self.buf.insert(0, t.clone());
+                    self.buf.push_front(t.clone());
                     self.error(t.lm, "syntax error: expected ','");
                     return None;
                 }
@@ -1020,7 +1021,7 @@ impl<'a> Parser<'a> {
                 Some((DeclKind::Class(ClassRef::Compound(id)), config))
             }
             _ => {
-                self.buf.insert(0, t);
+                self.buf.push_front(t);
                 self.syntax_error();
                 None
             }
