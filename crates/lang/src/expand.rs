@@ -18,7 +18,7 @@ pub(crate) struct Envs {
 }
 
 struct EnvFrame {
-    vars: Vec<(String, String)>,
+    vars: HashMap<String, String>,
     parent: Option<usize>,
     depth: usize,
 }
@@ -35,7 +35,7 @@ impl Envs {
             p = self.frames[i].parent;
         }
         self.frames.push(EnvFrame {
-            vars: Vec::new(),
+            vars: HashMap::new(),
             parent: p,
             depth,
         });
@@ -44,18 +44,14 @@ impl Envs {
 
     /// Defines (or, if already defined here, replaces) a variable of environment `env`.
     pub fn define(&mut self, env: usize, name: &str, value: String) {
-        let vars = &mut self.frames[env].vars;
-        match vars.iter_mut().find(|(n, _)| n == name) {
-            Some(v) => v.1 = value,
-            None => vars.push((name.to_string(), value)),
-        }
+        self.frames[env].vars.insert(name.to_string(), value);
     }
 
     fn get(&self, env: usize, name: &str) -> Option<&str> {
         let mut e = Some(env);
         while let Some(i) = e {
             let f = &self.frames[i];
-            if let Some((_, v)) = f.vars.iter().find(|(n, _)| n == name) {
+            if let Some(v) = f.vars.get(name) {
                 return Some(v);
             }
             e = f.parent;
@@ -141,10 +137,10 @@ pub(crate) fn substitute(s: &str, envs: &Envs, env: usize) -> String {
 
 /// Binds actual arguments to formals; `None` if the argument count does not fit.
 fn bind(formals: &[Formal], args: &[String]) -> Option<Vec<(String, String)>> {
-    let kws: Vec<&str> = formals
+    let kws: HashMap<&str, &Formal> = formals
         .iter()
-        .filter_map(|f| f.keyword.as_deref())
-        .filter(|k| *k != "__REST__")
+        .filter_map(|f| Some((f.keyword.as_deref()?, f)))
+        .filter(|(k, _)| *k != "__REST__")
         .collect();
     let positional: Vec<&Formal> = formals.iter().filter(|f| f.keyword.is_none()).collect();
     let rest = formals
@@ -157,12 +153,8 @@ fn bind(formals: &[Formal], args: &[String]) -> Option<Vec<(String, String)>> {
     let mut pos = Vec::new();
     for a in args {
         match keyword_split(a) {
-            Some((k, v)) if kws.contains(&k) => {
-                let f = formals
-                    .iter()
-                    .find(|f| f.keyword.as_deref() == Some(k))
-                    .unwrap();
-                env.push((f.var.clone(), v.to_string()));
+            Some((k, v)) if kws.contains_key(k) => {
+                env.push((kws[k].var.clone(), v.to_string()));
             }
             _ => pos.push(a.clone()),
         }

@@ -46,7 +46,10 @@ impl Tok {
             Tok::DBar => "||".into(),
             Tok::Ellipsis => "...".into(),
             Tok::Eof => "end of file".into(),
-            Tok::Other(c) => c.to_string(),
+            Tok::Other(c) => match crate::raw_byte(*c) {
+                Some(b) => format!("\\x{b:02X}"),
+                None => c.to_string(),
+            },
         }
     }
 }

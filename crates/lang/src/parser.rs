@@ -3,7 +3,7 @@
 use crate::args::split_args;
 use crate::lexer::{Lexer, Tok, Token};
 use crate::{Diagnostic, Landmark};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 pub(crate) type ClassId = usize;
 
@@ -46,9 +46,9 @@ pub(crate) struct Scope {
     pub conns: Vec<Conn>,
     pub classes: HashMap<String, ClassRef>,
     pub defines: Vec<(String, String)>,
-    /// Formal parameter names of the compound body this scope is (they share one namespace
-    /// with `define`s).
-    pub params: Vec<String>,
+    /// Parameter names of this scope: a compound body's formals and every `define` (one
+    /// namespace, as in Click).
+    pub defined: HashSet<String>,
     /// Groups written directly in this scope.
     pub groups: usize,
     pub compound: bool,
@@ -97,7 +97,8 @@ pub(crate) struct Parser<'a> {
     lx: Lexer,
     /// True for the names of primitive element classes.
     is_class: &'a dyn Fn(&str) -> bool,
-    buf: Vec<Token>,
+    /// Tokens looked ahead at (a queue: long lookaheads cost linear time).
+    buf: VecDeque<Token>,
     pub diags: Vec<Diagnostic>,
     pub classes: Vec<ClassDef>,
     pub scopes: Vec<Scope>,
@@ -151,7 +152,7 @@ impl<'a> Parser<'a> {
         Parser {
             lx: Lexer::new(text, file),
             is_class,
-            buf: Vec::new(),
+            buf: VecDeque::new(),
             diags: Vec::new(),
             classes: Vec::new(),
             scopes: vec![Scope::default()],
@@ -166,7 +167,7 @@ impl<'a> Parser<'a> {
     fn peek_n(&mut self, n: usize) -> &Token {
         while self.buf.len() <= n {
             let t = self.lx.next_token();
-            self.buf.push(t);
+            self.buf.push_back(t);
         }
         &self.buf[n]
     }
@@ -177,7 +178,7 @@ impl<'a> Parser<'a> {
 
     fn next(&mut self) -> Token {
         self.peek_n(0);
-        self.buf.remove(0)
+        self.buf.pop_front().unwrap_or_else(|| self.lx.next_token())
     }
 
     fn lm(&mut self) -> Landmark {
@@ -348,10 +349,10 @@ impl<'a> Parser<'a> {
                         && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
                 {
                     let sc = self.scope();
-                    if sc.params.iter().any(|p| p == n) || sc.defines.iter().any(|(d, _)| d == n) {
-                        self.error(lm.clone(), format!("parameter '${n}' multiply defined"));
-                    } else {
+                    if sc.defined.insert(n.to_string()) {
                         sc.defines.push((n.to_string(), value.to_string()));
+                    } else {
+                        self.error(lm.clone(), format!("parameter '${n}' multiply defined"));
                     }
                 }
                 _ => self.error(lm.clone(), "bad 'define' declaration: not a variable"),
@@ -365,7 +366,7 @@ impl<'a> Parser<'a> {
         let name = match t.tok {
             Tok::Ident(n) => n,
             _ => {
-                self.buf.insert(0, t);
+                self.buf.push_front(t);
                 self.syntax_error();
                 return false;
             }
@@ -420,7 +421,7 @@ impl<'a> Parser<'a> {
                 let formals = self.formals();
                 let mut scope = Scope {
                     compound: true,
-                    params: formals.iter().map(|f| f.var.clone()).collect(),
+                    defined: formals.iter().map(|f| f.var.clone()).collect(),
                     ..Scope::default()
                 };
                 for (i, n) in ["input", "output"].iter().enumerate() {
@@ -529,6 +530,7 @@ impl<'a> Parser<'a> {
     /// Optional `$a, $b, KEYWORD $c |` formal parameter list.
     fn formals(&mut self) -> Vec<Formal> {
         let mut out: Vec<Formal> = Vec::new();
+        let mut seen = HashSet::new();
         let starts = match self.peek_n(0).tok.clone() {
             Tok::Var(_) | Tok::Bar => true,
             Tok::Ident(_) => matches!(self.peek_n(1).tok, Tok::Var(_)),
@@ -546,12 +548,12 @@ impl<'a> Parser<'a> {
                 }
                 Tok::Var(v) => {
                     self.next();
-                    self.add_formal(&mut out, v, None, &t.lm);
+                    self.add_formal(&mut out, &mut seen, v, None, &t.lm);
                 }
                 Tok::Ident(k) if matches!(self.peek_n(1).tok, Tok::Var(_)) => {
                     self.next();
                     if let Tok::Var(v) = self.next().tok {
-                        self.add_formal(&mut out, v, Some(k), &t.lm);
+                        self.add_formal(&mut out, &mut seen, v, Some(k), &t.lm);
                     }
                 }
                 _ => {
@@ -575,14 +577,15 @@ impl<'a> Parser<'a> {
     fn add_formal(
         &mut self,
         out: &mut Vec<Formal>,
+        seen: &mut HashSet<String>,
         var: String,
         kw: Option<String>,
         lm: &Landmark,
     ) {
-        if out.iter().any(|f| f.var == var) {
+        if !seen.insert(var.clone()) {
             self.error(lm.clone(), format!("parameter '${var}' multiply defined"));
         }
-        if kw.is_none() && out.iter().any(|f| f.keyword.is_some()) {
+        if kw.is_none() && out.last().is_some_and(|f| f.keyword.is_some()) {
             self.error(
                 lm.clone(),
                 format!("positional parameter '${var}' after keyword parameters"),
@@ -636,7 +639,7 @@ impl<'a> Parser<'a> {
                     return Some(ports);
                 }
                 _ => {
-                    self.buf.insert(0, t);
+                    self.buf.push_front(t);
                     self.error(open.lm, "syntax error: expected port number");
                     return None;
                 }
@@ -647,7 +650,7 @@ impl<'a> Parser<'a> {
                 Tok::Other('-') if !dash => dash = true,
                 Tok::Comma => dash = false,
                 _ => {
-                    self.buf.insert(0, t.clone());
+                    self.buf.push_front(t.clone());
                     self.error(t.lm, "syntax error: expected ','");
                     return None;
                 }
@@ -656,7 +659,7 @@ impl<'a> Parser<'a> {
     }
 
     fn connect(&mut self, from: usize, from_port: usize, to: usize, to_port: usize, lm: Landmark) {
-        let (name, gin, gout) = match *self.ctx.last().unwrap_or(&Ctx::Top) {
+        let (name, gin, gout) = match self.ctx() {
             Ctx::Group(gin, gout) => ("<anonymous group>".to_string(), gin, gout),
             Ctx::Compound(id) => (self.printable_class(id).to_string(), 0, 1),
             Ctx::Top => (String::new(), usize::MAX, usize::MAX),
@@ -711,7 +714,7 @@ impl<'a> Parser<'a> {
     /// A connection chain; each arrow connects the endpoints on its two sides as Click does
     /// (`Lexer::yconnection_connect_all`).
     fn chain(&mut self) {
-        let nested = *self.ctx.last().unwrap_or(&Ctx::Top) != Ctx::Top;
+        let nested = self.ctx() != Ctx::Top;
         let mut prev = if nested && matches!(self.peek(), Tok::Arrow | Tok::DArrow) {
             // `-> x` in a compound or group starts at its input.
             vec![Endpoint::plain(self.pseudo(true))]
@@ -721,7 +724,10 @@ impl<'a> Parser<'a> {
             };
             p
         };
-        let mut count = 1;
+        if prev.iter().any(|e| !e.in_ports.is_empty()) {
+            let lm = self.lm();
+            self.error(lm, "input ports ignored at start of chain");
+        }
         while matches!(self.peek(), Tok::Arrow | Tok::DArrow) {
             let arrow = self.next();
             let next = if nested && !Self::starts_element(self.peek()) {
@@ -733,22 +739,23 @@ impl<'a> Parser<'a> {
                 };
                 n
             };
-            count += 1;
             self.connect_all(&prev, &next, matches!(arrow.tok, Tok::DArrow), arrow.lm);
             prev = next;
         }
-        let lm = self.lm();
         if prev.iter().any(|e| !e.out_ports.is_empty()) {
-            self.error(lm.clone(), "output ports ignored at end of chain");
+            let lm = self.lm();
+            self.error(lm, "output ports ignored at end of chain");
         }
-        if count == 1 && prev.iter().any(|e| !e.in_ports.is_empty()) {
-            self.error(lm, "input ports ignored at start of chain");
-        }
+    }
+
+    /// The innermost context: the file, a compound body or a group.
+    fn ctx(&self) -> Ctx {
+        *self.ctx.last().unwrap_or(&Ctx::Top)
     }
 
     /// The `input` (or `output`) pseudo-element of the innermost compound or group.
     fn pseudo(&self, input: bool) -> usize {
-        match *self.ctx.last().unwrap_or(&Ctx::Top) {
+        match self.ctx() {
             Ctx::Group(gin, gout) => {
                 if input {
                     gin
@@ -878,7 +885,7 @@ impl<'a> Parser<'a> {
         let mut in_ports = Vec::new();
         if matches!(self.peek(), Tok::LBrack) {
             in_ports = self.port()?;
-            if *self.ctx.last().unwrap_or(&Ctx::Top) != Ctx::Top {
+            if self.ctx() != Ctx::Top {
                 // Bare ports refer to the enclosing compound or group: `[1] -> x` starts at
                 // its input, `x -> [1]` ends at its output.
                 if first && matches!(self.peek(), Tok::Arrow | Tok::DArrow) {
@@ -1014,7 +1021,7 @@ impl<'a> Parser<'a> {
                 Some((DeclKind::Class(ClassRef::Compound(id)), config))
             }
             _ => {
-                self.buf.insert(0, t);
+                self.buf.push_front(t);
                 self.syntax_error();
                 None
             }
@@ -1074,7 +1081,7 @@ impl<'a> Parser<'a> {
             ));
         }
         let has_config = matches!(self.peek(), Tok::LParen);
-        if let Ctx::Group(gin, gout) = *self.ctx.last().unwrap_or(&Ctx::Top) {
+        if let Ctx::Group(gin, gout) = self.ctx() {
             // In a group, `input` and `output` are the group's own ports.
             match name.as_str() {
                 "input" => return Some((gin, Vec::new())),

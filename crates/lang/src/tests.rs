@@ -457,6 +457,14 @@ fn port_lists_and_connection_groups() {
             "t.click:3: at most one expandable port allowed per connection",
         ]
     );
+    let e = errs("a, b :: Idle;\n[1] a -> b;\nb [1];");
+    assert_eq!(
+        e,
+        vec![
+            "t.click:2: input ports ignored at start of chain",
+            "t.click:3: output ports ignored at end of chain",
+        ]
+    );
     let e = errs("a, b :: Idle;\na [0,1,2] -> [0,1,2] b;");
     assert_eq!(
         e,
@@ -795,4 +803,20 @@ fn unparse_writes_clicks_flat_format() {
 fn unparse_breaks_cycles_into_chains() {
     let c = parse("a :: Null; b :: Null; a -> b -> a;");
     assert_eq!(unparse(&c), "a :: Null;\nb :: Null;\n\nb -> a\n    -> b;\n");
+}
+
+#[test]
+fn configurations_are_bytes() {
+    let bytes = b"// caf\xe9\nInfiniteSource(DATA \"a\xffb\") -> Discard; /* \x80 */\n";
+    let text = crate::decode_config(bytes);
+    assert_eq!(crate::encode_config(&text), bytes.to_vec());
+    let c = parse(&text);
+    let data = args::unquote_bytes(&elem(&c, "InfiniteSource@1").config["DATA ".len()..]);
+    assert_eq!(data, b"a\xffb".to_vec());
+    assert_eq!(
+        crate::encode_config(&unparse(&c)),
+        b"InfiniteSource@1 :: InfiniteSource(DATA \"a\xffb\");\nDiscard@2 :: Discard;\n\nInfiniteSource@1 -> Discard@2;\n".to_vec()
+    );
+    let e = errs(&crate::decode_config(b"Idle -> Discard;\n\xff\n"));
+    assert_eq!(e, vec!["t.click:2: syntax error near '\\xFF'"]);
 }
