@@ -47,6 +47,8 @@ CASES["cli-output-stdout"] = {"dir": "cli", "args": ["-qo-", "router.click"], "o
 CASES["cli-output-compound"] = {"dir": "cli", "args": ["-qo-", "compound.click"], "outputs": []}
 CASES["cli-expression"] = {"dir": "cli", "args": ["-q", "-e", "a :: Idle -> b :: Discard; a -> b"],
                            "outputs": []}
+CASES["cli-empty"] = {"dir": "cli", "args": ["-e", ""], "outputs": []}
+CASES["cli-missing-file"] = {"dir": "cli", "args": ["missing.click"], "outputs": []}
 CASES["cli-port-errors"] = {"dir": "cli", "args": ["-q", "bad.click"], "outputs": []}
 
 # Print and IPPrint formats, one printer per case (make_inputs.PRINTERS); "print-two" chains

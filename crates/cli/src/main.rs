@@ -80,24 +80,44 @@ fn run(opts: Options) -> Result<(), ()> {
     }
 }
 
+/// How messages name the configuration: its file, `config` for `-e`, `<stdin>`.
+fn config_name(opts: &Options) -> &str {
+    match (&opts.expr, &opts.file) {
+        (Some(_), _) => "config",
+        (None, Some(f)) if f != "-" => f,
+        _ => "<stdin>",
+    }
+}
+
+/// An I/O error as Click words it (`No such file or directory`), without Rust's
+/// `(os error N)`.
+fn io_message(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
 /// Reads and parses the configuration named by the options (file, `-e`, or standard input).
 fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
-    let (mut text, name) = match (&opts.expr, &opts.file) {
-        (Some(e), _) => (e.clone(), "config".to_string()),
+    let name = config_name(opts);
+    let mut text = match (&opts.expr, &opts.file) {
+        (Some(e), _) => e.clone(),
         (None, Some(f)) if f != "-" => match std::fs::read_to_string(f) {
-            Ok(t) => (t, f.clone()),
+            Ok(t) => t,
             Err(e) => {
-                eprintln!("sluice: {}: {}", f, e);
+                eprintln!("{}: {}", f, io_message(&e));
                 return Err(());
             }
         },
         _ => {
             let mut t = String::new();
             if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut t) {
-                eprintln!("sluice: <stdin>: {}", e);
+                eprintln!("<stdin>: {}", io_message(&e));
                 return Err(());
             }
-            (t, "<stdin>".to_string())
+            t
         }
     };
     let source = text.clone();
@@ -107,7 +127,7 @@ fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
             i, cs
         ));
     }
-    match sluice_lang::parse_config(&text, &name, &opts.defines) {
+    match sluice_lang::parse_config(&text, name, &opts.defines) {
         Ok(flat) => {
             if let Some(out) = &opts.output {
                 let flat_text = sluice_lang::unparse(&flat);
@@ -118,7 +138,7 @@ fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
                     std::fs::write(out, flat_text)
                 };
                 if let Err(e) = res {
-                    eprintln!("sluice: {}: {}", out, e);
+                    eprintln!("{}: {}", out, io_message(&e));
                     return Err(());
                 }
             }
@@ -153,7 +173,12 @@ fn run_router(opts: &Options) -> Result<(), ()> {
     let (flat, source) = load(opts)?;
     let mut router = build(flat, source, opts, false)?;
     sluice_core::signals::install();
-    if !opts.quit {
+    if !opts.quit && router.nelements() == 0 {
+        eprintln!(
+            "warning: {}: configuration has no elements, exiting",
+            config_name(opts)
+        );
+    } else if !opts.quit {
         router.run();
     }
     router.cleanup();
