@@ -1,8 +1,8 @@
 //! `sluice`: runs, checks and inspects Click-language router configurations.
 //!
 //! Click's command line works unchanged (`sluice FILE`, `-f FILE`, `-e EXPR`, `-h
-//! ELEM.HANDLER`, `-q`, `-o FILE`, `-p PORT`, `-u PATH`, `-j N`, `--simtime`, `NAME=VALUE`),
-//! besides Sluice's subcommands `run`, `check`, `flatten`, `dot`, `doc CLASS`, `classes` and
+//! ELEM.HANDLER`, `-x ELEM.HANDLER`, `-q`, `-o FILE`, `-p PORT`, `-u PATH`, `-j N`,
+//! `--simtime`, `NAME=VALUE`), besides Sluice's subcommands `run`, `check`, `flatten`, `dot`, `doc CLASS`, `classes` and
 //! `bench`.
 
 mod bench;
@@ -26,13 +26,13 @@ fn main() -> ExitCode {
         }
     };
     match run(opts) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(status) => ExitCode::from(status),
         Err(()) => ExitCode::from(1),
     }
 }
 
-fn run(opts: Options) -> Result<(), ()> {
-    match &opts.command {
+fn run(opts: Options) -> Result<u8, ()> {
+    let done = match &opts.command {
         Command::Help => {
             print!("{}", options::USAGE);
             Ok(())
@@ -76,8 +76,9 @@ fn run(opts: Options) -> Result<(), ()> {
             let (flat, source) = load(&opts)?;
             build(flat, source, &opts, true).map(|_| ())
         }
-        Command::Run => run_router(&opts),
-    }
+        Command::Run => return run_router(&opts),
+    };
+    done.map(|()| 0)
 }
 
 /// How messages name the configuration: its file, `config` for `-e`, `<stdin>`.
@@ -169,7 +170,8 @@ fn build(flat: FlatConfig, source: String, opts: &Options, check_only: bool) -> 
     })
 }
 
-fn run_router(opts: &Options) -> Result<(), ()> {
+/// Runs the router; the exit status is 0, or the `-x` handler's value.
+fn run_router(opts: &Options) -> Result<u8, ()> {
     let (flat, source) = load(opts)?;
     let mut router = build(flat, source, opts, false)?;
     sluice_core::signals::install();
@@ -182,7 +184,39 @@ fn run_router(opts: &Options) -> Result<(), ()> {
         router.run();
     }
     router.cleanup();
-    print_handlers(&mut router, &opts.handlers)
+    let printed = print_handlers(&mut router, &opts.handlers);
+    match &opts.exit_handler {
+        Some(h) => Ok(exit_status(&mut router, h)),
+        None => printed.map(|()| 0),
+    }
+}
+
+/// Click's `-x`: the handler's value as an integer, or a boolean (true is 0, false 1); 255
+/// with a message when it cannot be read or is neither.
+fn exit_status(router: &mut Router, path: &str) -> u8 {
+    use sluice_lang::args::FromArg;
+    match router.read_path(path) {
+        Ok(v) => match (i64::from_arg(&v), bool::from_arg(&v)) {
+            (Ok(n), _) => n as u8,
+            (_, Ok(b)) => u8::from(!b),
+            _ => {
+                eprintln!("exit handler value should be integer");
+                255
+            }
+        },
+        Err(HandlerError::NoElement(e)) => {
+            eprintln!("no element named '{}'", e);
+            255
+        }
+        Err(HandlerError::Failed(m)) => {
+            eprintln!("{}: {}", path, m);
+            255
+        }
+        Err(_) => {
+            eprintln!("no '{}' read handler", path);
+            255
+        }
+    }
 }
 
 /// Prints `-h` handlers after the run, as Click does. `ELEM.HANDLER` names an element, else
