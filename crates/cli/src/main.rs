@@ -63,8 +63,7 @@ fn run(opts: Options) -> Result<u8, ()> {
         Command::Bench(args) => bench::main(args),
         Command::Flatten => {
             let (flat, _) = load(&opts)?;
-            let text = sluice_lang::unparse(&flat);
-            print!("{}{}", text, if text.ends_with('\n') { "" } else { "\n" });
+            print!("{}", sluice_lang::unparse(&flat));
             Ok(())
         }
         Command::Dot => {
