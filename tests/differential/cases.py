@@ -47,6 +47,12 @@ CASES["cli-output-stdout"] = {"dir": "cli", "args": ["-qo-", "router.click"], "o
 CASES["cli-output-compound"] = {"dir": "cli", "args": ["-qo-", "compound.click"], "outputs": []}
 CASES["cli-expression"] = {"dir": "cli", "args": ["-q", "-e", "a :: Idle -> b :: Discard; a -> b"],
                            "outputs": []}
+CASES["cli-exit-handler"] = {"dir": "cli", "args": ["-q", "router.click", "-x", "c.count",
+                                                    "-h", "nothing.count"], "outputs": []}
+CASES["cli-exit-handler-error"] = {"dir": "cli", "args": ["-q", "router.click", "-x", "c.reset"],
+                                   "outputs": []}
+CASES["cli-empty"] = {"dir": "cli", "args": ["-e", ""], "outputs": []}
+CASES["cli-missing-file"] = {"dir": "cli", "args": ["missing.click"], "outputs": []}
 CASES["cli-port-errors"] = {"dir": "cli", "args": ["-q", "bad.click"], "outputs": []}
 
 # Print and IPPrint formats, one printer per case (make_inputs.PRINTERS); "print-two" chains

@@ -1,8 +1,8 @@
 //! `sluice`: runs, checks and inspects Click-language router configurations.
 //!
 //! Click's command line works unchanged (`sluice FILE`, `-f FILE`, `-e EXPR`, `-h
-//! ELEM.HANDLER`, `-q`, `-o FILE`, `-p PORT`, `-u PATH`, `-j N`, `--simtime`, `NAME=VALUE`),
-//! besides Sluice's subcommands `run`, `check`, `flatten`, `dot`, `doc CLASS`, `classes` and
+//! ELEM.HANDLER`, `-x ELEM.HANDLER`, `-q`, `-o FILE`, `-p PORT`, `-u PATH`, `-j N`,
+//! `--simtime`, `NAME=VALUE`), besides Sluice's subcommands `run`, `check`, `flatten`, `dot`, `doc CLASS`, `classes` and
 //! `bench`.
 
 mod bench;
@@ -30,13 +30,13 @@ fn main() -> ExitCode {
         }
     };
     match run(opts) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(status) => ExitCode::from(status),
         Err(()) => ExitCode::from(1),
     }
 }
 
-fn run(opts: Options) -> Result<(), ()> {
-    match &opts.command {
+fn run(opts: Options) -> Result<u8, ()> {
+    let done = match &opts.command {
         Command::Help => {
             print!("{}", options::USAGE);
             Ok(())
@@ -83,34 +83,55 @@ fn run(opts: Options) -> Result<(), ()> {
             let (flat, source) = load(&opts)?;
             build(flat, source, &opts, true).map(|_| ())
         }
-        Command::Run => run_router(&opts),
+        Command::Run => return run_router(&opts),
+    };
+    done.map(|()| 0)
+}
+
+/// How messages name the configuration: its file, `config` for `-e`, `<stdin>`.
+fn config_name(opts: &Options) -> &str {
+    match (&opts.expr, &opts.file) {
+        (Some(_), _) => "config",
+        (None, Some(f)) if f != "-" => f,
+        _ => "<stdin>",
+    }
+}
+
+/// An I/O error as Click words it (`No such file or directory`), without Rust's
+/// `(os error N)`.
+fn io_message(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
     }
 }
 
 /// Reads and parses the configuration named by the options (file, `-e`, or standard input).
 fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
-    let (text, name) = match (&opts.expr, &opts.file) {
-        (Some(e), _) => (e.clone(), "config".to_string()),
+    let name = config_name(opts);
+    let text = match (&opts.expr, &opts.file) {
+        (Some(e), _) => e.clone(),
         (None, Some(f)) if f != "-" => match std::fs::read(f) {
-            Ok(t) => (sluice_lang::decode_config(&t), f.clone()),
+            Ok(t) => sluice_lang::decode_config(&t),
             Err(e) => {
-                eprintln!("sluice: {}: {}", f, e);
+                eprintln!("{}: {}", f, io_message(&e));
                 return Err(());
             }
         },
         _ => {
             let mut t = Vec::new();
             if let Err(e) = std::io::Read::read_to_end(&mut std::io::stdin(), &mut t) {
-                eprintln!("sluice: <stdin>: {}", e);
+                eprintln!("<stdin>: {}", io_message(&e));
                 return Err(());
             }
-            (sluice_lang::decode_config(&t), "<stdin>".to_string())
+            sluice_lang::decode_config(&t)
         }
     };
     let source = text.clone();
     let lib = sluice_elements::library();
     let is_class = |n: &str| lib.get(n).is_some();
-    match sluice_lang::parse_config_with_classes(&text, &name, &opts.defines, &is_class) {
+    match sluice_lang::parse_config_with_classes(&text, name, &opts.defines, &is_class) {
         Ok(flat) => {
             if let Some(out) = &opts.output {
                 let flat_text = sluice_lang::encode_config(&sluice_lang::unparse(&flat));
@@ -120,7 +141,7 @@ fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
                     std::fs::write(out, flat_text)
                 };
                 if let Err(e) = res {
-                    eprintln!("sluice: {}: {}", out, e);
+                    eprintln!("{}: {}", out, io_message(&e));
                     return Err(());
                 }
             }
@@ -178,20 +199,57 @@ fn build(
     })
 }
 
-fn run_router(opts: &Options) -> Result<(), ()> {
+/// Runs the router; the exit status is 0, or the `-x` handler's value.
+fn run_router(opts: &Options) -> Result<u8, ()> {
     let (flat, source) = load(opts)?;
     let mut router = build(flat, source, opts, false)?;
     sluice_core::signals::install();
-    if !opts.quit {
+    if !opts.quit && router.nelements() == 0 {
+        eprintln!(
+            "warning: {}: configuration has no elements, exiting",
+            config_name(opts)
+        );
+    } else if !opts.quit {
         router.run();
     }
     router.cleanup();
-    let handlers = print_handlers(&mut router, &opts.handlers);
+    let printed = print_handlers(&mut router, &opts.handlers);
     // An element that lost output (a write error, reported where it happened) fails the run.
     if router.run_failed() {
         return Err(());
     }
-    handlers
+    match &opts.exit_handler {
+        Some(h) => Ok(exit_status(&mut router, h)),
+        None => printed.map(|()| 0),
+    }
+}
+
+/// Click's `-x`: the handler's value as an integer, or a boolean (true is 0, false 1); 255
+/// with a message when it cannot be read or is neither.
+fn exit_status(router: &mut Router, path: &str) -> u8 {
+    use sluice_lang::args::FromArg;
+    match router.read_path(path) {
+        Ok(v) => match (i64::from_arg(&v), bool::from_arg(&v)) {
+            (Ok(n), _) => n as u8,
+            (_, Ok(b)) => u8::from(!b),
+            _ => {
+                eprintln!("exit handler value should be integer");
+                255
+            }
+        },
+        Err(HandlerError::NoElement(e)) => {
+            eprintln!("no element named '{}'", e);
+            255
+        }
+        Err(HandlerError::Failed(m)) => {
+            eprintln!("{}: {}", path, m);
+            255
+        }
+        Err(_) => {
+            eprintln!("no '{}' read handler", path);
+            255
+        }
+    }
 }
 
 /// Prints `-h` handlers after the run, as Click does. `ELEM.HANDLER` names an element, else

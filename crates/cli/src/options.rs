@@ -35,6 +35,7 @@ pub struct Options {
     pub file: Option<String>,
     pub expr: Option<String>,
     pub handlers: Vec<String>,
+    pub exit_handler: Option<String>,
     pub quit: bool,
     pub output: Option<String>,
     /// ControlSockets from `-p`/`-u`: configuration and the option's argument position.
@@ -61,6 +62,9 @@ Options (as in Click):
   -e, --expression EXPR    Use EXPR as the router configuration.
   -h, --handler ELEM.H     Call read handler ELEM.H after running (globs allowed: '*.count');
                            repeatable.
+  -x, --exit-handler ELEM.H
+                           Use handler ELEM.H's value (integer or boolean) as the exit
+                           status.
   -q, --quit               Initialize the router, print handlers, and quit without running.
   -o, --output FILE        Write the flattened configuration to FILE.
   -p, --port PORT          Listen for ControlSocket connections on TCP port PORT (loopback;
@@ -77,6 +81,7 @@ const OPTIONS: &[(&str, Option<char>, bool)] = &[
     ("file", Some('f'), true),
     ("expression", Some('e'), true),
     ("handler", Some('h'), true),
+    ("exit-handler", Some('x'), true),
     ("quit", Some('q'), false),
     ("output", Some('o'), true),
     ("port", Some('p'), true),
@@ -165,6 +170,7 @@ impl Options {
             file: None,
             expr: None,
             handlers: Vec::new(),
+            exit_handler: None,
             quit: false,
             output: None,
             control_sockets: Vec::new(),
@@ -201,6 +207,7 @@ impl Options {
                 Some("file") => o.file = Some(v),
                 Some("expression") => o.expr = Some(v),
                 Some("handler") => o.handlers.push(v),
+                Some("exit-handler") => o.exit_handler = Some(v),
                 Some("quit") => o.quit = true,
                 Some("output") => o.output = Some(v),
                 Some("port") => {
@@ -319,7 +326,8 @@ mod tests {
         assert_eq!(o.handlers, vec!["c.program"]);
         assert_eq!(o.output.as_deref(), Some("-"));
         assert_eq!(o.threads, 2);
-        let o = parse(&["-qo/dev/null", "-e", "Idle", "-hc.count"]);
+        let o = parse(&["-qo/dev/null", "-e", "Idle", "-hc.count", "-x", "c.count"]);
+        assert_eq!(o.exit_handler.as_deref(), Some("c.count"));
         assert_eq!(o.output.as_deref(), Some("/dev/null"));
         assert_eq!(o.handlers, vec!["c.count"]);
         assert_eq!(o.expr.as_deref(), Some("Idle"));
