@@ -626,6 +626,22 @@ fn paint_switch_by_annotation_and_255_to_all() {
     assert_eq!(strs(&drain(&mut r, "d0", 0)), ["all"]);
     assert_eq!(strs(&drain(&mut r, "d1", 0)), ["one", "all"]);
     assert_eq!(num(&mut r, "ps.drops"), 1);
+    // Outputs that meet again see the packets in arrival order, as in Click.
+    let mut r = router(
+        "i :: Idle -> ps :: PaintSwitch; ps[0] -> q :: Queue -> d :: Discard(false); ps[1] -> q",
+    );
+    let e = r.element_index("i").unwrap();
+    r.with_element(e, |_, cx| {
+        let mut b = Batch::new();
+        for (data, paint) in [(b"a", 1u8), (b"b", 0), (b"c", 1), (b"d", 1)] {
+            let mut p = Packet::from_bytes(data);
+            p.anno_mut().paint = paint;
+            b.push(p).unwrap();
+        }
+        cx.push(0, b);
+    })
+    .unwrap();
+    assert_eq!(strs(&drain(&mut r, "d", 0)), ["a", "b", "c", "d"]);
 }
 
 #[test]
