@@ -62,11 +62,17 @@ impl std::ops::Sub for Timestamp {
 }
 
 impl fmt::Display for Timestamp {
-    /// Click's format: seconds with nine decimal places, `1000000000.000000001`.
+    /// Click's format: seconds with six decimal places when the time is a whole number of
+    /// microseconds (`1000000000.500000`), nine otherwise (`1000000000.000000001`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let sign = if self.0 < 0 { "-" } else { "" };
         let a = self.0.unsigned_abs();
-        write!(f, "{}{}.{:09}", sign, a / 1_000_000_000, a % 1_000_000_000)
+        let (sec, ns) = (a / 1_000_000_000, a % 1_000_000_000);
+        if ns % 1000 == 0 {
+            write!(f, "{}{}.{:06}", sign, sec, ns / 1000)
+        } else {
+            write!(f, "{}{}.{:09}", sign, sec, ns)
+        }
     }
 }
 
@@ -121,7 +127,8 @@ mod tests {
     #[test]
     fn display() {
         assert_eq!(Timestamp::from_parts(1, 5).to_string(), "1.000000005");
-        assert_eq!(Timestamp(-1_500_000_000).to_string(), "-1.500000000");
+        assert_eq!(Timestamp(-1_500_000_000).to_string(), "-1.500000");
+        assert_eq!(Timestamp::from_parts(2, 3_000).to_string(), "2.000003");
     }
 
     #[test]

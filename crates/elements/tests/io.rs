@@ -421,7 +421,7 @@ fn script_waits_loops_and_writes_under_simtime() {
     assert_eq!((r.clock().now() - t0).0, 6_000_000_000);
     assert_eq!(read(&mut r, "c.count"), "3");
     let text = std::fs::read_to_string(&out).unwrap();
-    assert_eq!(text, "done 5 946684805.000000000\ncount 3\n");
+    assert_eq!(text, "done 5 946684805.000000\ncount 3\n");
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -17,7 +17,8 @@
 //! - `NATIVE_VLAN` (integer -1–0xFFF, default 0; -1: none).
 //!
 //! Handlers: `src`, `dst`, `ethertype` (rw), `vlan_tci` (rw; `ANNO` in annotation mode),
-//! `vlan_id`, `vlan_pcp`, `native_vlan` (rw).
+//! `vlan_id`, `vlan_pcp` (rw; empty in annotation mode), `native_vlan` (rw; the value last
+//! given, empty if none).
 //!
 //! Example: `EtherVLANEncap(0x0800, 1:1:1:1:1:1, 2:2:2:2:2:2, 1)` (IPv4 on VLAN 1)
 

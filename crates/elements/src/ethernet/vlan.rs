@@ -16,6 +16,9 @@ pub(crate) struct VlanTag {
     pub(crate) use_anno: bool,
     /// Packets on this VLAN ID get no tag (NATIVE_VLAN; `None` for -1).
     pub(crate) native: Option<u16>,
+    /// NATIVE_VLAN as last given (configuration or handler write); its read handler answers
+    /// with it, empty when never given, as Click's does.
+    native_given: Option<i64>,
 }
 
 fn bounded(what: &str, v: i64, lo: i64, hi: i64) -> Result<i64, String> {
@@ -39,14 +42,19 @@ impl VlanTag {
     /// `VLAN_ID` and, if `native_ok`, `NATIVE_VLAN` (default 0).
     pub(crate) fn read(args: &mut Args, anno_ok: bool, native_ok: bool) -> Result<VlanTag, ()> {
         let word = args.read_p::<String>("VLAN_TCI")?;
-        let pcp = args.read_p::<i64>("VLAN_PCP")?.unwrap_or(0);
-        let id = args.read::<i64>("VLAN_ID")?.unwrap_or(0);
-        let native = if native_ok {
-            args.read::<i64>("NATIVE_VLAN")?.unwrap_or(0)
+        let pcp_arg = args.read_p::<i64>("VLAN_PCP")?;
+        let id_arg = args.read::<i64>("VLAN_ID")?;
+        let native_arg = if native_ok {
+            args.read::<i64>("NATIVE_VLAN")?
         } else {
-            -1
+            None
         };
-        let mut tag = VlanTag::default();
+        let (pcp, id) = (pcp_arg.unwrap_or(0), id_arg.unwrap_or(0));
+        let native = native_arg.unwrap_or(if native_ok { 0 } else { -1 });
+        let mut tag = VlanTag {
+            native_given: native_arg,
+            ..VlanTag::default()
+        };
         let r = (|| {
             let pcp = bounded("VLAN_PCP", pcp, 0, 7)?;
             let id = bounded("VLAN_ID", id, 0, 0xFFF)?;
@@ -81,14 +89,17 @@ impl VlanTag {
         self.native == Some(tci & 0xFFF)
     }
 
-    /// Reads handler `vlan_tci`, `vlan_id`, `vlan_pcp` or `native_vlan`.
+    /// Reads handler `vlan_tci` (the TCI, or `ANNO`), `vlan_id` and `vlan_pcp` (its parts,
+    /// empty in annotation mode) or `native_vlan` (the value last given, empty if none), as
+    /// Click answers them.
     pub(crate) fn read_handler(&self, name: &str) -> Option<String> {
         Some(match name {
             "vlan_tci" if self.use_anno => "ANNO".to_string(),
             "vlan_tci" => self.tci.to_string(),
+            "vlan_id" | "vlan_pcp" if self.use_anno => String::new(),
             "vlan_id" => (self.tci & 0xFFF).to_string(),
             "vlan_pcp" => (self.tci >> 13).to_string(),
-            "native_vlan" => self.native.map_or(-1, i32::from).to_string(),
+            "native_vlan" => self.native_given.map_or(String::new(), |v| v.to_string()),
             _ => return None,
         })
     }
@@ -118,6 +129,7 @@ impl VlanTag {
             }),
             "native_vlan" => int("NATIVE_VLAN", v, -1, 0xFFF).map(|n| {
                 self.native = (n >= 0).then_some(n as u16);
+                self.native_given = Some(n);
             }),
             _ => return None,
         };

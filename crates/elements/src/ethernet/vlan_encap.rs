@@ -16,7 +16,8 @@
 //! - `ETHERTYPE` (integer, default 0x8100; 0x88a8 for 802.1ad, 0x9100).
 //!
 //! Handlers: `vlan_tci` (rw; `ANNO` in annotation mode), `vlan_id`, `vlan_pcp`,
-//! `native_vlan`, `ethertype` (rw), `drops` (r).
+//! `native_vlan`, `ethertype` (rw; `vlan_id` and `vlan_pcp` read empty in annotation mode,
+//! `native_vlan` and `ethertype` read the value last given, empty if none), `drops` (r).
 //!
 //! Example: `FromDevice(eth0) -> VLANEncap(VLAN_ID 10) -> ToDevice(eth1)`
 
@@ -30,13 +31,17 @@ use super::vlan::{VlanTag, TPID_8021Q};
 pub struct VLANEncap {
     tag: VlanTag,
     ethertype: u16,
+    /// ETHERTYPE as given, for its read handler (empty if never given).
+    ethertype_given: bool,
     drops: u64,
 }
 
 impl Element for VLANEncap {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.tag = VlanTag::read(args, true, true)?;
-        self.ethertype = args.read("ETHERTYPE")?.unwrap_or(TPID_8021Q);
+        let ethertype = args.read("ETHERTYPE")?;
+        self.ethertype_given = ethertype.is_some();
+        self.ethertype = ethertype.unwrap_or(TPID_8021Q);
         Ok(())
     }
 
@@ -72,7 +77,8 @@ impl Element for VLANEncap {
 
     fn read_handler(&self, name: &str) -> Option<String> {
         match name {
-            "ethertype" => Some(self.ethertype.to_string()),
+            "ethertype" if self.ethertype_given => Some(self.ethertype.to_string()),
+            "ethertype" => Some(String::new()),
             "drops" => Some(self.drops.to_string()),
             _ => self.tag.read_handler(name),
         }
@@ -81,6 +87,7 @@ impl Element for VLANEncap {
     fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
         if name == "ethertype" {
             self.ethertype = u16::from_arg(v.trim()).map_err(|e| format!("ETHERTYPE: {}", e))?;
+            self.ethertype_given = true;
             return Ok(());
         }
         self.tag

@@ -5,7 +5,8 @@
 //! Ports: 1 push input, any number of push outputs. A packet whose paint annotation (or the
 //! one-byte annotation ANNO) is K leaves on output K. Paint 255 sends the packet to every
 //! output (clones on all but the last, which gets the original; in output order). A packet
-//! whose K has no output is dropped and counted.
+//! whose K has no output is dropped and counted. Packets leave in arrival order across
+//! outputs, as in Click (consecutive packets for one output travel as one batch).
 //!
 //! Arguments:
 //! - `ANNO` (`PAINT`, default, or an offset 0–15 into the user annotation bytes).
@@ -17,12 +18,11 @@
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
 use sluice_lang::args::Args;
 
-use super::util::{read_anno, AnnoByte, PortBatches};
+use super::util::{read_anno, AnnoByte};
 
 /// The PaintSwitch element.
 pub struct PaintSwitch {
     anno: AnnoByte,
-    out: PortBatches,
     drops: u64,
 }
 
@@ -30,38 +30,51 @@ impl Default for PaintSwitch {
     fn default() -> PaintSwitch {
         PaintSwitch {
             anno: AnnoByte::Paint,
-            out: PortBatches::new(0),
             drops: 0,
         }
     }
 }
 
+/// Packets bound for one output, pushed when the next packet goes elsewhere.
+fn flush(run: &mut Option<(usize, Batch)>, cx: &mut Cx) {
+    if let Some((port, b)) = run.take() {
+        cx.push(port, b);
+    }
+}
+
 impl Element for PaintSwitch {
-    fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.anno = match args.read_p::<String>("ANNO")? {
             Some(s) => AnnoByte::parse(&s).map_err(|e| args.error(e))?,
             None => read_anno(args)?,
         };
-        self.out = PortBatches::new(cx.noutputs());
         Ok(())
     }
 
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
         let n = cx.noutputs();
+        let mut run: Option<(usize, Batch)> = None;
         for mut p in batch {
             let k = self.anno.get(&p) as usize;
             if k == 255 && n > 0 {
+                flush(&mut run, cx);
                 for o in 0..n - 1 {
-                    self.out.add(o, p.clone_packet(), cx);
+                    cx.push_one(o, p.clone_packet());
                 }
-                self.out.add(n - 1, p, cx);
+                cx.push_one(n - 1, p);
             } else if k < n {
-                self.out.add(k, p, cx);
+                if run
+                    .as_ref()
+                    .is_some_and(|(port, b)| *port != k || b.is_full())
+                {
+                    flush(&mut run, cx);
+                }
+                let _ = run.get_or_insert_with(|| (k, Batch::new())).1.push(p);
             } else {
                 self.drops += 1;
             }
         }
-        self.out.flush(cx);
+        flush(&mut run, cx);
     }
 
     fn handlers(&self) -> &'static [Handler] {

@@ -381,8 +381,8 @@ pub(crate) fn unparse_bandwidth(bytes_per_sec: u32) -> String {
 }
 
 /// Formats an interval as Click's `Timestamp::unparse_interval`: whole milliseconds,
-/// microseconds or nanoseconds below a second (`500ms`, `20us`, `7ns`), seconds with nine
-/// decimals from a second on (`1.500000000s`).
+/// microseconds or nanoseconds below a second (`500ms`, `20us`, `7ns`), seconds from a second
+/// on (`1.500000s`).
 pub(crate) fn unparse_interval(t: Timestamp) -> String {
     let ns = t.0;
     if (0..1_000_000_000).contains(&ns) {
@@ -463,7 +463,7 @@ mod tests {
         assert_eq!(unparse_interval(Timestamp(20_000)), "20us");
         assert_eq!(
             unparse_interval(Timestamp::from_parts(1, 500_000_000)),
-            "1.500000000s"
+            "1.500000s"
         );
     }
 }
