@@ -531,6 +531,7 @@ fn quote(w: &mut String, data: &[u8]) {
             b'\r' => w.push_str("\\r"),
             b'"' => w.push_str("\\\""),
             b'\\' => w.push_str("\\\\"),
+            b'$' => w.push_str("\\$"),
             32..=126 => w.push(c as char),
             _ => {
                 let _ = write!(w, "\\{:03o}", c);
@@ -861,26 +862,89 @@ pub fn parse_ip_opt(s: &str) -> Option<Vec<u8>> {
                 }
                 out.extend(std::iter::repeat_n(0, 4 * extra));
             }
-            _ => {
-                let (num, data) = match o.split_once('=') {
-                    Some((n, d)) => (n, Some(d)),
-                    None => (o, None),
-                };
-                let t: u8 = num.parse().ok()?;
-                let bytes: Vec<u8> = match data {
-                    Some(d) => d
+            "ts" | "ts.ip" | "ts.preip" => parse_ts_opt(name, rest, &mut out)?,
+            _ if name.starts_with("ts.") => parse_ts_opt(name, rest, &mut out)?,
+            // An option without data is its type byte alone, as Click writes it.
+            _ => match o.split_once('=') {
+                Some((n, d)) => {
+                    let bytes: Vec<u8> = d
                         .split(':')
                         .map(|b| b.parse().ok())
-                        .collect::<Option<_>>()?,
-                    None => Vec::new(),
-                };
-                out.push(t);
-                out.push(2 + bytes.len() as u8);
-                out.extend(bytes);
-            }
+                        .collect::<Option<_>>()?;
+                    out.push(n.parse().ok()?);
+                    out.push(2 + bytes.len() as u8);
+                    out.extend(bytes);
+                }
+                None => out.push(o.parse().ok()?),
+            },
         }
     }
     (out.len() <= 40).then_some(out)
+}
+
+/// Parses a timestamp option body (`{…}+N++M` after `ts`, `ts.ip`, `ts.preip` or `ts.F`).
+fn parse_ts_opt(name: &str, rest: &str, out: &mut Vec<u8>) -> Option<()> {
+    // A plain `ts` with `ADDR=VALUE` entries is a timestamp-and-address option.
+    let flag: u8 = match name {
+        "ts" if rest.contains('=') => 1,
+        "ts" => 0,
+        "ts.ip" => 1,
+        "ts.preip" => 3,
+        _ => name.strip_prefix("ts.")?.parse().ok().filter(|f| *f < 16)?,
+    };
+    let size = if (1..=3).contains(&flag) { 8 } else { 4 };
+    let (inner, more) = rest.strip_prefix('{')?.split_once('}')?;
+    let mut entries: Vec<u8> = Vec::new();
+    let mut ptr = None;
+    let mut n = 0;
+    for item in inner.split(',').filter(|a| !a.is_empty()) {
+        for (k, part) in item.split('^').enumerate() {
+            if k > 0 {
+                ptr = Some(n);
+            }
+            if part.is_empty() {
+                continue;
+            }
+            let (addr, val) = if flag == 0 {
+                (None, Some(part))
+            } else {
+                match part.split_once('=') {
+                    Some((a, v)) => (Some(a), Some(v)),
+                    None => (Some(part), None),
+                }
+            };
+            if let Some(a) = addr {
+                entries.extend_from_slice(&a.parse::<Ipv4Addr>().ok()?.octets());
+            }
+            let v = match val {
+                None | Some("?") => 0,
+                Some(v) => match v.strip_prefix('!') {
+                    Some(x) => x.parse::<u32>().ok()? | 0x8000_0000,
+                    None => v.parse::<u32>().ok()?,
+                },
+            };
+            entries.extend_from_slice(&v.to_be_bytes());
+            n += 1;
+        }
+    }
+    let (room, oflw) = match more.split_once("++") {
+        Some((r, o)) => (r, o.parse::<u8>().ok().filter(|o| *o < 16)?),
+        None => (more, 0),
+    };
+    let room: usize = match room.strip_prefix('+') {
+        Some(r) => r.parse().ok()?,
+        None if room.is_empty() => 0,
+        None => return None,
+    };
+    let len = 4 + entries.len() + size * room;
+    if len > 40 {
+        return None;
+    }
+    let ptr = 5 + size * ptr.unwrap_or(n);
+    out.extend_from_slice(&[68, len as u8, ptr as u8, oflw << 4 | flag]);
+    out.extend(entries);
+    out.extend(std::iter::repeat_n(0, size * room));
+    Some(())
 }
 
 /// Parses TCP options in Click's notation (`.` for none).
@@ -1250,8 +1314,10 @@ mod tests {
             "rr{2.3.4.5}+3",
             "rr{}+1",
             "lsrr{^1.2.3.4}",
-            "98",
             "99=0:5:10",
+            "ts{1,10000,!45}+2",
+            "ts.ip{1.0.0.1=!8320,1.0.0.2=8321^}++5",
+            "ts.preip{1.0.0.1=1^1.0.0.3,1.0.0.4,0.0.0.0}",
         ] {
             let b = parse_ip_opt(s).unwrap();
             let mut w = String::new();
