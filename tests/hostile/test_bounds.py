@@ -37,11 +37,11 @@ def sluice():
     if os.environ.get("SLUICE_SKIP_BUILD") != "1" or not BINARY.exists():
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "sluice-cli"], cwd=ROOT, check=True)
 
-    def run(*args, cwd=None, timeout=120):
+    def run(*args, cwd=None, timeout=120, address_space=ADDRESS_SPACE):
         """Runs sluice; checks it ended by itself (0 or 1, no signal, no panic); returns
         (returncode, stdout, stderr, peak RSS in KiB)."""
         proc = subprocess.run(
-            [sys.executable, "-c", MEASURE, str(ADDRESS_SPACE), str(BINARY), *args],
+            [sys.executable, "-c", MEASURE, str(address_space), str(BINARY), *args],
             cwd=cwd,
             capture_output=True,
             text=True,
@@ -128,6 +128,17 @@ def test_length_handler_is_bounded_too(sluice, cls):
     )
     assert "out of range, bound 262144" in err, err
     assert out.strip() == "60"
+
+
+def test_synthetic_load_short_of_memory_is_a_configuration_error(sluice):
+    # Two 512 MiB working sets in 700 MB of address space: the second cannot be had.
+    code, _, err, _ = sluice(
+        "-e",
+        "InfiniteSource(LIMIT 10, STOP true) -> SyntheticLoad(1, 512M) -> SyntheticLoad(1, 512M) -> Discard",
+        address_space=700_000 * 1024,
+    )
+    assert code == 1
+    assert "S: out of memory" in err, err
 
 
 # ---- threads --------------------------------------------------------------------------------

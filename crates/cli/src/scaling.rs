@@ -57,10 +57,18 @@ pub fn main(args: &[String]) -> Result<(), ()> {
             "--threads" | "-t" => {
                 s.threads = val(i)
                     .split(',')
-                    .map(|t| t.trim().parse::<usize>().ok().filter(|&t| t > 0))
+                    .map(|t| {
+                        let t = t.trim().parse::<usize>().ok();
+                        t.filter(|t| (1..=sluice_core::threads::MAX_THREADS).contains(t))
+                    })
                     .collect::<Option<Vec<_>>>()
                     .filter(|v| !v.is_empty())
-                    .ok_or_else(|| eprintln!("bench scaling: --threads 1,2,4"))?;
+                    .ok_or_else(|| {
+                        eprintln!(
+                            "bench scaling: --threads 1,2,4 (each 1 to {})",
+                            sluice_core::threads::MAX_THREADS
+                        )
+                    })?;
                 i += 1;
             }
             "--packets" | "-n" => {

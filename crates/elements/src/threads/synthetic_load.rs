@@ -153,7 +153,13 @@ impl Element for SyntheticLoad {
         self.cycles = cycles.unwrap_or(0);
         self.seed = seed.unwrap_or(1);
         let mut g = self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        self.words = (0..size / 8).map(|_| xorshift(&mut g)).collect();
+        let mut words = Vec::new();
+        if words.try_reserve_exact((size / 8) as usize).is_err() {
+            args.error(format!("S: out of memory for {} bytes", size));
+            return Err(());
+        }
+        words.extend((0..size / 8).map(|_| xorshift(&mut g)));
+        self.words = words;
         self.rng = xorshift(&mut g) | 1;
         Ok(())
     }
