@@ -20,6 +20,8 @@ step "cargo clippy" cargo clippy --release --workspace --all-targets -q -- -D wa
 step "cargo test" cargo test --release --workspace -q
 step "cargo build" cargo build --release -q -p sluice-cli
 step "e2e (scapy)" env SLUICE_SKIP_BUILD=1 .venv/bin/python -m pytest -q tests/e2e
+step "hostile input" env SLUICE_SKIP_BUILD=1 .venv/bin/python -m pytest -q tests/hostile
+step "differential (Click's recorded outputs)" env SLUICE_SKIP_BUILD=1 .venv/bin/python -m pytest -q tests/differential
 if [ -x tests/netns/run.sh ]; then
   if [ "$(id -u)" -eq 0 ]; then
     step "netns" tests/netns/run.sh
