@@ -35,6 +35,9 @@ pub fn parse_prefix(s: &str) -> Result<(u32, u8), String> {
     let s = s.trim();
     parse_literal_prefix(s).or_else(|e| {
         use sluice_lang::args::FromArg;
+        if !s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            return Err(e);
+        }
         sluice_wire::Ipv4Prefix::from_arg(s)
             .map(|p| (u32::from(p.addr), p.len))
             .map_err(|_| e)
