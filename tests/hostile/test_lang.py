@@ -205,7 +205,7 @@ def test_connection_group_with_ports(run_limited):
 
 def test_port_lists_and_group_pseudoports(run_limited):
     out = flatten(run_limited, "a, b, c :: Idle;\na => b, c, [0,1] a;\n")
-    assert sorted(line for line in out if "->" in line) == [
+    assert sorted(connections(out)) == [
         "a -> b;",
         "a [1] -> c;",
         "a [2] -> a;",
@@ -216,7 +216,7 @@ def test_port_lists_and_group_pseudoports(run_limited):
         "t :: Tee(3);\nIdle -> t;\n"
         "t [0-2] => (input -> c :: Counter -> output), (-> Null ->), Discard -> Discard;\n",
     )
-    conns = [line for line in out if "->" in line]
+    conns = connections(out)
     assert "t -> c;" in conns and "t [1] -> Null@10;" in conns and "t [2] -> Discard@11;" in conns, conns
     lines = errors(run_limited, "a, b :: Idle;\na [0,1] => [0,1,2] b;\n")
     assert lines == ["test.click:2: connection mismatch: 2 outputs connected to 3 inputs"]

@@ -82,7 +82,8 @@ def test_deep_nesting_is_linear_and_bounded(sluice, tmp_path, levels):
 
 
 def test_doubling_variable_stops_at_the_size_bound(sluice):
-    rc, _, err, peak = run(sluice, "-e", 'Script(set a 1, label l, set a "$a$a", goto l)',
+    rc, _, err, peak = run(sluice, "--simtime", "-e",
+                           'Script(set a 1, label l, set a "$a$a", goto l); Script(wait 1, stop)',
                            timeout=30)
     assert rc == 0
     assert "larger than 16777216 bytes; script ended" in err
