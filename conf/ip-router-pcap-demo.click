@@ -28,7 +28,7 @@ ip :: Strip(14)
 rt[0] -> EtherEncap(0x0800, 1:1:1:1:1:1, 2:2:2:2:2:2) -> host :: ToDump(host.pcap);
 
 // ---- interface eth0: 198.18.0.1/24 00:00:c0:ae:67:ef
-in_eth0 :: FromDump(eth0-in.pcap, STOP false, TIMING true);
+in_eth0 :: FromDump(eth0-in.pcap, STOP true, TIMING true);
 out_eth0 :: ToDump(eth0-out.pcap);
 c_eth0 :: Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800, -);
 in_eth0 -> hf_eth0 :: HostEtherFilter(00:00:c0:ae:67:ef) -> c_eth0;
@@ -50,7 +50,7 @@ dt_eth0[1] -> ICMPError(198.18.0.1, timeexceeded, BADADDRS 198.18.0.255 198.18.0
 fr_eth0[1] -> ICMPError(198.18.0.1, unreachable, needfrag, BADADDRS 198.18.0.255 198.18.0.0 198.19.0.255 198.19.0.0, PMTU 1500) -> rt;
 
 // ---- interface eth1: 198.19.0.1/24 00:00:c0:4f:71:ef
-in_eth1 :: FromDump(eth1-in.pcap, STOP false, TIMING true);
+in_eth1 :: FromDump(eth1-in.pcap, STOP true, TIMING true);
 out_eth1 :: ToDump(eth1-out.pcap);
 c_eth1 :: Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800, -);
 in_eth1 -> hf_eth1 :: HostEtherFilter(00:00:c0:4f:71:ef) -> c_eth1;
@@ -71,3 +71,6 @@ gio_eth1[1] -> ICMPError(198.19.0.1, parameterproblem, BADADDRS 198.18.0.255 198
 dt_eth1[1] -> ICMPError(198.19.0.1, timeexceeded, BADADDRS 198.18.0.255 198.18.0.0 198.19.0.255 198.19.0.0) -> rt;
 fr_eth1[1] -> ICMPError(198.19.0.1, unreachable, needfrag, BADADDRS 198.18.0.255 198.18.0.0 198.19.0.255 198.19.0.0, PMTU 576) -> rt;
 
+
+// The run ends when both inputs have ended and the packets in flight have drained.
+DriverManager(wait_stop 2, stop);

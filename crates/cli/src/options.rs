@@ -1,9 +1,9 @@
 //! Command-line parsing: Click's options plus Sluice's subcommands.
 
+use sluice_core::threads::MAX_THREADS;
 use sluice_elements::script::control_socket::TcpPort;
 use sluice_elements::script::functions::quote;
 use sluice_lang::args::FromArg;
-use sluice_core::threads::MAX_THREADS;
 
 /// What to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -211,9 +211,8 @@ impl Options {
                 Some("quit") => o.quit = true,
                 Some("output") => o.output = Some(v),
                 Some("port") => {
-                    TcpPort::from_arg(&v).map_err(|_| {
-                        format!("'--port' expects a TCP port number, not '{}'", v)
-                    })?;
+                    TcpPort::from_arg(&v)
+                        .map_err(|_| format!("'--port' expects a TCP port number, not '{}'", v))?;
                     o.control_sockets.push((format!("TCP, {}", v), at));
                 }
                 Some("unix-socket") => o.control_sockets.push((format!("UNIX, {}", quote(&v)), at)),

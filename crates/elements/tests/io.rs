@@ -247,7 +247,7 @@ fn packets_older_than_the_first_are_read_without_start() {
         "fd :: FromDump({}, STOP true) -> c :: Counter -> Discard",
         p(&d, "in.pcap")
     ));
-    r.run();
+    r.run_until_idle();
     assert_eq!(read(&mut r, "c.count"), "4");
     assert_eq!(read(&mut r, "fd.skipped"), "0");
     // START still skips what comes before it, in file order.
@@ -255,7 +255,7 @@ fn packets_older_than_the_first_are_read_without_start() {
         "fd :: FromDump({}, STOP true, START 6) -> c :: Counter -> Discard",
         p(&d, "in.pcap")
     ));
-    r.run();
+    r.run_until_idle();
     assert_eq!(read(&mut r, "fd.skipped"), "2");
     assert_eq!(read(&mut r, "c.count"), "2");
     let _ = std::fs::remove_dir_all(&d);
@@ -275,7 +275,7 @@ fn records_longer_than_the_snaplen_are_read_whole() {
         "fd :: FromDump({}, STOP true) -> c :: Counter -> Discard",
         p(&d, "in.pcap")
     ));
-    r.run();
+    r.run_until_idle();
     assert_eq!(read(&mut r, "c.count"), "10");
     assert_eq!(read(&mut r, "c.byte_count"), "2000");
     assert_eq!(read(&mut r, "fd.errors"), "0");
@@ -305,12 +305,12 @@ fn a_pcapng_file_is_named_as_such() {
 #[test]
 fn a_write_error_fails_the_run() {
     let mut r = router("InfiniteSource(LIMIT 100, STOP true) -> td :: ToDump(/dev/full)");
-    r.run();
+    r.run_until_idle();
     r.cleanup();
     assert!(r.run_failed());
     assert_eq!(read(&mut r, "td.errors"), "1");
     let mut r = router("InfiniteSource(LIMIT 100, STOP true) -> td :: ToDump(/dev/null)");
-    r.run();
+    r.run_until_idle();
     r.cleanup();
     assert!(!r.run_failed());
 }

@@ -23,7 +23,7 @@ fn run(name: &str, conf: &str, files: &[(&str, &str)]) -> Vec<String> {
         std::fs::write(d.join(f), text).unwrap();
     }
     let mut r = router(&conf.replace("DIR", d.to_str().unwrap()));
-    r.run();
+    r.run_until_idle();
     drop(r);
     let text = std::fs::read_to_string(d.join("out")).unwrap();
     let _ = std::fs::remove_dir_all(&d);
@@ -132,7 +132,7 @@ fn truncated_packets_print_dashes() {
         d.to_str().unwrap()
     );
     let mut r = router(&conf);
-    r.run();
+    r.run_until_idle();
     let got = taken(&mut r, "got");
     assert_eq!(got.len(), 5);
     for (mut p, keep) in got.into_iter().zip([usize::MAX, 41, 38, 23, 20]) {
@@ -160,7 +160,7 @@ fn fields_build_the_packet() {
 7.5 1.2.3.4 1000 5.6.7.8 80 T 77 9 16 100 200 SA 512 0! 10 3
 8 - - - - - - - - - - - - - - 4", CHECKSUM true, STOP true) -> c :: TestCapture"#,
     );
-    r.run();
+    r.run_until_idle();
     let got = taken(&mut r, "c");
     assert_eq!(got.len(), 2);
     let d = got[0].data();
@@ -192,7 +192,7 @@ fn bad_lines_are_counted() {
 junk junk
 1.0.0.1 1.0.0.2", STOP true) -> c :: TestCapture"#,
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(taken(&mut r, "c").len(), 1);
     assert_eq!(h(&mut r, "f.drops"), "1");
     assert_eq!(h(&mut r, "f.count"), "1");
@@ -213,7 +213,7 @@ fn aggregate_counter_counts_per_aggregate() {
          t[1] -> f :: AggregateCounter(AGGREGATE_FREEZE 2, BYTES true)
             -> n :: TestCapture; f[1] -> no :: TestCapture;"
     ));
-    r.run();
+    r.run_until_idle();
     let out = d.join("out");
     r.write_path("a.write_text_file", out.to_str().unwrap())
         .unwrap();

@@ -32,7 +32,7 @@ fn printed(name: &str, conf: &str) -> String {
     let d = tmpdir(name);
     let out = d.join("out").to_string_lossy().into_owned();
     let mut r = build(&conf.replace("OUT", &out)).unwrap_or_else(|e| panic!("{e}"));
-    r.run();
+    r.run_until_idle();
     let text = std::fs::read_to_string(&out).unwrap_or_default();
     let _ = std::fs::remove_dir_all(&d);
     text
@@ -90,7 +90,7 @@ fn run_handler_arguments_and_quoting() {
          s :: Script(TYPE PASSIVE, returnq $1)"
     ))
     .unwrap();
-    r.run();
+    r.run_until_idle();
     assert_eq!(std::fs::read(&file).unwrap(), b"\n\t\x01");
     r.write_path("s.run", "'a b' c").unwrap();
     assert_eq!(r.read_path("s.run").unwrap(), "a b\n");
@@ -107,12 +107,12 @@ fn run_handler_arguments_and_quoting() {
 fn jumps_nesting_and_sizes_are_bounded() {
     // Click's test/standard/Script-03: a loop without a wait is given up.
     let mut r = build("s0 :: Script(label a, goto a); Script(wait 1, stop)").unwrap();
-    r.run();
+    r.run_until_idle();
     assert_eq!(r.read_path("s0.done").unwrap(), "true\n");
 
     // Doubling a variable stops at the size bound instead of exhausting memory.
     let mut r = build("s :: Script(set a 1, label l, setq a \"$a$a\", goto l)").unwrap();
-    r.run();
+    r.run_until_idle();
     assert_eq!(r.read_path("s.done").unwrap(), "true\n");
     let a = r.read_path_param("s.get", Some("a")).unwrap();
     assert_eq!(a.len() - 1, 1 << 23);
@@ -301,7 +301,7 @@ fn control_socket_paths_and_busy_ports() {
     ))
     .unwrap();
     let t0 = r.clock().now();
-    r.run();
+    r.run_until_idle();
     assert_eq!((r.clock().now() - t0).0, 1_000_000_000);
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -737,7 +737,7 @@ fn shaper_shapes_output_0_and_passes_the_rest_on_1() {
     };
     for (rate, lo, hi) in [(1000, 98, 100), (500, 48, 52), (250, 23, 27), (0, 0, 2)] {
         let mut r = router(&conf(rate));
-        r.run();
+        r.run_until_idle();
         let shaped = num(&mut r, "shaped.count");
         assert!((lo..=hi).contains(&shaped), "rate {}: {}", rate, shaped);
         assert_eq!(num(&mut r, "total.count"), 100, "rate {}", rate);
@@ -754,7 +754,7 @@ fn bandwidth_shaper_paces_bytes() {
         "InfiniteSource(LIMIT 1000, LENGTH 100) -> Queue -> BandwidthShaper(10000)
          -> c :: Counter -> TimedSink(1ms); Script(wait 2s, stop)",
     );
-    r.run();
+    r.run_until_idle();
     let n = num(&mut r, "c.count");
     assert!((195..=205).contains(&n), "{}", n);
 }
@@ -764,7 +764,7 @@ fn timed_sink_pulls_once_per_interval() {
     let mut r = router(
         "InfiniteSource(LIMIT 100) -> q :: Queue -> ts :: TimedSink(10ms); Script(wait 0.105s, stop)",
     );
-    r.run();
+    r.run_until_idle();
     assert_eq!(num(&mut r, "ts.count"), 10);
     assert_eq!(num(&mut r, "q.length"), 90);
     assert_eq!(text(&mut r, "ts.interval"), "10ms");

@@ -452,7 +452,9 @@ impl Element for ARPQuerier {
     fn cleanup(&mut self, _cx: &mut Cx) {
         self.drops[6] += self.pending as u64;
         self.pending = 0;
-        self.table.clear();
+        for e in self.table.values_mut() {
+            e.pending.clear();
+        }
     }
 
     fn handlers(&self) -> &'static [Handler] {

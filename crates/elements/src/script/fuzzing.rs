@@ -32,7 +32,7 @@ pub fn script(data: &[u8]) {
     let Ok(mut r) = Router::new(flat, &crate::library(), opts) else {
         return;
     };
-    r.run();
+    r.run_until_idle();
     let _ = r.write_path("s.run", args);
     let _ = r.write_path("s.step", "");
     for h in ["s.run", "s.position", "s.done"] {
