@@ -92,15 +92,16 @@ const OPTIONS: &[(&str, Option<char>, bool)] = &[
     ("version", Some('v'), false),
 ];
 
+/// One command-line item: the option's long name (`None` for a plain argument), its value,
+/// and its position on the command line (counting from 1).
+type Token = (Option<&'static str>, String, u32);
+
 /// Splits Click-style options into (long name, value, position) triples and plain arguments
 /// (the position counts arguments from 1, starting at `first`), as Click's
 /// option parser does: `--name VALUE`, `--name=VALUE`, unambiguous abbreviations of long
 /// names (`--sim`), bundled short options (`-qh ELEM.H`), and values attached to a short
 /// option (`-o-`, `-qo/dev/null`). `-` alone is a plain argument.
-fn tokenize(
-    args: &[String],
-    first: usize,
-) -> Result<Vec<(Option<&'static str>, String, u32)>, String> {
+fn tokenize(args: &[String], first: usize) -> Result<Vec<Token>, String> {
     let mut out = Vec::new();
     let mut i = 0;
     let value = |i: &mut usize, name: &str| -> Result<String, String> {
