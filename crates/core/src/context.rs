@@ -15,6 +15,11 @@ use crate::time::Timestamp;
 /// Identifies a notifier signal.
 pub type NotifierId = usize;
 
+/// The empty notifiers a pulling task sleeps on ([`InitCx::add_pull_task`]); `None` inside
+/// when some path upstream has none (the task then polls).
+#[derive(Clone, Debug, Default)]
+pub struct PullNotes(Option<Vec<NotifierId>>);
+
 /// The accessors of the calling element's name and ports that ConfigCx and Cx share.
 macro_rules! element_accessors {
     () => {
@@ -172,6 +177,18 @@ impl InitCx<'_> {
         self.cx.rt.downstream_full_notifiers(self.cx.me, port)
     }
 
+    /// Adds this element's task (scheduled now if `active`) for pulling from input `port`,
+    /// listening to the empty notifiers of the queues upstream; pass what it returns to
+    /// [`Cx::reschedule_pull`] after each run.
+    pub fn add_pull_task(&mut self, port: usize, active: bool) -> PullNotes {
+        self.add_task(DEFAULT_TICKETS, active);
+        let notes = self.upstream_empty_notifiers(port);
+        for &n in notes.iter().flatten() {
+            self.listen(n);
+        }
+        PullNotes(notes)
+    }
+
     /// Finds the full notifiers downstream of output `port` (see
     /// [`InitCx::downstream_full_notifiers`]) and listens to them, for a source that pushes
     /// only into room that exists ([`Cx::push_room`]).
@@ -319,6 +336,19 @@ impl Cx<'_> {
                 .active
                 .load(std::sync::atomic::Ordering::Acquire)
         })
+    }
+
+    /// Ends a run of a pulling task ([`InitCx::add_pull_task`]) that got packets or not
+    /// (`got`): reschedules it, unless it got nothing and every queue upstream is empty (a
+    /// queue's empty notifier wakes it when packets arrive).
+    pub fn reschedule_pull(&mut self, notes: &PullNotes, got: bool) {
+        let more = match &notes.0 {
+            Some(n) => got || self.any_active(n),
+            None => true,
+        };
+        if more {
+            self.reschedule();
+        }
     }
 
     /// How many packets this element may push now into the queues whose full notifiers are

@@ -50,7 +50,7 @@
 use std::process::Command;
 
 use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, BATCH_MAX,
+    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, PullNotes, BATCH_MAX,
 };
 use sluice_lang::args::{Args, Word};
 use std::net::Ipv4Addr;
@@ -77,7 +77,7 @@ pub struct KernelTun {
     fd: Option<Fd>,
     name: String,
     buf: Vec<u8>,
-    notifiers: Option<Vec<NotifierId>>,
+    notifiers: PullNotes,
     pull_input: bool,
     count: u64,
     write_count: u64,
@@ -100,7 +100,7 @@ impl KernelTun {
             fd: None,
             name: String::new(),
             buf: Vec::new(),
-            notifiers: None,
+            notifiers: PullNotes::default(),
             pull_input: false,
             count: 0,
             write_count: 0,
@@ -314,11 +314,7 @@ impl Element for KernelTun {
         self.buf = vec![0u8; READ_MAX];
         if cx.ninputs() > 0 && !cx.input_is_push(0) {
             self.pull_input = true;
-            cx.add_task(sluice_core::sched::DEFAULT_TICKETS, true);
-            self.notifiers = cx.upstream_empty_notifiers(0);
-            for n in self.notifiers.clone().unwrap_or_default() {
-                cx.listen(n);
-            }
+            self.notifiers = cx.add_pull_task(0, true);
         }
         Ok(())
     }
@@ -334,13 +330,7 @@ impl Element for KernelTun {
         let b = cx.pull(0, self.burst);
         let got = !b.is_empty();
         self.write_batch(b);
-        let more = match &self.notifiers {
-            Some(n) => got || cx.any_active(n),
-            None => true,
-        };
-        if more {
-            cx.reschedule();
-        }
+        cx.reschedule_pull(&self.notifiers, got);
         got
     }
 

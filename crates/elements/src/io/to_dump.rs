@@ -39,8 +39,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use sluice_core::sched::DEFAULT_TICKETS;
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, PullNotes};
 use sluice_core::{Packet, Timestamp, BATCH_MAX};
 use sluice_lang::args::Args;
 use sluice_wire::pcap::PcapWriter;
@@ -99,7 +98,7 @@ pub struct ToDump {
     drops: u64,
     errors: u64,
     task: bool,
-    notifiers: Option<Vec<NotifierId>>,
+    notifiers: PullNotes,
 }
 
 impl Default for ToDump {
@@ -117,7 +116,7 @@ impl Default for ToDump {
             drops: 0,
             errors: 0,
             task: false,
-            notifiers: None,
+            notifiers: PullNotes::default(),
         }
     }
 }
@@ -214,11 +213,7 @@ impl Element for ToDump {
         self.writer = Some(w);
         if !cx.input_is_push(0) && cx.noutputs() == 0 {
             self.task = true;
-            cx.add_task(DEFAULT_TICKETS, true);
-            self.notifiers = cx.upstream_empty_notifiers(0);
-            for n in self.notifiers.clone().unwrap_or_default() {
-                cx.listen(n);
-            }
+            self.notifiers = cx.add_pull_task(0, true);
         }
         Ok(())
     }
@@ -244,13 +239,7 @@ impl Element for ToDump {
         let got = !b.is_empty();
         self.write_batch(&b, cx);
         drop(b);
-        let more = match &self.notifiers {
-            Some(n) => got || cx.any_active(n),
-            None => true,
-        };
-        if more {
-            cx.reschedule();
-        }
+        cx.reschedule_pull(&self.notifiers, got);
         got
     }
 

@@ -39,8 +39,8 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use sluice_core::{sched::DEFAULT_TICKETS, BATCH_MAX};
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId};
+use sluice_core::BATCH_MAX;
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, PullNotes};
 use sluice_lang::args::{split_words, unquote, Args};
 
 use super::ipsumdump::{field, name, unparse, Field};
@@ -55,7 +55,7 @@ pub struct ToIPSummaryDump {
     line: String,
     count: u64,
     task: bool,
-    notifiers: Option<Vec<NotifierId>>,
+    notifiers: PullNotes,
 }
 
 impl Default for ToIPSummaryDump {
@@ -69,7 +69,7 @@ impl Default for ToIPSummaryDump {
             line: String::new(),
             count: 0,
             task: false,
-            notifiers: None,
+            notifiers: PullNotes::default(),
         }
     }
 }
@@ -154,11 +154,7 @@ impl Element for ToIPSummaryDump {
         self.out = Some(out);
         if !cx.input_is_push(0) && cx.noutputs() == 0 {
             self.task = true;
-            cx.add_task(DEFAULT_TICKETS, true);
-            self.notifiers = cx.upstream_empty_notifiers(0);
-            for n in self.notifiers.clone().unwrap_or_default() {
-                cx.listen(n);
-            }
+            self.notifiers = cx.add_pull_task(0, true);
         }
         Ok(())
     }
@@ -183,13 +179,7 @@ impl Element for ToIPSummaryDump {
         let b = cx.pull(0, BATCH_MAX);
         let got = !b.is_empty();
         self.write_batch(&b, cx);
-        let more = match &self.notifiers {
-            Some(n) => got || cx.any_active(n),
-            None => true,
-        };
-        if more {
-            cx.reschedule();
-        }
+        cx.reschedule_pull(&self.notifiers, got);
         got
     }
 

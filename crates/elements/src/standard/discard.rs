@@ -13,7 +13,7 @@
 //! Handlers: `count` (r, packets discarded), `reset_counts` (w), `active` (rw).
 
 use sluice_core::{
-    Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId,
+    Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, PullNotes,
 };
 use sluice_lang::args::Args;
 
@@ -22,7 +22,7 @@ pub struct Discard {
     count: u64,
     active: bool,
     burst: usize,
-    notifiers: Option<Vec<NotifierId>>,
+    notifiers: PullNotes,
 }
 
 impl Default for Discard {
@@ -31,7 +31,7 @@ impl Default for Discard {
             count: 0,
             active: true,
             burst: 32,
-            notifiers: None,
+            notifiers: PullNotes::default(),
         }
     }
 }
@@ -48,11 +48,7 @@ impl Element for Discard {
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
         if !cx.input_is_push(0) {
-            cx.add_task(sluice_core::sched::DEFAULT_TICKETS, self.active);
-            self.notifiers = cx.upstream_empty_notifiers(0);
-            for n in self.notifiers.clone().unwrap_or_default() {
-                cx.listen(n);
-            }
+            self.notifiers = cx.add_pull_task(0, self.active);
         }
         Ok(())
     }
@@ -73,13 +69,7 @@ impl Element for Discard {
         let got = !b.is_empty();
         self.count += b.len() as u64;
         drop(b);
-        let more = match &self.notifiers {
-            Some(n) => got || cx.any_active(n),
-            None => true,
-        };
-        if more {
-            cx.reschedule();
-        }
+        cx.reschedule_pull(&self.notifiers, got);
         got
     }
 

@@ -13,7 +13,7 @@
 //!
 //! Handlers: `count` (r), `reset` (w), `active` (rw), `burst` (rw), `limit` (rw).
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, BATCH_MAX};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, InitCx, PullNotes, BATCH_MAX};
 use sluice_lang::args::Args;
 
 use super::discard::parse_bool;
@@ -24,7 +24,7 @@ pub struct Unqueue {
     active: bool,
     limit: i64,
     count: u64,
-    notifiers: Option<Vec<NotifierId>>,
+    notifiers: PullNotes,
 }
 
 impl Default for Unqueue {
@@ -34,7 +34,7 @@ impl Default for Unqueue {
             active: true,
             limit: -1,
             count: 0,
-            notifiers: None,
+            notifiers: PullNotes::default(),
         }
     }
 }
@@ -51,11 +51,7 @@ impl Element for Unqueue {
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
-        cx.add_task(sluice_core::sched::DEFAULT_TICKETS, self.active);
-        self.notifiers = cx.upstream_empty_notifiers(0);
-        for n in self.notifiers.clone().unwrap_or_default() {
-            cx.listen(n);
-        }
+        self.notifiers = cx.add_pull_task(0, self.active);
         Ok(())
     }
 
@@ -76,13 +72,7 @@ impl Element for Unqueue {
         if got {
             cx.push(0, b);
         }
-        let more = match &self.notifiers {
-            Some(n) => got || cx.any_active(n),
-            None => true,
-        };
-        if more {
-            cx.reschedule();
-        }
+        cx.reschedule_pull(&self.notifiers, got);
         got
     }
 
