@@ -568,8 +568,11 @@ impl Parser {
         }
     }
 
+    /// Ends a primitive, remembering its qualifiers for a following bare value (`port 80 or
+    /// 443`); a valueless primitive (`frag`, `ce`...) leaves nothing for a value to inherit.
     fn done(&mut self, e: Expr, sd: Option<SrcDst>, proto: Option<u32>, kind: Kind) -> Expr {
-        self.last = Some(Quals { sd, proto, kind });
+        let valueless = matches!(kind, Kind::Frag | Kind::Unfrag | Kind::Ect | Kind::Ce);
+        self.last = (!valueless).then_some(Quals { sd, proto, kind });
         e
     }
 
@@ -743,6 +746,14 @@ pub fn parse(s: &str) -> Result<Expr, String> {
 mod tests {
     use super::*;
     use crate::classify::program::Program;
+
+    #[test]
+    fn bare_values_do_not_follow_valueless_primitives() {
+        for e in ["ce 3", "ce or 3", "frag and 3", "ect || (3)"] {
+            let err = parse(e).unwrap_err();
+            assert!(err.ends_with("'3': value without a type"), "{e}: {err}");
+        }
+    }
 
     #[test]
     fn tokens() {
