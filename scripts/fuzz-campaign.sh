@@ -11,13 +11,16 @@
 # corpus entries added, corpus size and crashes found. Exits 1 if any target crashed.
 #
 # Environment: FUZZ_SANITIZER (address, the default, or none: faster, but misses memory errors
-# in unsafe code), FUZZ_TIMEOUT (seconds one input may run before it counts as a hang; 10).
+# in unsafe code), FUZZ_TIMEOUT (seconds one input may run before it counts as a hang; 10),
+# FUZZ_RUNS (stop a target after this many executions, whichever comes first: `FUZZ_RUNS=10000000
+# scripts/fuzz-campaign.sh 3600` runs each target to ten million executions or an hour).
 set -uo pipefail
 
 secs=${1:-60}
 shift || true
 sanitizer=${FUZZ_SANITIZER:-address}
 timeout=${FUZZ_TIMEOUT:-10}
+runs=${FUZZ_RUNS:--1}
 
 cd "$(dirname "$0")/../fuzz" || exit 2
 
@@ -55,7 +58,7 @@ for t in "${targets[@]}"; do
 
     # The first corpus directory receives the new inputs; the committed corpus is only read.
     cargo +nightly fuzz run --sanitizer "$sanitizer" "$t" "$fresh" "$corpus" -- \
-        -max_total_time="$secs" -timeout="$timeout" -print_final_stats=1 \
+        -max_total_time="$secs" -runs="$runs" -timeout="$timeout" -print_final_stats=1 \
         >"$logdir/$t.log" 2>&1
     cargo +nightly fuzz run --sanitizer "$sanitizer" "$t" "$corpus" "$fresh" -- \
         -merge=1 -timeout="$timeout" >"$logdir/$t.merge.log" 2>&1

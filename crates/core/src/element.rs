@@ -216,7 +216,7 @@ pub trait Element: AsAny + Send {
     }
 
     /// The element's own handlers (the router adds `name`, `class`, `config`, `ports`, `handlers`).
-    fn handlers(&self) -> &'static [Handler] {
+    fn handlers(&self) -> &[Handler] {
         &[]
     }
 
@@ -283,7 +283,7 @@ pub trait SharedElement: Send + Sync {
     }
 
     /// The element's own handlers.
-    fn handlers(&self) -> &'static [Handler] {
+    fn handlers(&self) -> &[Handler] {
         &[]
     }
 

@@ -67,7 +67,7 @@ pub(crate) struct ElemInfo {
     pub(crate) full_notifier: Option<NotifierId>,
     /// The element's handler table, kept so that handlers of elements owned by another
     /// thread can be listed.
-    handlers: &'static [Handler],
+    handlers: Vec<Handler>,
     concurrency: Concurrency,
 }
 
@@ -250,7 +250,7 @@ impl Router {
                 empty_notifier: None,
                 full_notifier: None,
                 // Both depend on the configuration: filled in once the element is configured.
-                handlers: &[],
+                handlers: Vec::new(),
                 concurrency: Concurrency::Exclusive,
             });
         }
@@ -525,7 +525,7 @@ impl Router {
             let mut args = Args::new(&self.info[e].config);
             let res = el.configure(&mut args, &mut ConfigCx { rt: self, me: e });
             self.info[e].concurrency = el.concurrency();
-            self.info[e].handlers = el.handlers();
+            self.info[e].handlers = el.handlers().to_vec();
             let mut msgs: Vec<String> = args.errors().to_vec();
             match args.complete() {
                 Ok(()) => {}
@@ -874,7 +874,7 @@ impl Router {
                     .iter()
                     .map(|h| (h.to_string(), "r"))
                     .collect();
-                for h in self.info[e].handlers {
+                for h in &self.info[e].handlers {
                     let mode = match (h.read, h.write) {
                         (true, true) => "rw",
                         (true, false) => "r",

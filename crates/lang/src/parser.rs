@@ -1,6 +1,6 @@
 //! Parser: builds scopes (declarations, connections, compound classes) from tokens.
 
-use crate::args::split_args;
+use crate::args::{split_args, split_words};
 use crate::lexer::{Lexer, Tok, Token};
 use crate::{Diagnostic, Landmark};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -305,7 +305,7 @@ impl<'a> Parser<'a> {
                     let open = self.next();
                     let cfg = self.config_after(&open);
                     if is_req {
-                        self.requirements.extend(split_args(&cfg));
+                        self.require(&cfg, &t.lm);
                     } else {
                         self.define(&cfg, &t.lm);
                     }
@@ -332,6 +332,31 @@ impl<'a> Parser<'a> {
                         self.recover(l);
                     }
                 }
+            }
+        }
+    }
+
+    /// `require(...)`: each item is `compact_config`, `package NAME`, `library NAME` or a bare
+    /// NAME (a package); anything else is Click's "syntax error at requirement".
+    fn require(&mut self, cfg: &str, lm: &Landmark) {
+        for item in split_args(cfg) {
+            let words = split_words(&item);
+            let ok = match words
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .as_slice()
+            {
+                [] => continue,
+                ["compact_config"] => true,
+                ["package" | "library", _] => true,
+                [w] => *w != "package" && *w != "library",
+                _ => false,
+            };
+            if ok {
+                self.requirements.push(item);
+            } else {
+                self.error(lm.clone(), "syntax error at requirement");
             }
         }
     }

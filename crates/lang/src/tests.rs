@@ -138,6 +138,26 @@ fn require_and_define() {
 }
 
 #[test]
+fn malformed_requirements_are_errors_as_in_click() {
+    for bad in [
+        "require(foo bar);",
+        "require(a b c);",
+        "require(package);",
+        "require(a(b], c)d e);",
+    ] {
+        let err = parse_config(bad, "t", &[]).unwrap_err();
+        assert!(
+            err.iter()
+                .any(|d| d.message == "syntax error at requirement"),
+            "{bad}: {err:?}"
+        );
+    }
+    let c = parse("require(compact_config, library x.click, a(b], c)d, package \"c d\");");
+    let flat = unparse(&c);
+    assert!(parse_config(&flat, "flat", &[]).is_ok(), "{flat}");
+}
+
+#[test]
 fn command_line_defines_override() {
     let text = "define($DEV eth0); FromDevice($DEV) -> Discard";
     let c = parse_config(text, "x", &[("DEV".into(), "eth1".into())]).unwrap();

@@ -51,7 +51,7 @@ impl Element for DriverManager {
         self.0.stop_event(cx);
     }
 
-    fn handlers(&self) -> &'static [Handler] {
+    fn handlers(&self) -> &[Handler] {
         self.0.handlers()
     }
 

@@ -1,7 +1,15 @@
 //! Bodies of the `script` and `control_socket` fuzz targets, also run over their seed corpora
 //! by `tests/script.rs`. They may not panic, loop without end or grow without bound.
 
-use sluice_core::{Router, RouterOptions};
+use std::sync::OnceLock;
+
+use sluice_core::{Library, Router, RouterOptions};
+
+/// The element library, built once per process.
+fn library() -> &'static Library {
+    static LIB: OnceLock<Library> = OnceLock::new();
+    LIB.get_or_init(crate::library)
+}
 
 /// Script: the input's first line is the instruction list of a PASSIVE script, its second
 /// line the arguments of a `run`. The router is built on simulated time beside a Counter,
@@ -29,7 +37,7 @@ pub fn script(data: &[u8]) {
         simtime: true,
         ..Default::default()
     };
-    let Ok(mut r) = Router::new(flat, &crate::library(), opts) else {
+    let Ok(mut r) = Router::new(flat, library(), opts) else {
         return;
     };
     r.run_until_idle();
@@ -43,45 +51,59 @@ pub fn script(data: &[u8]) {
     let _ = r.write_path("s.set", args);
 }
 
-/// ControlSocket: a router with a ControlSocket on a Unix socket, a Counter and a PASSIVE
-/// Script runs in a thread; the input is sent as one client's session (its replies read
-/// meanwhile), then another client stops the router. Every reply must be well-formed: code
-/// lines (`NNN text` or `NNN-text`) and `DATA N` followed by N bytes.
+/// ControlSocket: one router per process, with a ControlSocket on a Unix socket, a Counter
+/// and a PASSIVE Script, runs in a thread; each input is sent as one client's session (its
+/// replies read meanwhile) and must get well-formed replies: code lines (`NNN text` or
+/// `NNN-text`) and `DATA N` followed by N bytes. The input may not write the router's `stop`
+/// handler, so that the router serves every input of a run.
 pub fn control_socket(data: &[u8]) {
     use std::io::{Read, Write};
     use std::os::unix::net::UnixStream;
-    use std::sync::atomic::{AtomicU64, Ordering};
 
-    static SESSION: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir();
-    let path = dir.join(format!(
-        "sluice-fuzz-cs-{}-{}.sock",
-        std::process::id(),
-        SESSION.fetch_add(1, Ordering::Relaxed)
-    ));
-    let conf = format!(
-        "cs :: ControlSocket(unix, \"{}\"); s :: Script(TYPE PASSIVE, return $(add $1 1)); \
-         Idle -> c :: Counter -> Discard;",
-        path.display()
-    );
-    let flat = sluice_lang::parse_config(&conf, "fuzz", &[]).expect("fuzz configuration parses");
-    let mut r = Router::new(flat, &crate::library(), RouterOptions::default())
-        .expect("fuzz configuration initializes");
-    let router = std::thread::spawn(move || r.run());
-    let mut client = UnixStream::connect(&path).expect("ControlSocket listens");
+    static SOCKET: OnceLock<std::path::PathBuf> = OnceLock::new();
+    let path = SOCKET.get_or_init(|| {
+        let path = std::env::temp_dir().join(format!("sluice-fuzz-cs-{}.sock", std::process::id()));
+        let conf = format!(
+            "cs :: ControlSocket(unix, \"{}\"); s :: Script(TYPE PASSIVE, return $(add $1 1)); \
+             Idle -> c :: Counter -> Discard;",
+            path.display()
+        );
+        let flat =
+            sluice_lang::parse_config(&conf, "fuzz", &[]).expect("fuzz configuration parses");
+        let mut r = Router::new(flat, library(), RouterOptions::default())
+            .expect("fuzz configuration initializes");
+        std::thread::spawn(move || r.run());
+        while UnixStream::connect(&path).is_err() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        path
+    });
+    let data = defuse(data, b"stop");
+    let mut client = UnixStream::connect(path).expect("ControlSocket listens");
     let mut reader = client.try_clone().expect("socket clones");
     let replies = std::thread::spawn(move || {
         let mut out = Vec::new();
         let _ = reader.read_to_end(&mut out);
         out
     });
-    let _ = client.write_all(data);
+    let _ = client.write_all(&data);
     let _ = client.shutdown(std::net::Shutdown::Write);
-    let out = replies.join().expect("reader thread");
-    let mut stopper = UnixStream::connect(&path).expect("ControlSocket still listens");
-    stopper.write_all(b"WRITE stop\n").expect("stop sent");
-    router.join().expect("router thread");
-    check_replies(&out);
+    check_replies(&replies.join().expect("reader thread"));
+}
+
+/// `data` with every occurrence of `word` broken (its last byte replaced).
+fn defuse(data: &[u8], word: &[u8]) -> Vec<u8> {
+    let mut out = data.to_vec();
+    let mut i = 0;
+    while i + word.len() <= out.len() {
+        if &out[i..i + word.len()] == word {
+            out[i + word.len() - 1] = b'_';
+            i += word.len();
+        } else {
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Asserts that `out` is a well-formed ControlSocket reply stream.

@@ -69,8 +69,9 @@
 //! Example: `Script(wait 1s, read c.count, write c.reset, loop)`
 
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
+use std::sync::Mutex;
 
 use sluice_core::signals::stop_requested;
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, HandlerError, InitCx, Timestamp};
@@ -182,6 +183,19 @@ const MAX_DEPTH: u32 = 10;
 /// `$?` after a failed write (Click's handlers answer -EINVAL).
 const WRITE_FAILED: i32 = -22;
 
+/// The one static copy of a handler name chosen by a configuration (`export`): each distinct
+/// name is allocated once per process, however many routers name it.
+fn intern(name: String) -> &'static str {
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.get(name.as_str()) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.into_boxed_str());
+    names.insert(n);
+    n
+}
+
 /// The handlers of every Script.
 const HANDLERS: &[Handler] = &{
     const N: usize = functions::PUBLIC.len();
@@ -227,7 +241,7 @@ pub struct Script {
     ret: String,
     failed: bool,
     class: &'static str,
-    handlers: &'static [Handler],
+    handlers: Vec<Handler>,
     rng: Cell<u64>,
     /// Set when a substitution was nested too deep during the current instruction.
     too_deep: bool,
@@ -249,7 +263,7 @@ impl Script {
             ret: String::new(),
             failed: false,
             class,
-            handlers: HANDLERS,
+            handlers: HANDLERS.to_vec(),
             rng: Cell::new(0x2545_f491_4f6c_dd1d ^ std::process::id() as u64),
             too_deep: false,
         }
@@ -377,14 +391,12 @@ impl Script {
             });
         }
         if !exports.is_empty() {
-            // Export handlers are named by the configuration: one list per such element.
-            let mut v = HANDLERS.to_vec();
+            // Export handlers are named by the configuration.
             for name in exports {
-                if !v.iter().any(|h| h.name == name) {
-                    v.push(Handler::r(Box::leak(name.into_boxed_str())));
+                if !self.handlers.iter().any(|h| h.name == name) {
+                    self.handlers.push(Handler::r(intern(name)));
                 }
             }
-            self.handlers = Box::leak(v.into_boxed_slice());
         }
         if ok {
             Ok(())
@@ -1152,8 +1164,8 @@ impl Element for Script {
         self.stop_event(cx);
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        self.handlers
+    fn handlers(&self) -> &[Handler] {
+        &self.handlers
     }
 
     fn read_handler(&self, name: &str) -> Option<String> {
