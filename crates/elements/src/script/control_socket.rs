@@ -112,6 +112,12 @@ enum Listener {
 enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// A session held in memory ([`ControlSocket::session`]): what is left of its input, and
+    /// the replies so far.
+    Memory {
+        input: Vec<u8>,
+        output: Vec<u8>,
+    },
 }
 
 impl Stream {
@@ -119,6 +125,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.as_raw_fd(),
             Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Memory { .. } => -1,
         }
     }
 
@@ -126,6 +133,12 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Memory { input, .. } => {
+                let n = buf.len().min(input.len());
+                buf[..n].copy_from_slice(&input[..n]);
+                input.drain(..n);
+                Ok(n)
+            }
         }
     }
 
@@ -133,6 +146,10 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Memory { output, .. } => {
+                output.extend_from_slice(buf);
+                Ok(buf.len())
+            }
         }
     }
 }
@@ -171,6 +188,20 @@ struct Conn {
 }
 
 impl Conn {
+    /// A new connection, greeted.
+    fn open(stream: Stream) -> Conn {
+        let mut c = Conn {
+            stream,
+            inbuf: Vec::new(),
+            scanned: 0,
+            expect: Expect::Line,
+            in_closed: false,
+            closed: false,
+        };
+        c.send(format!("{GREETING}\r\n").as_bytes());
+        c
+    }
+
     /// Sends everything, waiting briefly when the peer's buffer is full; a peer that does not
     /// read for 5 seconds is dropped, and so is every peer once a stop signal arrives.
     fn send(&mut self, bytes: &[u8]) {
@@ -381,6 +412,25 @@ impl ControlSocket {
         }
     }
 
+    /// Serves one whole client session held in memory: `input` is everything the client
+    /// sends before closing its side; returns everything the element answers, greeting
+    /// included, exactly as a socket client would receive it. For tests and fuzzing of the
+    /// protocol without sockets.
+    pub fn session(&mut self, input: &[u8], cx: &mut Cx) -> Vec<u8> {
+        self.conns.push(Conn::open(Stream::Memory {
+            input: input.to_vec(),
+            output: Vec::new(),
+        }));
+        let i = self.conns.len() - 1;
+        while !self.conns[i].closed {
+            self.serve(i, cx);
+        }
+        match self.conns.remove(i).stream {
+            Stream::Memory { output, .. } => output,
+            Stream::Tcp(_) | Stream::Unix(_) => Vec::new(),
+        }
+    }
+
     fn accept(&mut self, cx: &mut Cx) {
         loop {
             let s = match self.listener.as_ref() {
@@ -403,15 +453,7 @@ impl ControlSocket {
                     if self.verbose {
                         eprintln!("{}: opened connection {fd}{from}", cx.name());
                     }
-                    let mut c = Conn {
-                        stream,
-                        inbuf: Vec::new(),
-                        scanned: 0,
-                        expect: Expect::Line,
-                        in_closed: false,
-                        closed: false,
-                    };
-                    c.send(format!("{GREETING}\r\n").as_bytes());
+                    let c = Conn::open(stream);
                     if !c.closed {
                         cx.add_select(fd);
                         self.conns.push(c);

@@ -1,9 +1,13 @@
 //! Bodies of the `script` and `control_socket` fuzz targets, also run over their seed corpora
 //! by `tests/script.rs`. They may not panic, loop without end or grow without bound.
 
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use sluice_core::{Library, Router, RouterOptions};
+
+use super::control_socket::ControlSocket;
 
 /// The element library, built once per process.
 fn library() -> &'static Library {
@@ -51,59 +55,47 @@ pub fn script(data: &[u8]) {
     let _ = r.write_path("s.set", args);
 }
 
-/// ControlSocket: one router per process, with a ControlSocket on a Unix socket, a Counter
-/// and a PASSIVE Script, runs in a thread; each input is sent as one client's session (its
-/// replies read meanwhile) and must get well-formed replies: code lines (`NNN text` or
-/// `NNN-text`) and `DATA N` followed by N bytes. The input may not write the router's `stop`
-/// handler, so that the router serves every input of a run.
+/// ControlSocket: the input is one client's whole session with a ControlSocket
+/// ([`ControlSocket::session`], served from memory) in a router, built once per thread, that
+/// also holds a Counter and a PASSIVE Script. Every reply must be well-formed: code lines
+/// (`NNN text` or `NNN-text`) and `DATA N` followed by N bytes.
 pub fn control_socket(data: &[u8]) {
-    use std::io::{Read, Write};
-    use std::os::unix::net::UnixStream;
-
-    static SOCKET: OnceLock<std::path::PathBuf> = OnceLock::new();
-    let path = SOCKET.get_or_init(|| {
-        let path = std::env::temp_dir().join(format!("sluice-fuzz-cs-{}.sock", std::process::id()));
-        let conf = format!(
-            "cs :: ControlSocket(unix, \"{}\"); s :: Script(TYPE PASSIVE, return $(add $1 1)); \
-             Idle -> c :: Counter -> Discard;",
-            path.display()
-        );
-        let flat =
-            sluice_lang::parse_config(&conf, "fuzz", &[]).expect("fuzz configuration parses");
-        let mut r = Router::new(flat, library(), RouterOptions::default())
-            .expect("fuzz configuration initializes");
-        std::thread::spawn(move || r.run());
-        while UnixStream::connect(&path).is_err() {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        path
-    });
-    let data = defuse(data, b"stop");
-    let mut client = UnixStream::connect(path).expect("ControlSocket listens");
-    let mut reader = client.try_clone().expect("socket clones");
-    let replies = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = reader.read_to_end(&mut out);
-        out
-    });
-    let _ = client.write_all(&data);
-    let _ = client.shutdown(std::net::Shutdown::Write);
-    check_replies(&replies.join().expect("reader thread"));
-}
-
-/// `data` with every occurrence of `word` broken (its last byte replaced).
-fn defuse(data: &[u8], word: &[u8]) -> Vec<u8> {
-    let mut out = data.to_vec();
-    let mut i = 0;
-    while i + word.len() <= out.len() {
-        if &out[i..i + word.len()] == word {
-            out[i + word.len() - 1] = b'_';
-            i += word.len();
-        } else {
-            i += 1;
-        }
+    thread_local! {
+        static ROUTER: RefCell<Option<(Router, usize)>> = const { RefCell::new(None) };
     }
-    out
+    ROUTER.with(|r| {
+        let mut r = r.borrow_mut();
+        let (router, cs) = r.get_or_insert_with(|| {
+            static ROUTERS: AtomicU64 = AtomicU64::new(0);
+            let path = std::env::temp_dir().join(format!(
+                "sluice-fuzz-cs-{}-{}.sock",
+                std::process::id(),
+                ROUTERS.fetch_add(1, Ordering::Relaxed)
+            ));
+            let conf = format!(
+                "cs :: ControlSocket(unix, \"{}\"); s :: Script(TYPE PASSIVE, return $(add $1 1)); \
+                 Idle -> c :: Counter -> Discard;",
+                path.display()
+            );
+            let flat =
+                sluice_lang::parse_config(&conf, "fuzz", &[]).expect("fuzz configuration parses");
+            let router = Router::new(flat, library(), RouterOptions::default())
+                .expect("fuzz configuration initializes");
+            // The session never goes through the socket: its name can go at once.
+            let _ = std::fs::remove_file(&path);
+            let cs = router.element_index("cs").expect("cs exists");
+            (router, cs)
+        });
+        let out = router
+            .with_element(*cs, |el, cx| {
+                el.as_any_mut()
+                    .downcast_mut::<ControlSocket>()
+                    .map(|c| c.session(data, cx))
+            })
+            .flatten()
+            .expect("cs is a ControlSocket");
+        check_replies(&out);
+    });
 }
 
 /// Asserts that `out` is a well-formed ControlSocket reply stream.
