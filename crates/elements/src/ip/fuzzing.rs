@@ -1,7 +1,11 @@
 //! Shared bodies of the `ip_*` fuzz targets (in `fuzz/fuzz_targets/`), also run over their
 //! seed corpora (`fuzz/corpus/ip_*`) and random mutations by `tests/ip.rs`, so CI exercises
 //! them without a fuzzing run. Each body pushes arbitrary bytes, as one packet, into real
-//! router configurations of the header-parsing elements; any panic is a bug.
+//! router configurations of the header-parsing elements; any panic is a bug, and so is a
+//! packet lost silently: every output is connected, and on the paths where one packet in
+//! makes one packet out (all but fragmentation, reassembly and ARP) the packet must reach a
+//! Discard or be counted in the `drops` of an element without an error output. A fragmented
+//! packet must be accounted for at least once.
 
 use std::cell::RefCell;
 use std::net::Ipv4Addr;
@@ -22,33 +26,39 @@ const INJECT: ElementClass = ElementClass {
 
 /// The configurations: one injector per fuzz target.
 const CONFIG: &str = "
-    chk :: FuzzInject -> c :: CheckIPHeader(OFFSET 0) -> MarkIPHeader -> DecIPTTL -> Discard;
-    c[1] -> Discard;
+    chk :: FuzzInject -> c :: CheckIPHeader(OFFSET 0) -> MarkIPHeader -> d :: DecIPTTL -> Discard;
+    c[1] -> Discard; d[1] -> Discard;
     chk2 :: FuzzInject -> c2 :: CheckIPHeader2(CHECKSUM false) -> g2 :: IPGWOptions(198.18.0.1, 198.19.0.1)
         -> FixIPSrc(198.18.0.1) -> IPPrint(ACTIVE false) -> Discard;
-    g2[1] -> ICMPError(198.18.0.1, parameterproblem) -> Discard;
+    g2[1] -> e0 :: ICMPError(198.18.0.1, parameterproblem) -> Discard; e0[1] -> Discard;
     c2[1] -> Discard;
     gwo :: FuzzInject -> MarkIPHeader -> g :: IPGWOptions(198.18.0.1) -> Discard;
-    g[1] -> ICMPError(198.18.0.1, parameterproblem) -> Discard;
+    g[1] -> eg :: ICMPError(198.18.0.1, parameterproblem) -> Discard; eg[1] -> Discard;
     err :: FuzzInject -> MarkIPHeader -> e1 :: ICMPError(198.18.0.1, timeexceeded) -> Discard;
     e1[1] -> e2 :: ICMPError(198.18.0.1, redirect, host) -> Discard; e2[1] -> Discard;
-    err2 :: FuzzInject -> MarkIPHeader -> ICMPError(198.18.0.1, unreachable, needfrag) -> Discard;
-    err3 :: FuzzInject -> MarkIPHeader -> ICMPPingResponder -> Discard;
+    err2 :: FuzzInject -> MarkIPHeader -> e3 :: ICMPError(198.18.0.1, unreachable, needfrag) -> Discard;
+    e3[1] -> Discard;
+    err3 :: FuzzInject -> MarkIPHeader -> pr :: ICMPPingResponder -> Discard; pr[1] -> Discard;
     arp :: FuzzInject -> [1]q :: ARPQuerier(198.18.0.1/24, 00:00:c0:ae:67:ef) -> Discard;
+    q[1] -> Discard;
     arpip :: FuzzInject -> q;
-    arpr :: FuzzInject -> h :: HostEtherFilter(00:00:c0:ae:67:ef) -> ARPResponder(198.18.0.1 198.19.0.0/16 00:00:c0:ae:67:ef) -> Discard;
-    frag :: FuzzInject -> MarkIPHeader -> f :: IPFragmenter(68, HONOR_DF false) -> IPReassembler -> Discard;
+    arpr :: FuzzInject -> h :: HostEtherFilter(00:00:c0:ae:67:ef) -> ar :: ARPResponder(198.18.0.1 198.19.0.0/16 00:00:c0:ae:67:ef) -> Discard;
+    h[1] -> Discard; ar[1] -> Discard;
+    frag :: FuzzInject -> MarkIPHeader -> f :: IPFragmenter(68, HONOR_DF false) -> fr :: IPReassembler -> Discard;
+    f[1] -> Discard; fr[1] -> Discard;
     reasm :: FuzzInject -> MarkIPHeader -> ra :: IPReassembler(HIMEM 65536) -> Discard;
-    ra[1] -> ICMPError(198.18.0.1, timeexceeded, reassembly) -> Discard;
+    ra[1] -> er :: ICMPError(198.18.0.1, timeexceeded, reassembly) -> Discard; er[1] -> Discard;
     frag2 :: FuzzInject -> MarkIPHeader -> f2 :: IPFragmenter(576) -> Discard;
-    f2[1] -> ICMPError(198.18.0.1, unreachable, needfrag) -> Discard;
+    f2[1] -> ef :: ICMPError(198.18.0.1, unreachable, needfrag) -> Discard; ef[1] -> Discard;
     misc :: FuzzInject -> StripIPHeader -> Discard;
     misc2 :: FuzzInject -> SetIPDSCP(10) -> StoreIPAddress(dst) -> GetIPAddress(src)
-        -> MarkIPCE(FORCE true) -> UDPIPEncap(198.18.0.1, 1234, DST_ANNO, 9)
-        -> ICMPIPEncap(198.18.0.1, 198.18.0.2, echo) -> Discard;
+        -> ce :: MarkIPCE(FORCE true) -> UDPIPEncap(198.18.0.1, 1234, DST_ANNO, 9)
+        -> ICMPIPEncap(198.18.0.1, 198.18.0.2, echo) -> Discard; ce[1] -> Discard;
     l4 :: FuzzInject -> ct :: CheckTCPHeader -> SetTCPChecksum(true) -> Discard;
-    ct[1] -> cu :: CheckUDPHeader -> SetUDPChecksum -> Discard; cu[1] -> CheckICMPHeader -> Discard;
-    l4b :: FuzzInject -> SetTCPChecksum(true) -> SetUDPChecksum -> CheckICMPHeader -> Discard;
+    ct[1] -> cu :: CheckUDPHeader -> su :: SetUDPChecksum -> Discard; su[1] -> Discard;
+    cu[1] -> ci :: CheckICMPHeader -> Discard; ci[1] -> Discard;
+    l4b :: FuzzInject -> SetTCPChecksum(true) -> su2 :: SetUDPChecksum -> ci2 :: CheckICMPHeader -> Discard;
+    su2[1] -> Discard; ci2[1] -> Discard;
 ";
 
 thread_local! {
@@ -78,7 +88,82 @@ fn with_router(f: impl FnOnce(&mut Router)) {
     });
 }
 
-fn inject(r: &mut Router, name: &str, data: &[u8], tweak: u8) {
+/// How the packets of one injection must be accounted for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    /// Exactly once: one packet out of a Discard, or one counted drop.
+    Once,
+    /// At least once (fragmentation makes several).
+    AtLeastOnce,
+    /// Not checked: the path may hold the packet (reassembly, ARP resolution).
+    Held,
+}
+
+/// Counters of packets that an element with an error output discards although every output
+/// is connected (other such elements send what they reject to output 1, and their `drops`
+/// counts packets that were not lost).
+const KILLS: &[(&str, &str)] = &[
+    ("DecIPTTL", "malformed"),
+    ("IPGWOptions", "malformed"),
+    ("MarkIPCE", "drops"),
+    ("ICMPPingResponder", "drops"),
+    ("HostEtherFilter", "drops"),
+    ("IPFragmenter", "malformed"),
+];
+
+/// The counters that account for packets on the paths from element `from`: `count` of
+/// every Discard reached, `drops` of every element reached that has one output, and the
+/// [`KILLS`] counters of the others.
+fn account_handlers(r: &Router, from: usize) -> Vec<String> {
+    let flat = r.flat_config();
+    let nout = |e: usize| {
+        flat.connections
+            .iter()
+            .filter(|c| c.from == e)
+            .map(|c| c.from_port + 1)
+            .max()
+            .unwrap_or(0)
+    };
+    let mut seen = vec![false; r.nelements()];
+    let mut todo = vec![from];
+    let mut out = Vec::new();
+    while let Some(e) = todo.pop() {
+        if std::mem::replace(&mut seen[e], true) {
+            continue;
+        }
+        todo.extend(
+            flat.connections
+                .iter()
+                .filter(|c| c.from == e)
+                .map(|c| c.to),
+        );
+        let name = r.element_name(e);
+        let has = |h: &str| r.handler_list(Some(e)).iter().any(|(n, _)| n == h);
+        let class = flat.elements[e].class.as_str();
+        if class == "Discard" {
+            out.push(format!("{name}.count"));
+        } else if nout(e) == 1 && has("drops") {
+            out.push(format!("{name}.drops"));
+        } else if let Some((_, h)) = KILLS.iter().find(|(c, _)| *c == class) {
+            out.push(format!("{name}.{h}"));
+        }
+    }
+    out
+}
+
+fn accounted(r: &mut Router, handlers: &[String]) -> u64 {
+    handlers
+        .iter()
+        .map(|h| {
+            let v = r.read_path(h).unwrap_or_else(|e| panic!("{h}: {e}"));
+            v.trim()
+                .parse::<u64>()
+                .unwrap_or_else(|e| panic!("{h}: {v:?}: {e}"))
+        })
+        .sum()
+}
+
+fn inject(r: &mut Router, name: &str, data: &[u8], tweak: u8, expect: Expect) {
     let mut p = Packet::from_bytes(data);
     // A few annotation variants, chosen by a byte of the input.
     p.anno_mut().packet_type = match tweak & 3 {
@@ -96,7 +181,15 @@ fn inject(r: &mut Router, name: &str, data: &[u8], tweak: u8) {
         p.set_network_offset((tweak as isize % 7) - 2);
     }
     let e = r.element_index(name).expect("injector");
+    let handlers = account_handlers(r, e);
+    let before = accounted(r, &handlers);
     r.with_element(e, |_, cx| cx.push_one(0, p));
+    let n = accounted(r, &handlers) - before;
+    match expect {
+        Expect::Once => assert_eq!(n, 1, "{name}: {n} packets accounted for, not 1"),
+        Expect::AtLeastOnce => assert!(n >= 1, "{name}: packet not accounted for"),
+        Expect::Held => {}
+    }
 }
 
 fn tweak(data: &[u8]) -> u8 {
@@ -107,35 +200,35 @@ fn tweak(data: &[u8]) -> u8 {
 /// checks and checksum setters.
 pub fn check_ip_header(data: &[u8]) {
     with_router(|r| {
-        inject(r, "chk", data, tweak(data));
-        inject(r, "chk2", data, tweak(data));
-        inject(r, "misc", data, tweak(data));
-        inject(r, "misc2", data, tweak(data));
-        inject(r, "l4", data, tweak(data));
-        inject(r, "l4b", data, tweak(data));
+        inject(r, "chk", data, tweak(data), Expect::Once);
+        inject(r, "chk2", data, tweak(data), Expect::Once);
+        inject(r, "misc", data, tweak(data), Expect::Once);
+        inject(r, "misc2", data, tweak(data), Expect::Once);
+        inject(r, "l4", data, tweak(data), Expect::Once);
+        inject(r, "l4b", data, tweak(data), Expect::Once);
     });
 }
 
 /// IPGWOptions on unchecked packets.
 pub fn ip_gw_options(data: &[u8]) {
-    with_router(|r| inject(r, "gwo", data, tweak(data)));
+    with_router(|r| inject(r, "gwo", data, tweak(data), Expect::Once));
 }
 
 /// ICMPError (time exceeded, redirect, needfrag) and ICMPPingResponder.
 pub fn icmp_error(data: &[u8]) {
     with_router(|r| {
-        inject(r, "err", data, tweak(data));
-        inject(r, "err2", data, tweak(data));
-        inject(r, "err3", data, tweak(data));
+        inject(r, "err", data, tweak(data), Expect::Once);
+        inject(r, "err2", data, tweak(data), Expect::Once);
+        inject(r, "err3", data, tweak(data), Expect::Once);
     });
 }
 
 /// ARPQuerier input 1 (and input 0), ARPResponder, HostEtherFilter.
 pub fn arp(data: &[u8]) {
     with_router(|r| {
-        inject(r, "arp", data, tweak(data));
-        inject(r, "arpip", data, tweak(data));
-        inject(r, "arpr", data, tweak(data));
+        inject(r, "arp", data, tweak(data), Expect::Held);
+        inject(r, "arpip", data, tweak(data), Expect::Held);
+        inject(r, "arpr", data, tweak(data), Expect::Once);
         // Keep the querier's table small across a long run.
         let _ = r.write_path("q.clear", "");
     });
@@ -145,9 +238,9 @@ pub fn arp(data: &[u8]) {
 /// IPReassembler on arbitrary fragments.
 pub fn ip_fragmenter(data: &[u8]) {
     with_router(|r| {
-        inject(r, "frag", data, tweak(data));
-        inject(r, "frag2", data, tweak(data));
-        inject(r, "reasm", data, tweak(data));
+        inject(r, "frag", data, tweak(data), Expect::Held);
+        inject(r, "frag2", data, tweak(data), Expect::AtLeastOnce);
+        inject(r, "reasm", data, tweak(data), Expect::Held);
     });
 }
 
