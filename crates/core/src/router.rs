@@ -179,6 +179,13 @@ impl Router {
         lib: &Library,
         opts: RouterOptions,
     ) -> Result<Router, Vec<String>> {
+        if opts.threads > threads::MAX_THREADS {
+            return Err(vec![format!(
+                "{} threads: at most {} are supported",
+                opts.threads,
+                threads::MAX_THREADS
+            )]);
+        }
         let mut errors = Vec::new();
         let n = flat.elements.len();
         let mut info = Vec::with_capacity(n);

@@ -78,3 +78,10 @@ fn the_largest_sizes_are_accepted() {
         "four rings of the largest size: address space only"
     );
 }
+
+#[test]
+fn library_callers_cannot_ask_for_more_threads_than_the_cli_allows() {
+    let e = errors("Idle -> Discard", 100_000);
+    assert_eq!(e, "100000 threads: at most 256 are supported");
+    assert_eq!(errors("Idle -> Discard", 256), "");
+}
