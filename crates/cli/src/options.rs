@@ -67,8 +67,8 @@ Options (as in Click):
                            status.
   -q, --quit               Initialize the router, print handlers, and quit without running.
   -o, --output FILE        Write the flattened configuration to FILE.
-  -p, --port PORT          Listen for ControlSocket connections on TCP port PORT (loopback;
-                           'N+': N or a later free port).
+  -p, --port PORT          Listen for ControlSocket connections on TCP port PORT (every
+                           address, as in Click; 'N+': N or a later free port).
   -u, --unix-socket PATH   Listen for ControlSocket connections on Unix socket PATH.
   -j, --threads N          Number of worker threads (1 to 256).
       --simtime            Run on a simulated clock: jump to the next timer when idle.

@@ -40,8 +40,9 @@
 //! - PROXY (element name): handler `E.H` is answered by the proxy element's handler named
 //!   `E.H` (Click's KernelHandlerProxy scheme).
 //! - VERBOSE (boolean, default false): report opened and closed connections on standard error.
-//! - LOCALHOST (boolean): TCP listens on 127.0.0.1 only. The default here is true (Click's is
-//!   false); give `LOCALHOST false` to listen on every address.
+//! - LOCALHOST (boolean, default false): TCP listens on 127.0.0.1 only; otherwise on every
+//!   address, as in Click. Anyone who can reach the port can read and write every handler:
+//!   give `LOCALHOST true` (or `READONLY true`) unless the network is trusted.
 //! - RETRIES (integer, default 0): if the socket cannot be opened, try again once a second
 //!   this many times before stopping the router.
 //! - RETRY_WARNINGS (boolean, default true): warn at every failed try, not just the last.
@@ -322,7 +323,7 @@ impl Default for ControlSocket {
             path: String::new(),
             readonly: false,
             verbose: false,
-            localhost: true,
+            localhost: false,
             retries: 0,
             retry_warnings: true,
             proxy: None,
@@ -865,7 +866,7 @@ impl Element for ControlSocket {
         self.verbose = args.read("VERBOSE")?.unwrap_or(false);
         self.retries = args.read("RETRIES")?.unwrap_or(0);
         self.retry_warnings = args.read("RETRY_WARNINGS")?.unwrap_or(true);
-        self.localhost = args.read("LOCALHOST")?.unwrap_or(true);
+        self.localhost = args.read("LOCALHOST")?.unwrap_or(false);
         if let Some(Word(p)) = proxy {
             if cx.element_index(&p).is_none() {
                 args.error(format!("PROXY: no element named '{p}'"));
