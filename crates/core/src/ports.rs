@@ -174,9 +174,19 @@ pub struct FlowCode {
 }
 
 impl FlowCode {
+    /// Every input flows to every output (`x/x`).
+    pub fn all() -> FlowCode {
+        FlowCode {
+            inputs: vec![b'x'],
+            outputs: vec![b'x'],
+        }
+    }
+
     /// Parses a flow code; an empty string means every input flows to every output.
     pub fn parse(spec: &str) -> Option<FlowCode> {
-        let spec = if spec.is_empty() { "x/x" } else { spec };
+        if spec.is_empty() {
+            return Some(FlowCode::all());
+        }
         let (i, o) = spec.split_once('/')?;
         if i.is_empty() || o.is_empty() {
             return None;
@@ -232,6 +242,7 @@ mod tests {
         assert!(all.flows(0, 3));
         let same = FlowCode::parse("#/#").unwrap();
         assert!(same.flows(2, 2) && !same.flows(1, 2));
+        assert!(FlowCode::parse("xy").is_none() && FlowCode::parse("/x").is_none());
         let none = FlowCode::parse("x/y").unwrap();
         assert!(!none.flows(0, 0));
     }

@@ -240,6 +240,13 @@ impl Router {
                 shared: None,
                 pending: Vec::new(),
             });
+            let flow = FlowCode::parse(class.flow).unwrap_or_else(|| {
+                errors.push(format!(
+                    "{}: element class '{}' has a malformed flow code {:?}",
+                    fe.landmark, class.name, class.flow
+                ));
+                FlowCode::all()
+            });
             info.push(ElemInfo {
                 name: fe.name.clone(),
                 class,
@@ -249,8 +256,7 @@ impl Router {
                 noutputs: noutputs[i],
                 in_push: vec![true; ninputs[i]],
                 out_push: vec![true; noutputs[i]],
-                flow: FlowCode::parse(class.flow)
-                    .unwrap_or_else(|| FlowCode::parse("").expect("default flow code")),
+                flow,
                 in_peers: vec![Vec::new(); ninputs[i]],
                 out_peers: vec![Vec::new(); noutputs[i]],
                 task: None,
