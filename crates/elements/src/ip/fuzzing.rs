@@ -8,6 +8,7 @@
 //! packet must be accounted for at least once.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
 use sluice_core::{Element, ElementClass, Library, Packet, PacketType, Router, RouterOptions};
@@ -61,19 +62,25 @@ const CONFIG: &str = "
     su2[1] -> Discard; ci2[1] -> Discard;
 ";
 
-thread_local! {
-    static ROUTER: RefCell<Option<Router>> = const { RefCell::new(None) };
+/// The router and, per injector, the handlers that account for its packets.
+struct Fuzz {
+    router: Router,
+    accounts: HashMap<String, Vec<String>>,
 }
 
-fn with_router(f: impl FnOnce(&mut Router)) {
-    ROUTER.with(|r| {
+thread_local! {
+    static FUZZ: RefCell<Option<Fuzz>> = const { RefCell::new(None) };
+}
+
+fn with_router(f: impl FnOnce(&mut Fuzz)) {
+    FUZZ.with(|r| {
         let mut r = r.borrow_mut();
-        if r.is_none() {
+        let fz = r.get_or_insert_with(|| {
             let flat =
                 sluice_lang::parse_config(CONFIG, "fuzz.click", &[]).expect("fuzz config parses");
             let mut lib: Library = crate::library();
             lib.add(&[INJECT]);
-            let rt = Router::new(
+            let router = Router::new(
                 flat,
                 &lib,
                 RouterOptions {
@@ -82,9 +89,18 @@ fn with_router(f: impl FnOnce(&mut Router)) {
                 },
             )
             .unwrap_or_else(|e| panic!("fuzz config: {}", e.join("\n")));
-            *r = Some(rt);
-        }
-        f(r.as_mut().expect("router built above"));
+            let accounts = (0..router.nelements())
+                .filter(|&e| router.flat_config().elements[e].class == INJECT.name)
+                .map(|e| {
+                    (
+                        router.element_name(e).to_string(),
+                        account_handlers(&router, e),
+                    )
+                })
+                .collect();
+            Fuzz { router, accounts }
+        });
+        f(fz);
     });
 }
 
@@ -163,7 +179,7 @@ fn accounted(r: &mut Router, handlers: &[String]) -> u64 {
         .sum()
 }
 
-fn inject(r: &mut Router, name: &str, data: &[u8], tweak: u8, expect: Expect) {
+fn inject(fz: &mut Fuzz, name: &str, data: &[u8], tweak: u8, expect: Expect) {
     let mut p = Packet::from_bytes(data);
     // A few annotation variants, chosen by a byte of the input.
     p.anno_mut().packet_type = match tweak & 3 {
@@ -180,11 +196,12 @@ fn inject(r: &mut Router, name: &str, data: &[u8], tweak: u8, expect: Expect) {
     if tweak & 16 != 0 {
         p.set_network_offset((tweak as isize % 7) - 2);
     }
+    let r = &mut fz.router;
+    let handlers = &fz.accounts[name];
     let e = r.element_index(name).expect("injector");
-    let handlers = account_handlers(r, e);
-    let before = accounted(r, &handlers);
+    let before = accounted(r, handlers);
     r.with_element(e, |_, cx| cx.push_one(0, p));
-    let n = accounted(r, &handlers) - before;
+    let n = accounted(r, handlers) - before;
     match expect {
         Expect::Once => assert_eq!(n, 1, "{name}: {n} packets accounted for, not 1"),
         Expect::AtLeastOnce => assert!(n >= 1, "{name}: packet not accounted for"),
@@ -230,7 +247,7 @@ pub fn arp(data: &[u8]) {
         inject(r, "arpip", data, tweak(data), Expect::Held);
         inject(r, "arpr", data, tweak(data), Expect::Once);
         // Keep the querier's table small across a long run.
-        let _ = r.write_path("q.clear", "");
+        let _ = r.router.write_path("q.clear", "");
     });
 }
 
