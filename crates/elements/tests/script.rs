@@ -101,6 +101,11 @@ fn run_handler_arguments_and_quoting() {
     );
     assert!(r.read_path_param("s.cat", Some("/etc/hostname")).is_err());
     let _ = std::fs::remove_dir_all(&d);
+    // A huge argument number is past the last word at once (found by fuzzing: it counted
+    // to 2.2 trillion).
+    let mut r = build("s :: Script(TYPE PASSIVE, return \"[$2][$2222222222222]\")").unwrap();
+    r.write_path("s.run", "a b").unwrap();
+    assert_eq!(r.read_path("s.run").unwrap(), "\"[b][]\"\n");
 }
 
 #[test]

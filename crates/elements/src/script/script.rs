@@ -924,6 +924,9 @@ impl Script {
                 let mut w = "";
                 for _ in 0..n {
                     w = shift_word(&mut r);
+                    if w.is_empty() {
+                        break;
+                    }
                 }
                 w.to_string()
             }
