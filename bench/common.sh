@@ -1,6 +1,31 @@
 # Shared by the benchmarks that run Sluice between network namespaces (bench/mlffr,
-# bench/soak); sourced after tests/netns/lib.sh. Uses $ROOT (the repository), $RTR_POLL (the
-# router's POLL) and $XDP_FRAMES (UMEM frames per AF_XDP socket).
+# bench/soak); sourced with $ROOT set to the repository. Builds Sluice unless $SLUICE names a
+# binary, and sources tests/netns/lib.sh. Its functions use $RTR_POLL (the router's POLL) and
+# $XDP_FRAMES (UMEM frames per AF_XDP socket).
+
+if [ -z "${SLUICE:-}" ]; then
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+  cargo build -q --release -p sluice-cli || exit 1
+  SLUICE="$CARGO_TARGET_DIR/release/sluice"
+fi
+export SLUICE
+# shellcheck disable=SC1091
+source "$ROOT/tests/netns/lib.sh"
+
+# The benchmark topology's tuning, the same for every router: the senders without TSO (h1's
+# eth0, the router's rb), the router's receiving veth ra with GRO and threaded NAPI pinned to
+# CPU $1, and a sink h2 that drops the test flow (UDP port 9) in an nftables raw prerouting
+# rule, before routing: no socket lookup, no ICMP port-unreachable.
+bench_tune() {
+  nsx h1 ethtool -K eth0 tso off >/dev/null 2>&1
+  nsx r ethtool -K rb tso off >/dev/null 2>&1
+  [ -n "$1" ] && napi_pin r ra "$1"
+  nsx h2 nft -f - <<'NFT' || { echo "nft failed (scripts/setup.sh installs nftables)"; return 1; }
+table ip sink {
+  chain pre { type filter hook prerouting priority raw; policy accept; udp dport 9 drop; }
+}
+NFT
+}
 
 # Threaded NAPI for IF in NS, its kthread(s) pinned to CPU. The kthreads (napi/<dev>-<id>)
 # are told apart from other namespaces' by appearing when threading is switched on.

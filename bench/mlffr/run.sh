@@ -42,14 +42,6 @@ TRIALS="${TRIALS:-2}"   # trials per step while the loss is >= 0.1 % (the best o
 RTR_NICE="${RTR_NICE:-19}"   # the Sluice router's nice value: kernel threads on its core come first
 XDP_FRAMES="${XDP_FRAMES:-8192}"  # UMEM frames per AF_XDP socket (4096 receive: 10 ms at 400 kpps)
 
-if [ -z "${SLUICE:-}" ]; then
-  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-  cargo build -q --release -p sluice-cli || exit 1
-  SLUICE="$CARGO_TARGET_DIR/release/sluice"
-fi
-export SLUICE
-# shellcheck disable=SC1091
-source "$ROOT/tests/netns/lib.sh"
 # shellcheck disable=SC1091
 source "$ROOT/bench/common.sh"
 
@@ -70,18 +62,12 @@ run_mode() {
   SLUICE_LOG="$NETNS_TMP/sluice.log"
   trap netns_cleanup EXIT
   topo_router || return 1
-  # Same tuning for every router: the generator sends without TSO; the router's receiving
-  # interface uses GRO and threaded NAPI on the router's CPU (RA_NAPI=threaded, default).
-  nsx h1 ethtool -K eth0 tso off >/dev/null 2>&1
-  nsx r ethtool -K rb tso off >/dev/null 2>&1
-  [ "$RA_NAPI" = threaded ] && napi_pin r ra "$RTR_CPU"
-  # The sink drops the test flow before routing (nftables, raw prerouting): no socket lookup,
-  # no ICMP port-unreachable route lookups on the router's CPU, for every router alike.
-  nsx h2 nft -f - <<'NFT' || { echo "$mode: nft failed (scripts/setup.sh installs nftables)"; return 1; }
-table ip sink {
-  chain pre { type filter hook prerouting priority raw; policy accept; udp dport 9 drop; }
-}
-NFT
+  # Same tuning for every router (bench/common.sh): the generator sends without TSO; the
+  # router's receiving interface uses GRO and threaded NAPI on the router's CPU
+  # (RA_NAPI=threaded, default); the sink drops the test flow before routing.
+  local napi_cpu=""
+  [ "$RA_NAPI" = threaded ] && napi_cpu="$RTR_CPU"
+  bench_tune "$napi_cpu" || return 1
   if [ "$mode" = linux ]; then
     addr r ra $R_ADDR0/24
     addr r rb $R_ADDR1/24

@@ -17,6 +17,7 @@ import csv
 import re
 import sys
 
+RATE_WINDOW = 5
 PING = re.compile(r"^\[(\d+\.\d+)\].*time=([\d.]+) ms")
 
 
@@ -80,13 +81,16 @@ def plot(path, runs):
     for label, rows, lat in runs:
         t = [r["t"] for r in rows]
         ax[0].plot(t, [r["rss_kb"] / 1024 for r in rows], label=label)
-        rate = [0.0] + [(b["forwarded"] - a["forwarded"]) / max(b["t"] - a["t"], 1e-9) / 1e3
-                        for a, b in zip(rows, rows[1:])]
-        ax[1].plot(t, rate, label=label)
+        # Rates over windows of RATE_WINDOW samples: a sample taken late (a busy machine)
+        # would otherwise show as a spike.
+        w = RATE_WINDOW
+        rate = [(rows[i]["forwarded"] - rows[i - w]["forwarded"]) / max(t[i] - t[i - w], 1e-9) / 1e3
+                for i in range(w, len(rows))]
+        ax[1].plot(t[w:], rate, label=label)
         ax[2].plot(t, [r["sluice_drops"] - rows[0]["sluice_drops"] for r in rows], label=label)
         ax[3].plot([x for x, _ in lat], [m for _, m in lat], ".", markersize=2, label=label)
     ax[0].set_ylabel("RSS (MiB)")
-    ax[0].set_ylim(bottom=0)
+    ax[0].set_ylim(0, 1.25 * max(r["rss_kb"] / 1024 for _, rows, _ in runs for r in rows))
     ax[1].set_ylabel("forwarded (kpps)")
     ax[2].set_ylabel("Sluice drops")
     ax[3].set_ylabel("ping RTT (ms)")

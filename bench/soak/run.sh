@@ -44,14 +44,6 @@ RTR_NICE="${RTR_NICE:-19}"
 XDP_FRAMES="${XDP_FRAMES:-8192}"
 mkdir -p "$OUT"
 
-if [ -z "${SLUICE:-}" ]; then
-  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-  cargo build -q --release -p sluice-cli || exit 1
-  SLUICE="$CARGO_TARGET_DIR/release/sluice"
-fi
-export SLUICE
-# shellcheck disable=SC1091
-source "$ROOT/tests/netns/lib.sh"
 # shellcheck disable=SC1091
 source "$ROOT/bench/common.sh"
 PY="$ROOT/.venv/bin/python"
@@ -67,14 +59,7 @@ soak() {
   SLUICE_LOG="$NETNS_TMP/sluice.log"
   trap netns_cleanup EXIT
   topo_router || return 1
-  nsx h1 ethtool -K eth0 tso off >/dev/null 2>&1
-  nsx r ethtool -K rb tso off >/dev/null 2>&1
-  napi_pin r ra "$RTR_CPU"
-  nsx h2 nft -f - <<'NFT' || { echo "nft failed (scripts/setup.sh installs nftables)"; return 1; }
-table ip sink {
-  chain pre { type filter hook prerouting priority raw; policy accept; udp dport 9 drop; }
-}
-NFT
+  bench_tune "$RTR_CPU" || return 1
   conf=$(router_conf "$MODE") || { echo "cannot generate the configuration"; return 1; }
   sluice_start r "$conf" -j "$n" -u "$NETNS_TMP/control" || return 1
   if [ "$n" -eq 1 ]; then

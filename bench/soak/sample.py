@@ -81,19 +81,23 @@ def main():
         w.writerow(["t", "rss_kb", "offered", "gen_dropped", "forwarded", "sluice_drops"])
         k, last_offered = 0, None
         while True:
-            t = time.monotonic() - start
             try:
                 drops = sum(int(ctl.read(f"{n}.drops") or 0) for n in droppers)
-                row = [f"{t:.2f}", rss_kb(pid),
-                       netns_counter(gen_ns, "eth0", "tx_packets"),
-                       netns_counter(gen_ns, "eth0", "tx_dropped"),
-                       netns_counter(sink_ns, "eth0", "rx_packets"), drops]
+                offered = netns_counter(gen_ns, "eth0", "tx_packets")
+                dropped = netns_counter(gen_ns, "eth0", "tx_dropped")
+                forwarded = netns_counter(sink_ns, "eth0", "rx_packets")
+                # The time of the forwarded count, which the rates are computed from.
+                t = time.monotonic() - start
+                row = [f"{t:.2f}", rss_kb(pid), offered, dropped, forwarded, drops]
             except (OSError, ConnectionError, subprocess.CalledProcessError) as e:
-                print(f"sample.py: the router is gone at {t:.1f} s: {e}", file=sys.stderr)
+                print(f"sample.py: the router is gone at {time.monotonic() - start:.1f} s: {e}",
+                      file=sys.stderr)
                 return 1
             w.writerow(row)
             f.flush()
             if t >= secs and (row[2] == last_offered or t >= secs + 10):
+                for n in droppers:
+                    print(f"drops {n}: {ctl.read(f'{n}.drops').strip()}")
                 return 0
             last_offered = row[2]
             k += 1
