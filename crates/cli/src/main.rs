@@ -5,6 +5,8 @@
 //! `--simtime`, `NAME=VALUE`), besides Sluice's subcommands `run`, `check`, `flatten`, `dot`, `doc CLASS`, `classes` and
 //! `bench`.
 
+#![forbid(unsafe_code)]
+
 mod bench;
 mod options;
 mod scaling;

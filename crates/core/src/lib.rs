@@ -1,6 +1,8 @@
 //! The Sluice engine: packets, batches, per-thread pools, the element interface, the router
 //! graph with Click's push/pull rules, stride-scheduled tasks, timers, notifiers and handlers.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod batch;
 pub mod context;
 pub mod cpu;

@@ -1,6 +1,8 @@
 //! Sluice's element library. One folder per family, one element per file; each file's leading
 //! `//!` comment is the element's documentation (`sluice doc CLASS`).
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod analysis;
 pub mod classify;
 pub mod device;

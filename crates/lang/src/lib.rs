@@ -1,6 +1,8 @@
 //! Sluice configuration language: a Click-compatible lexer, parser, compound-element
 //! expander, flattener/unparser, Graphviz output, and Click-style argument parsing (`args`).
 
+#![forbid(unsafe_code)]
+
 pub mod args;
 mod expand;
 mod lexer;
