@@ -218,6 +218,9 @@ fn classifier_errors() {
     let e = config_error("InfiniteSource -> Classifier(12/0800, -) -> Discard");
     assert!(e.contains("one per output"), "{}", e);
     assert!(classifier::compile(&["12/08%0g".into()]).is_err());
+    // An offset near usize::MAX is too large, not an overflow (found by fuzzing).
+    let e = classifier::compile(&["18446744073709551615/ff".into()]).unwrap_err();
+    assert!(e.contains("offset too large"), "{}", e);
 }
 
 // ---------------------------------------------------------------- IPClassifier

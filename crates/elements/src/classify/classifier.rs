@@ -58,7 +58,7 @@ fn parse_clause(w: &str) -> Result<Expr, String> {
         return Err(bad("mask must have as many digits as the value"));
     }
     let n = val.len() / 2;
-    if off + n > u16::MAX as usize {
+    if off.saturating_add(n) > u16::MAX as usize {
         return Err(bad("offset too large"));
     }
     let vb = val.as_bytes();
