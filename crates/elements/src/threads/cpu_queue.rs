@@ -17,14 +17,12 @@
 //! `reset_counts` (w).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use sluice_core::ring::{Ring, MAX_CAPACITY};
-use sluice_core::{
-    Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, NotifierId, Packet,
-    SharedElement, Sharing,
-};
+use sluice_core::{Batch, ConfigCx, Cx, ElementClass, Handler, NotifierId, Packet};
 use sluice_lang::args::{Args, AtMost};
+
+use super::shared_queue::{QueueState, SharedQueue};
 
 /// The shared state: one ring per thread.
 pub struct PerThreadRings {
@@ -38,6 +36,38 @@ pub struct PerThreadRings {
 impl PerThreadRings {
     fn len(&self) -> usize {
         self.rings.iter().map(|r| r.len()).sum()
+    }
+}
+
+impl QueueState for PerThreadRings {
+    const HANDLERS: &'static [Handler] = &[
+        Handler::r("length"),
+        Handler::r("capacity").setting(),
+        Handler::r("drops"),
+        Handler::w("reset_counts"),
+    ];
+
+    fn configure(args: &mut Args, cx: &mut ConfigCx) -> Result<Self, ()> {
+        let capacity = args
+            .read_p::<AtMost<MAX_CAPACITY>>("CAPACITY")?
+            .map_or(1000, |c| c.0)
+            .max(1);
+        let threads = cx.nthreads().max(1);
+        let Some(rings) = (0..threads).map(|_| Ring::new(capacity)).collect() else {
+            args.error(format!(
+                "out of memory for {threads} rings of {capacity} packets"
+            ));
+            return Err(());
+        };
+        let note = cx.new_notifier(false);
+        cx.provide_empty_notifier(note);
+        Ok(PerThreadRings {
+            rings,
+            capacity,
+            next: AtomicUsize::new(0),
+            drops: AtomicU64::new(0),
+            note,
+        })
     }
 
     fn push_batch(&self, batch: Batch, cx: &mut Cx) {
@@ -75,6 +105,10 @@ impl PerThreadRings {
         b
     }
 
+    fn storage(&self) -> (usize, usize) {
+        (self.len(), self.capacity * self.rings.len())
+    }
+
     fn read(&self, name: &str) -> Option<String> {
         Some(match name {
             "length" => self.len().to_string(),
@@ -95,108 +129,8 @@ impl PerThreadRings {
     }
 }
 
-const HANDLERS: &[Handler] = &[
-    Handler::r("length"),
-    Handler::r("capacity").setting(),
-    Handler::r("drops"),
-    Handler::w("reset_counts"),
-];
-
-impl SharedElement for PerThreadRings {
-    fn push(&self, _port: usize, batch: Batch, cx: &mut Cx) {
-        self.push_batch(batch, cx);
-    }
-
-    fn pull(&self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        self.pull_batch(max, cx)
-    }
-
-    fn storage(&self) -> Option<(usize, usize)> {
-        Some((self.len(), self.capacity * self.rings.len()))
-    }
-
-    fn handlers(&self) -> &'static [Handler] {
-        HANDLERS
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        self.read(name)
-    }
-
-    fn write_handler(&self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        self.write(name)
-    }
-}
-
-/// The CPUQueue element (before the router shares it between threads).
-#[derive(Default)]
-pub struct CpuQueue {
-    core: Option<Arc<PerThreadRings>>,
-}
-
-impl CpuQueue {
-    fn core(&self) -> &PerThreadRings {
-        self.core.as_deref().expect("configured before use")
-    }
-}
-
-impl Element for CpuQueue {
-    fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
-        let capacity = args
-            .read_p::<AtMost<MAX_CAPACITY>>("CAPACITY")?
-            .map_or(1000, |c| c.0)
-            .max(1);
-        let threads = cx.nthreads().max(1);
-        let Some(rings) = (0..threads).map(|_| Ring::new(capacity)).collect() else {
-            args.error(format!(
-                "out of memory for {threads} rings of {capacity} packets"
-            ));
-            return Err(());
-        };
-        let note = cx.new_notifier(false);
-        cx.provide_empty_notifier(note);
-        self.core = Some(Arc::new(PerThreadRings {
-            rings,
-            capacity,
-            next: AtomicUsize::new(0),
-            drops: AtomicU64::new(0),
-            note,
-        }));
-        Ok(())
-    }
-
-    fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
-        self.core().push_batch(batch, cx);
-    }
-
-    fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        self.core().pull_batch(max, cx)
-    }
-
-    fn storage(&self) -> Option<(usize, usize)> {
-        SharedElement::storage(self.core())
-    }
-
-    fn concurrency(&self) -> Concurrency {
-        Concurrency::Shared
-    }
-
-    fn into_shared(self: Box<Self>, _sharing: Sharing) -> Option<Arc<dyn SharedElement>> {
-        self.core.map(|c| c as Arc<dyn SharedElement>)
-    }
-
-    fn handlers(&self) -> &'static [Handler] {
-        HANDLERS
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        self.core().read(name)
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        self.core().write(name)
-    }
-}
+/// The CPUQueue element.
+pub type CpuQueue = SharedQueue<PerThreadRings>;
 
 /// Class description.
 pub const CLASS: ElementClass = ElementClass {

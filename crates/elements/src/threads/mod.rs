@@ -4,6 +4,7 @@ use sluice_core::ElementClass;
 
 mod cpu_queue;
 mod schedule_info;
+mod shared_queue;
 mod static_thread_sched;
 pub mod synthetic_load;
 mod thread_safe_queue;

@@ -27,14 +27,14 @@
 //! `reset_counts` (w).
 
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use sluice_core::ring::{Ring, SpscRing, MAX_CAPACITY};
 use sluice_core::{
-    Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, NotifierId, Packet,
-    SharedElement, Sharing, Timestamp,
+    Batch, ConfigCx, Cx, ElementClass, Handler, NotifierId, Packet, Sharing, Timestamp,
 };
 use sluice_lang::args::{Args, AtMost, Seconds};
+
+use super::shared_queue::{QueueState, SharedQueue};
 
 /// The packet ring: multi-producer in general, single-producer/single-consumer when the
 /// router says only one thread pushes and one pulls (cheaper: no per-slot sequence numbers,
@@ -103,7 +103,43 @@ pub struct QueueCore {
     since: AtomicI64,
 }
 
-impl QueueCore {
+impl QueueState for QueueCore {
+    const HANDLERS: &'static [Handler] = &[
+        Handler::r("length"),
+        Handler::r("highwater_length"),
+        Handler::r("capacity"),
+        Handler::r("drops"),
+        Handler::w("reset_counts"),
+    ];
+
+    fn configure(args: &mut Args, cx: &mut ConfigCx) -> Result<Self, ()> {
+        let capacity = args
+            .read_p::<AtMost<MAX_CAPACITY>>("CAPACITY")?
+            .map_or(1000, |c| c.0)
+            .max(1);
+        let Some(ring) = Ring::new(capacity) else {
+            args.error(format!("out of memory for {capacity} packets"));
+            return Err(());
+        };
+        let note = cx.new_notifier(false);
+        cx.provide_empty_notifier(note);
+        let full = cx.new_notifier(true);
+        cx.provide_full_notifier(full);
+        let batch: usize = args.read("BATCH")?.unwrap_or(1).clamp(1, capacity);
+        let latency: Seconds = args.read("LATENCY")?.unwrap_or(Seconds(20e-6));
+        Ok(QueueCore {
+            batch,
+            latency: Timestamp::from_secs_f64(latency.0),
+            since: AtomicI64::new(0),
+            ring: PacketRing::Multi(ring),
+            capacity,
+            drops: AtomicU64::new(0),
+            highwater: AtomicUsize::new(0),
+            note,
+            full,
+        })
+    }
+
     fn push_batch(&self, batch: Batch, cx: &mut Cx) {
         let n = batch.len();
         if self.batch > 1 && self.ring.is_empty() {
@@ -167,6 +203,10 @@ impl QueueCore {
         b
     }
 
+    fn storage(&self) -> (usize, usize) {
+        (self.ring.len(), self.capacity)
+    }
+
     fn read(&self, name: &str) -> Option<String> {
         Some(match name {
             "length" => self.ring.len().to_string(),
@@ -187,123 +227,20 @@ impl QueueCore {
             _ => Err(format!("no handler {}", name)),
         }
     }
-}
 
-const HANDLERS: &[Handler] = &[
-    Handler::r("length"),
-    Handler::r("highwater_length"),
-    Handler::r("capacity"),
-    Handler::r("drops"),
-    Handler::w("reset_counts"),
-];
-
-impl SharedElement for QueueCore {
-    fn push(&self, _port: usize, batch: Batch, cx: &mut Cx) {
-        self.push_batch(batch, cx);
-    }
-
-    fn pull(&self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        self.pull_batch(max, cx)
-    }
-
-    fn storage(&self) -> Option<(usize, usize)> {
-        Some((self.ring.len(), self.capacity))
-    }
-
-    fn handlers(&self) -> &'static [Handler] {
-        HANDLERS
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        self.read(name)
-    }
-
-    fn write_handler(&self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        self.write(name)
-    }
-}
-
-/// The ThreadSafeQueue element (before the router shares it between threads).
-#[derive(Default)]
-pub struct ThreadSafeQueue {
-    core: Option<Arc<QueueCore>>,
-}
-
-impl ThreadSafeQueue {
-    fn core(&self) -> &QueueCore {
-        self.core.as_deref().expect("configured before use")
-    }
-}
-
-impl Element for ThreadSafeQueue {
-    fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
-        let capacity = args
-            .read_p::<AtMost<MAX_CAPACITY>>("CAPACITY")?
-            .map_or(1000, |c| c.0)
-            .max(1);
-        let Some(ring) = Ring::new(capacity) else {
-            args.error(format!("out of memory for {capacity} packets"));
-            return Err(());
-        };
-        let note = cx.new_notifier(false);
-        cx.provide_empty_notifier(note);
-        let full = cx.new_notifier(true);
-        cx.provide_full_notifier(full);
-        let batch: usize = args.read("BATCH")?.unwrap_or(1).clamp(1, capacity);
-        let latency: Seconds = args.read("LATENCY")?.unwrap_or(Seconds(20e-6));
-        self.core = Some(Arc::new(QueueCore {
-            batch,
-            latency: Timestamp::from_secs_f64(latency.0),
-            since: AtomicI64::new(0),
-            ring: PacketRing::Multi(ring),
-            capacity,
-            drops: AtomicU64::new(0),
-            highwater: AtomicUsize::new(0),
-            note,
-            full,
-        }));
-        Ok(())
-    }
-
-    fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
-        self.core().push_batch(batch, cx);
-    }
-
-    fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        self.core().pull_batch(max, cx)
-    }
-
-    fn storage(&self) -> Option<(usize, usize)> {
-        Some((self.core().ring.len(), self.core().capacity))
-    }
-
-    fn concurrency(&self) -> Concurrency {
-        Concurrency::Shared
-    }
-
-    fn into_shared(self: Box<Self>, sharing: Sharing) -> Option<Arc<dyn SharedElement>> {
-        let mut core = Arc::try_unwrap(self.core?).ok()?;
-        if sharing.producers <= 1 && sharing.consumers <= 1 && core.ring.is_empty() {
+    fn specialise(mut self, sharing: Sharing) -> Self {
+        if sharing.producers <= 1 && sharing.consumers <= 1 && self.ring.is_empty() {
             // Short of memory for the second ring, the first one serves as well.
-            if let Some(r) = SpscRing::new(core.capacity) {
-                core.ring = PacketRing::Single(r);
+            if let Some(r) = SpscRing::new(self.capacity) {
+                self.ring = PacketRing::Single(r);
             }
         }
-        Some(Arc::new(core))
-    }
-
-    fn handlers(&self) -> &'static [Handler] {
-        HANDLERS
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        self.core().read(name)
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        self.core().write(name)
+        self
     }
 }
+
+/// The ThreadSafeQueue element.
+pub type ThreadSafeQueue = SharedQueue<QueueCore>;
 
 /// Class description.
 pub const CLASS: ElementClass = ElementClass {
