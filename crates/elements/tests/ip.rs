@@ -529,7 +529,7 @@ fn arp_querier_polls_an_entry_in_use_before_it_expires() {
 #[test]
 fn ether_encap_rewrite_and_host_filter() {
     let mut r = router(
-        "i :: TestInject -> EtherEncap(0x0800, 00:00:c0:ae:67:ef, 02:00:00:00:00:02) -> EtherRewrite(00:00:00:00:00:01, 00:00:c0:ae:67:ef) -> f :: HostEtherFilter(00:00:c0:ae:67:ef) -> o :: TestCapture;
+        "i :: TestInject -> e :: EtherEncap(0x0800, 00:00:c0:ae:67:ef, 02:00:00:00:00:02) -> EtherRewrite(00:00:00:00:00:01, 00:00:c0:ae:67:ef) -> f :: HostEtherFilter(00:00:c0:ae:67:ef) -> o :: TestCapture;
          i2 :: TestInject -> f2 :: HostEtherFilter(00:00:c0:ae:67:ef, DROP_OWN true) -> o2 :: TestCapture",
     );
     inject(&mut r, "i", Packet::from_bytes(&udp(A, B, 64, 0)));
@@ -552,6 +552,10 @@ fn ether_encap_rewrite_and_host_filter() {
     assert_eq!(o2.len(), 1);
     assert_eq!(o2[0].anno().packet_type, PacketType::Broadcast);
     assert_eq!(h(&mut r, "f2.drops"), "2");
+    // Click's ethertype handler reads in decimal (test/ethernet/EtherEncap-01).
+    assert_eq!(h(&mut r, "e.ethertype"), "2048");
+    r.write_path("e.ethertype", "0x0801").unwrap();
+    assert_eq!(h(&mut r, "e.ethertype"), "2049");
 }
 
 #[test]
@@ -697,19 +701,19 @@ fn address_info_address_and_prefix() {
     let out = taken(&mut r, "o");
     assert_eq!(out.len(), 1);
     assert_eq!(&out[0].data()[14 + 14..14 + 18], &[198, 18, 1, 1]);
-    // Click's routes for test/ip/AddressInfo-bcast-01 (the first three; the table is listed
-    // in prefix order here, in insertion order by Click).
+    // Click's routes for test/ip/AddressInfo-bcast-01 (the first three), listed as Click lists
+    // them: in the order they were added, columns padded with tabs.
+    let want = "1.2.3.4/32\t\t-\t\t0\n\
+                1.2.0.0/20\t\t-\t\t1\n\
+                1.2.15.255/32\t\t-\t\t2\n\
+                198.18.1.0/24\t\t-\t\t0\n\
+                198.18.1.1/32\t\t-\t\t1\n";
+    assert_eq!(r.read_path("rt.table").unwrap(), want);
+    // A removed route's place goes to the next route added (Click's LinearIPLookup).
+    r.write_path("rt.remove", "1.2.0.0/20 1").unwrap();
+    r.write_path("rt.add", "10.0.0.0/8 18.26.4.1 2").unwrap();
     let t = r.read_path("rt.table").unwrap();
-    let mut lines: Vec<Vec<&str>> = t.lines().map(|l| l.split_whitespace().collect()).collect();
-    lines.sort();
-    let want = [
-        ["1.2.0.0/20", "-", "1"],
-        ["1.2.15.255/32", "-", "2"],
-        ["1.2.3.4/32", "-", "0"],
-        ["198.18.1.0/24", "-", "0"],
-        ["198.18.1.1/32", "-", "1"],
-    ];
-    assert_eq!(lines, want);
+    assert_eq!(t.lines().nth(1), Some("10.0.0.0/8\t\t18.26.4.1\t2"));
 }
 
 /// ARPResponder's table order, replacement, `lookup` and `remove` as in Click's
