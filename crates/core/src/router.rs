@@ -523,6 +523,7 @@ impl Router {
                 .take()
                 .expect("element present while configuring");
             let mut args = Args::new(&self.info[e].config);
+            sluice_lang::names::set_scope(&self.info[e].name);
             let res = el.configure(&mut args, &mut ConfigCx { rt: self, me: e });
             self.info[e].concurrency = el.concurrency();
             self.info[e].handlers = el.handlers();
@@ -552,6 +553,7 @@ impl Router {
             }
             self.slots[e].elem = Some(el);
         }
+        sluice_lang::names::set_scope("");
     }
 
     fn initialize_all(&mut self, errors: &mut Vec<String>) {
