@@ -477,10 +477,14 @@ fn lookup_handlers() {
         let mut r = router(&format!(
             "InfiniteSource(LIMIT 0) -> rt :: {class}(18.26.4/24 1, 0/0 18.26.4.1 0); rt[0] -> Discard; rt[1] -> Discard"
         ));
-        assert_eq!(
-            r.read_path("rt.table").unwrap(),
-            "0.0.0.0/0\t18.26.4.1\t0\n18.26.4.0/24\t-\t1\n"
-        );
+        // Click's listing: in the order added, the default route first in DirectIPLookup
+        // and RangeIPLookup; columns padded with tabs.
+        let want = if matches!(class, "DirectIPLookup" | "RangeIPLookup") {
+            "0.0.0.0/0\t\t18.26.4.1\t0\n18.26.4.0/24\t\t-\t\t1\n"
+        } else {
+            "18.26.4.0/24\t\t-\t\t1\n0.0.0.0/0\t\t18.26.4.1\t0\n"
+        };
+        assert_eq!(r.read_path("rt.table").unwrap(), want, "{class}");
         let look = |r: &mut Router, a: &str| {
             r.read_path_param("rt.lookup", Some(a))
                 .unwrap()

@@ -174,6 +174,9 @@ impl Route {
 
 /// A longest-prefix-match structure over next-hop ids.
 pub trait Lpm: Send {
+    /// True if `table` lists the default route first, as Click's DirectIPLookup and
+    /// RangeIPLookup do (their default route has a fixed first slot).
+    const DEFAULT_ROUTE_FIRST: bool = false;
     /// Sets `addr/len` to next hop `nh`, replacing a route for the same prefix.
     fn set(&mut self, addr: u32, len: u8, nh: u32);
     /// Removes `addr/len`; `cover` is the longest shorter route covering it, which takes its
@@ -327,11 +330,16 @@ impl<T: Lpm> RouteTable<T> {
     /// The routes in Click's listing order (for `table`): in the order they were added, a
     /// route added after a removal taking the removed route's place.
     pub fn routes(&self) -> Vec<Route> {
-        self.slots
+        let mut v: Vec<Route> = self
+            .slots
             .iter()
             .flatten()
             .map(|k| self.routes[k].0)
-            .collect()
+            .collect();
+        if T::DEFAULT_ROUTE_FIRST {
+            v.sort_by_key(|r| r.len != 0);
+        }
+        v
     }
 
     /// Click's `table` text.
