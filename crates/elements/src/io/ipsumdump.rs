@@ -585,7 +585,10 @@ pub fn unparse(w: &mut String, f: Field, p: &Packet) {
     let t = v.hl;
     match f {
         Field::Timestamp => {
-            let _ = write!(w, "{}.{:06}", ts.sec(), ts.subsec_nanos() / 1000);
+            // Negative times print as Click prints them: `-0.900000`, not `-1.100000`.
+            let a = ts.0.unsigned_abs() / 1000;
+            let sign = if ts.0 < 0 && a > 0 { "-" } else { "" };
+            let _ = write!(w, "{}{}.{:06}", sign, a / 1_000_000, a % 1_000_000);
         }
         Field::TsSec => num(w, Some(ts.sec() as u64)),
         Field::TsUsec => num(w, Some((ts.subsec_nanos() / 1000) as u64)),
