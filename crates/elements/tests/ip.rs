@@ -454,28 +454,49 @@ fn arp_querier_queues_queries_and_releases() {
     assert_eq!(h(&mut r, "q.responses"), "1");
 }
 
+/// Click's ARPTable limits (test/ethernet/ARPQuerier-08): ENTRY_PACKET_CAPACITY per next
+/// hop, CAPACITY in all (halved when exceeded), one query per next hop while queries are
+/// rate-limited. (TIMEOUT 0: entries never expire, so the waiting packets are still there
+/// when the simulated clock has run on.)
 #[test]
-fn arp_querier_retries_then_drops() {
+fn arp_querier_limits_waiting_packets() {
     let mut r = router(
-        "i :: TestInject -> q :: ARPQuerier(198.18.0.1, 00:00:c0:ae:67:ef, MAX_TRIES 3, ENTRY_PACKET_CAPACITY 2) -> o :: TestCapture;
-         TestInject -> [1]q;",
+        "( InfiniteSource(LIMIT 50) -> IPEncap(tcp, 1.0.0.1, 2.0.0.2) -> [0];
+           InfiniteSource(LIMIT 50) -> IPEncap(tcp, 1.0.0.1, 2.0.0.3) -> [0];
+           Idle -> [1]; )
+         => q :: ARPQuerier(1.0.0.3, 2:1:1:1:1:1, ENTRY_PACKET_CAPACITY 10, TIMEOUT 0) -> Discard;
+         ( InfiniteSource(LIMIT 100) -> IPEncap(tcp, 1.0.0.1, 2.0.0.2) -> [0];
+           Idle -> [1]; )
+         => q2 :: ARPQuerier(1.0.0.3, 2:1:1:1:1:1, CAPACITY 10, TIMEOUT 0) -> Discard;",
     );
-    for _ in 0..3 {
-        let mut p = Packet::from_bytes(&udp(B, A, 64, 0));
-        p.set_dst_ip_anno(Ipv4Addr::from(A));
-        inject(&mut r, "i", p);
-    }
     r.run_until_idle();
-    assert_eq!(taken(&mut r, "o").len(), 3, "three queries");
-    assert_eq!(h(&mut r, "q.queries"), "3");
-    assert_eq!(h(&mut r, "q.drops"), "3");
-    let d = h(&mut r, "q.drop_details");
-    assert!(
-        d.contains("1 queue full") && d.contains("2 unresolved"),
-        "{}",
-        d
+    assert_eq!(
+        h(&mut r, "q.stats"),
+        "80 packets killed\n2 ARP queries sent"
     );
-    assert_eq!(h(&mut r, "q.length"), "0");
+    assert_eq!(
+        h(&mut r, "q2.stats"),
+        "90 packets killed\n1 ARP queries sent"
+    );
+    assert_eq!(h(&mut r, "q.length"), "20");
+    assert_eq!(h(&mut r, "q2.length"), "10");
+    assert_eq!(h(&mut r, "q.count"), "2");
+    let d = h(&mut r, "q.drop_details");
+    assert!(d.contains("80 queue full"), "{}", d);
+}
+
+/// Queries for an unanswered next hop are at least 0.1 s apart, 2 s once 10 went unanswered
+/// (Click's test/ethernet/ARPQuerier-02); there are no retries of their own.
+#[test]
+fn arp_querier_rate_limits_queries() {
+    let mut r = router(
+        "RatedSource(RATE 10, LIMIT 15, STOP true) -> IPEncap(tcp, 1.0.0.1, 2.0.0.2)
+           -> q :: ARPQuerier(1.0.0.3, 2:1:1:1:1:1) -> c :: Counter -> Discard;
+         Idle -> [1]q;",
+    );
+    r.run_until_idle();
+    assert_eq!(h(&mut r, "c.count"), "10");
+    assert_eq!(h(&mut r, "q.length"), "15");
 }
 
 #[test]
@@ -492,38 +513,32 @@ fn arp_querier_insert_handler_and_bad_replies() {
         "ia",
         Packet::from_bytes(&arp(2, [0xff; 6], [198, 18, 0, 9], ME, [198, 18, 0, 1], ME)),
     );
-    assert_eq!(h(&mut r, "q.drops"), "2");
+    // The short packet is a drop; a reply from a group address is ignored.
+    assert_eq!(h(&mut r, "q.drops"), "1");
+    assert_eq!(h(&mut r, "q.responses"), "1");
     let mut p = Packet::from_bytes(&udp(B, A, 64, 0));
     p.set_dst_ip_anno(Ipv4Addr::from(A));
     inject(&mut r, "i", p);
     assert_eq!(&taken(&mut r, "o")[0].data()[0..6], &HOST);
 }
 
+/// An entry in use is polled once it is POLL_TIMEOUT old, the packet leaving at once; the
+/// reply keeps the entry alive (Click's test/ethernet/ARPQuerier-06).
 #[test]
 fn arp_querier_polls_an_entry_in_use_before_it_expires() {
     let mut r = router(
-        "i :: TestInject -> q :: ARPQuerier(198.18.0.1, 00:00:c0:ae:67:ef, POLL_TIMEOUT 0) -> o :: TestCapture;
-         ia :: TestInject -> [1]q;",
+        "FromIPSummaryDump(DATA \"!data timestamp ip_dst sport\n0.00 1.0.0.1 1\n0.05 1.0.0.1 2\n0.081 1.0.0.1 3\n0.15 1.0.0.1 4\n0.162 1.0.0.1 5\n\", TIMING true, STOP true)
+           -> q :: ARPQuerier(1.0.10.10, 2:1:0:a:a:f, TIMEOUT 0.1s, POLL_TIMEOUT 0.08s)
+           -> o :: TestCapture;
+         q[1] -> c :: Counter -> ARPResponder(0/0 2:2:1:b:b:0) -> [1]q;",
     );
-    r.write_path("q.insert", "198.18.0.2 02:00:00:00:00:02")
-        .unwrap();
-    for n in 0..2 {
-        let mut p = Packet::from_bytes(&udp(B, A, 64, n));
-        p.set_dst_ip_anno(Ipv4Addr::from(A));
-        inject(&mut r, "i", p);
-    }
+    r.run_until_idle();
     let o = taken(&mut r, "o");
-    let (polls, ip): (Vec<_>, Vec<_>) = o
-        .iter()
-        .partition(|p| u16::from_be_bytes([p.data()[12], p.data()[13]]) == 0x0806);
-    assert_eq!(ip.len(), 2, "packets leave without waiting for the poll");
-    assert!(ip.iter().all(|p| p.data()[0..6] == HOST));
-    assert_eq!(polls.len(), 1, "one poll per RETRY");
-    let d = polls[0].data();
-    assert_eq!(&d[0..6], &HOST, "unicast to the known address");
-    assert_eq!(u16::from_be_bytes([d[20], d[21]]), 1);
-    assert_eq!(&d[38..42], &A);
-    assert_eq!(h(&mut r, "q.queries"), "1");
+    assert_eq!(o.len(), 5, "every packet leaves");
+    assert!(o.iter().all(|p| p.data()[0..6] == [2, 2, 1, 0xb, 0xb, 0]));
+    assert_eq!(h(&mut r, "c.count"), "3", "the first query and two polls");
+    assert_eq!(h(&mut r, "q.responses"), "3");
+    assert_eq!(h(&mut r, "q.drops"), "0");
 }
 
 #[test]

@@ -124,7 +124,9 @@ impl ARPResponder {
         };
         let (sha, spa) = (arp.sender_hw(), arp.sender_ip());
         let mut q = Packet::new(14 + 28);
-        *q.anno_mut() = *p.anno();
+        // As in Click, the reply keeps only the query's device and VLAN annotations.
+        q.anno_mut().device = p.anno().device;
+        q.anno_mut().vlan_tci = p.anno().vlan_tci;
         {
             let b = q.data_mut();
             b[0..6].copy_from_slice(&sha.0);
@@ -133,6 +135,7 @@ impl ARPResponder {
             b[14..].copy_from_slice(&build_arp(OP_REPLY, me, target, sha, spa));
         }
         q.set_mac_offset(0);
+        q.set_network_offset(14);
         self.replies += 1;
         Verdict::Out(0, q)
     }
