@@ -90,6 +90,10 @@ pub enum Field {
     Payload,
     /// `payload_len`.
     PayloadLen,
+    /// `payload_md5`: the payload's MD5 digest in Click's 22-character text form.
+    PayloadMd5,
+    /// `payload_md5_hex`: the payload's MD5 digest in hexadecimal.
+    PayloadMd5Hex,
     /// `count`.
     Count,
     /// `paint`, `link`, `direction`.
@@ -154,6 +158,8 @@ const NAMES: &[(&str, Field)] = &[
     ("payload", Field::Payload),
     ("payload_len", Field::PayloadLen),
     ("payload_length", Field::PayloadLen),
+    ("payload_md5", Field::PayloadMd5),
+    ("payload_md5_hex", Field::PayloadMd5Hex),
     ("count", Field::Count),
     ("pkt_count", Field::Count),
     ("packet_count", Field::Count),
@@ -730,6 +736,18 @@ pub fn unparse(w: &mut String, f: Field, p: &Packet) {
             let end = (off + len).min(v.net.len());
             quote(w, v.net.get(off..end).unwrap_or(&[]));
         }
+        Field::PayloadMd5 | Field::PayloadMd5Hex => {
+            let (off, len) = v.payload();
+            let end = (off + len).min(v.net.len());
+            let d = super::md5::digest(v.net.get(off..end).unwrap_or(&[]));
+            if f == Field::PayloadMd5 {
+                w.push_str(&super::md5::text(&d));
+            } else {
+                for b in d {
+                    let _ = write!(w, "{b:02x}");
+                }
+            }
+        }
         Field::PayloadLen => {
             let (_, len) = v.payload();
             num(
@@ -1175,6 +1193,8 @@ impl Record {
                 self.payload.is_some()
             }
             Field::PayloadLen => n(&mut self.payload_len, s),
+            // Digests cannot rebuild a payload: read and ignored, as by Click.
+            Field::PayloadMd5 | Field::PayloadMd5Hex => true,
             Field::Count => n(&mut self.count, s),
             Field::Paint => {
                 self.paint = match s {
