@@ -756,6 +756,16 @@ fn arp_responder_table_and_lookup() {
     r.write_path("ar.add", "a:ipnet a:eth").unwrap();
     assert_eq!(h(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-05");
     assert_eq!(look(&mut r, "1.0.0.2"), "00-01-02-03-04-05");
+    // A writable `config` replaces the entries (Click's live reconfiguration); reads show it.
+    r.write_path("ar.config", "a:ipnet b:eth").unwrap();
+    assert_eq!(h(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-06");
+    assert_eq!(h(&mut r, "ar.config"), "a:ipnet b:eth");
+    assert!(r.write_path("ar.config", "1.0.0.1").is_err());
+    assert_eq!(h(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-06");
+    assert!(
+        r.write_path("ar.name", "x").is_err(),
+        "other generic handlers stay read-only"
+    );
     let e = config_error("Idle -> ARPResponder(1.0.0.1) -> Discard;");
     assert!(e.contains("missing ETH"), "{}", e);
     let e = config_error(
