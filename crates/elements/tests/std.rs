@@ -801,6 +801,18 @@ fn timed_sink_pulls_once_per_interval() {
     assert!(r.write_path("ts.interval", "0").is_err());
 }
 
+/// STOP waits for a pull that finds nothing at all: a batch pull that empties a Queue fed one
+/// packet at a time does not stop the router (Click's test/standard/notifier-01).
+#[test]
+fn time_sorted_sched_stops_only_when_a_pull_finds_nothing() {
+    let mut r = router(
+        "FromIPSummaryDump(DATA \"!data timestamp\n0.1\n0.2\n0.3\n0.4\n\")
+           -> Queue -> TimeSortedSched(STOP true) -> c :: Counter -> Discard",
+    );
+    r.run_until_idle();
+    assert_eq!(num(&mut r, "c.count"), 4);
+}
+
 #[test]
 fn time_sorted_sched_merges_by_timestamp() {
     let mut r = router(

@@ -500,8 +500,16 @@ impl Program {
         let mut safe = 0;
         for (i, ins) in self.insns.iter().enumerate() {
             let t = &ins.test;
-            let off = base(t) + t.off as usize;
+            let mut off = base(t) + t.off as usize;
             safe = safe.max(base(t) + t.need());
+            // Click's words are aligned: show a test within one aligned word from there.
+            let shift = 8 * (off % 4) as u32;
+            let (mut value, mut mask) = (t.value, t.mask);
+            if shift > 0 && mask & ((1u32 << shift) - 1) == 0 {
+                off -= off % 4;
+                value >>= shift;
+                mask >>= shift;
+            }
             let op = match t.op {
                 Op::Eq => "",
                 Op::Gt => " >",
@@ -512,8 +520,8 @@ impl Program {
                 "{:2} {:3}/{:08x}%{:08x}{}  yes->{}  no->{}",
                 i,
                 off,
-                t.value,
-                t.mask,
+                value,
+                mask,
                 op,
                 nx(ins.yes),
                 nx(ins.no)
