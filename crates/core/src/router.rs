@@ -536,6 +536,7 @@ impl Router {
                 .take()
                 .expect("element present while configuring");
             let mut args = Args::new(&self.info[e].config);
+            sluice_lang::names::set_scope(&self.info[e].name);
             let res = el.configure(&mut args, &mut ConfigCx { rt: self, me: e });
             self.info[e].concurrency = el.concurrency();
             self.info[e].handlers = el.handlers().to_vec();
@@ -565,6 +566,7 @@ impl Router {
             }
             self.slots[e].elem = Some(el);
         }
+        sluice_lang::names::set_scope("");
     }
 
     fn initialize_all(&mut self, errors: &mut Vec<String>) {
@@ -883,11 +885,17 @@ impl Router {
                 v
             }
             Some(e) => {
+                // An element may make a generic handler writable (Click's writable `config`).
+                let own_write =
+                    |n: &str| self.info[e].handlers.iter().any(|h| h.name == n && h.write);
                 let mut v: Vec<(String, &'static str)> = ELEMENT_HANDLERS
                     .iter()
-                    .map(|h| (h.to_string(), "r"))
+                    .map(|h| (h.to_string(), if own_write(h) { "rw" } else { "r" }))
                     .collect();
                 for h in &self.info[e].handlers {
+                    if ELEMENT_HANDLERS.contains(&h.name) {
+                        continue;
+                    }
                     let mode = match (h.read, h.write) {
                         (true, true) => "rw",
                         (true, false) => "r",
@@ -1183,14 +1191,27 @@ impl Router {
             };
         };
         let full = format!("{}.{}", self.info[e].name, h);
-        if ELEMENT_HANDLERS.contains(&h) {
-            return Err(HandlerError::NotWritable(full));
-        }
         match self.info[e].handlers.iter().find(|x| x.name == h) {
+            _ if ELEMENT_HANDLERS.contains(&h)
+                && !self.info[e].handlers.iter().any(|x| x.name == h && x.write) =>
+            {
+                return Err(HandlerError::NotWritable(full))
+            }
             None => return Err(HandlerError::NoHandler(full)),
             Some(x) if !x.write => return Err(HandlerError::NotWritable(full)),
             Some(_) => {}
         }
+        if h == "config" {
+            // A writable `config` reconfigures the element; reads then show the new value.
+            self.write_handler_inner(e, h, value)?;
+            self.info[e].config = value.to_string();
+            return Ok(());
+        }
+        self.write_handler_inner(e, h, value)
+    }
+
+    /// Runs element `e`'s write handler `h` on every copy of the element.
+    fn write_handler_inner(&mut self, e: usize, h: &str, value: &str) -> Result<(), HandlerError> {
         if let Some(sh) = self.slots[e].shared.clone() {
             return sh
                 .write_handler(h, value, &mut Cx { rt: self, me: e })

@@ -335,6 +335,36 @@ fn ipclassifier_connectives() {
     assert_eq!(ipc(&["tcp ? dst port 23 : false", "-"], &t2), Some(0));
     assert_eq!(ipc(&["not tcp or dst port 22", "-"], &t2), Some(1));
     assert_eq!(ipc(&["! tcp || dst port 23", "-"], &t2), Some(0));
+    // A relation on a field the packet is too short to hold is false, even `!=`; negating
+    // an equality with `!` makes it true (Click's test/ip/IPFilter-02 and -03).
+    let short = &ipv4(6, A, B, 0, 0, &[], &tcp(1234, 23, 0x02))[..21];
+    assert_eq!(ipc(&["transp[1]&128!=0", "-"], short), Some(1));
+    assert_eq!(ipc(&["transp[1]&128==0", "-"], short), Some(1));
+    assert_eq!(ipc(&["not (transp[1]&128==0)", "-"], short), Some(0));
+    assert_eq!(ipc(&["transp[1] >= 0", "-"], short), Some(1));
+    assert_eq!(ipc(&["transp[1]&128!=0", "-"], &t2), Some(0));
+    assert_eq!(ipc(&["transp[0] <= 4", "-"], &t2), Some(0));
+}
+
+/// The `program` handler in Click's layout (test/ip/IPFilter-05 and -07).
+#[test]
+fn ipfilter_program_layout() {
+    let prog = |c: &str| {
+        let mut r = router(&format!("Idle -> c :: {c} -> Idle;"));
+        r.read_path("c.program").unwrap()
+    };
+    assert_eq!(
+        prog("IPFilter(allow tcp && dst 10.0.0.0/32, allow all)"),
+        "all->[0]\nsafe length 0\nalignment offset 0\n"
+    );
+    assert_eq!(
+        prog("IPFilter(allow false)"),
+        "all->[X]\nsafe length 0\nalignment offset 0\n"
+    );
+    assert_eq!(
+        prog("IPFilter(allow false, allow src 10.0.0.1)"),
+        " 0 268/0a000001%ffffffff  yes->[0]  no->[X]\nsafe length 272\nalignment offset 0\n"
+    );
 }
 
 #[test]
@@ -419,7 +449,7 @@ fn compiled_program_shares_tests() {
         .iter()
         .filter(|i| i.test.off == 9 && i.test.mask == 0xff00_0000)
         .count();
-    assert_eq!(proto_tests, 1, "{}", p.unparse());
+    assert_eq!(proto_tests, 1, "{}", p.unparse(0));
     assert!(ipexpr::parse("tcp and").is_err());
 }
 
@@ -480,10 +510,14 @@ fn lookup_handlers() {
         let mut r = router(&format!(
             "InfiniteSource(LIMIT 0) -> rt :: {class}(18.26.4/24 1, 0/0 18.26.4.1 0); rt[0] -> Discard; rt[1] -> Discard"
         ));
-        assert_eq!(
-            r.read_path("rt.table").unwrap(),
-            "0.0.0.0/0\t18.26.4.1\t0\n18.26.4.0/24\t-\t1\n"
-        );
+        // Click's listing: in the order added, the default route first in DirectIPLookup
+        // and RangeIPLookup; columns padded with tabs.
+        let want = if matches!(class, "DirectIPLookup" | "RangeIPLookup") {
+            "0.0.0.0/0\t\t18.26.4.1\t0\n18.26.4.0/24\t\t-\t\t1\n"
+        } else {
+            "18.26.4.0/24\t\t-\t\t1\n0.0.0.0/0\t\t18.26.4.1\t0\n"
+        };
+        assert_eq!(r.read_path("rt.table").unwrap(), want, "{class}");
         let look = |r: &mut Router, a: &str| {
             r.read_path_param("rt.lookup", Some(a))
                 .unwrap()

@@ -454,28 +454,49 @@ fn arp_querier_queues_queries_and_releases() {
     assert_eq!(h(&mut r, "q.responses"), "1");
 }
 
+/// Click's ARPTable limits (test/ethernet/ARPQuerier-08): ENTRY_PACKET_CAPACITY per next
+/// hop, CAPACITY in all (halved when exceeded), one query per next hop while queries are
+/// rate-limited. (TIMEOUT 0: entries never expire, so the waiting packets are still there
+/// when the simulated clock has run on.)
 #[test]
-fn arp_querier_retries_then_drops() {
+fn arp_querier_limits_waiting_packets() {
     let mut r = router(
-        "i :: TestInject -> q :: ARPQuerier(198.18.0.1, 00:00:c0:ae:67:ef, MAX_TRIES 3, ENTRY_PACKET_CAPACITY 2) -> o :: TestCapture;
-         TestInject -> [1]q;",
+        "( InfiniteSource(LIMIT 50) -> IPEncap(tcp, 1.0.0.1, 2.0.0.2) -> [0];
+           InfiniteSource(LIMIT 50) -> IPEncap(tcp, 1.0.0.1, 2.0.0.3) -> [0];
+           Idle -> [1]; )
+         => q :: ARPQuerier(1.0.0.3, 2:1:1:1:1:1, ENTRY_PACKET_CAPACITY 10, TIMEOUT 0) -> Discard;
+         ( InfiniteSource(LIMIT 100) -> IPEncap(tcp, 1.0.0.1, 2.0.0.2) -> [0];
+           Idle -> [1]; )
+         => q2 :: ARPQuerier(1.0.0.3, 2:1:1:1:1:1, CAPACITY 10, TIMEOUT 0) -> Discard;",
     );
-    for _ in 0..3 {
-        let mut p = Packet::from_bytes(&udp(B, A, 64, 0));
-        p.set_dst_ip_anno(Ipv4Addr::from(A));
-        inject(&mut r, "i", p);
-    }
     r.run_until_idle();
-    assert_eq!(taken(&mut r, "o").len(), 3, "three queries");
-    assert_eq!(h(&mut r, "q.queries"), "3");
-    assert_eq!(h(&mut r, "q.drops"), "3");
-    let d = h(&mut r, "q.drop_details");
-    assert!(
-        d.contains("1 queue full") && d.contains("2 unresolved"),
-        "{}",
-        d
+    assert_eq!(
+        h(&mut r, "q.stats"),
+        "80 packets killed\n2 ARP queries sent"
     );
-    assert_eq!(h(&mut r, "q.length"), "0");
+    assert_eq!(
+        h(&mut r, "q2.stats"),
+        "90 packets killed\n1 ARP queries sent"
+    );
+    assert_eq!(h(&mut r, "q.length"), "20");
+    assert_eq!(h(&mut r, "q2.length"), "10");
+    assert_eq!(h(&mut r, "q.count"), "2");
+    let d = h(&mut r, "q.drop_details");
+    assert!(d.contains("80 queue full"), "{}", d);
+}
+
+/// Queries for an unanswered next hop are at least 0.1 s apart, 2 s once 10 went unanswered
+/// (Click's test/ethernet/ARPQuerier-02); there are no retries of their own.
+#[test]
+fn arp_querier_rate_limits_queries() {
+    let mut r = router(
+        "RatedSource(RATE 10, LIMIT 15, STOP true) -> IPEncap(tcp, 1.0.0.1, 2.0.0.2)
+           -> q :: ARPQuerier(1.0.0.3, 2:1:1:1:1:1) -> c :: Counter -> Discard;
+         Idle -> [1]q;",
+    );
+    r.run_until_idle();
+    assert_eq!(h(&mut r, "c.count"), "10");
+    assert_eq!(h(&mut r, "q.length"), "15");
 }
 
 #[test]
@@ -492,44 +513,38 @@ fn arp_querier_insert_handler_and_bad_replies() {
         "ia",
         Packet::from_bytes(&arp(2, [0xff; 6], [198, 18, 0, 9], ME, [198, 18, 0, 1], ME)),
     );
-    assert_eq!(h(&mut r, "q.drops"), "2");
+    // The short packet is a drop; a reply from a group address is ignored.
+    assert_eq!(h(&mut r, "q.drops"), "1");
+    assert_eq!(h(&mut r, "q.responses"), "1");
     let mut p = Packet::from_bytes(&udp(B, A, 64, 0));
     p.set_dst_ip_anno(Ipv4Addr::from(A));
     inject(&mut r, "i", p);
     assert_eq!(&taken(&mut r, "o")[0].data()[0..6], &HOST);
 }
 
+/// An entry in use is polled once it is POLL_TIMEOUT old, the packet leaving at once; the
+/// reply keeps the entry alive (Click's test/ethernet/ARPQuerier-06).
 #[test]
 fn arp_querier_polls_an_entry_in_use_before_it_expires() {
     let mut r = router(
-        "i :: TestInject -> q :: ARPQuerier(198.18.0.1, 00:00:c0:ae:67:ef, POLL_TIMEOUT 0) -> o :: TestCapture;
-         ia :: TestInject -> [1]q;",
+        "FromIPSummaryDump(DATA \"!data timestamp ip_dst sport\n0.00 1.0.0.1 1\n0.05 1.0.0.1 2\n0.081 1.0.0.1 3\n0.15 1.0.0.1 4\n0.162 1.0.0.1 5\n\", TIMING true, STOP true)
+           -> q :: ARPQuerier(1.0.10.10, 2:1:0:a:a:f, TIMEOUT 0.1s, POLL_TIMEOUT 0.08s)
+           -> o :: TestCapture;
+         q[1] -> c :: Counter -> ARPResponder(0/0 2:2:1:b:b:0) -> [1]q;",
     );
-    r.write_path("q.insert", "198.18.0.2 02:00:00:00:00:02")
-        .unwrap();
-    for n in 0..2 {
-        let mut p = Packet::from_bytes(&udp(B, A, 64, n));
-        p.set_dst_ip_anno(Ipv4Addr::from(A));
-        inject(&mut r, "i", p);
-    }
+    r.run_until_idle();
     let o = taken(&mut r, "o");
-    let (polls, ip): (Vec<_>, Vec<_>) = o
-        .iter()
-        .partition(|p| u16::from_be_bytes([p.data()[12], p.data()[13]]) == 0x0806);
-    assert_eq!(ip.len(), 2, "packets leave without waiting for the poll");
-    assert!(ip.iter().all(|p| p.data()[0..6] == HOST));
-    assert_eq!(polls.len(), 1, "one poll per RETRY");
-    let d = polls[0].data();
-    assert_eq!(&d[0..6], &HOST, "unicast to the known address");
-    assert_eq!(u16::from_be_bytes([d[20], d[21]]), 1);
-    assert_eq!(&d[38..42], &A);
-    assert_eq!(h(&mut r, "q.queries"), "1");
+    assert_eq!(o.len(), 5, "every packet leaves");
+    assert!(o.iter().all(|p| p.data()[0..6] == [2, 2, 1, 0xb, 0xb, 0]));
+    assert_eq!(h(&mut r, "c.count"), "3", "the first query and two polls");
+    assert_eq!(h(&mut r, "q.responses"), "3");
+    assert_eq!(h(&mut r, "q.drops"), "0");
 }
 
 #[test]
 fn ether_encap_rewrite_and_host_filter() {
     let mut r = router(
-        "i :: TestInject -> EtherEncap(0x0800, 00:00:c0:ae:67:ef, 02:00:00:00:00:02) -> EtherRewrite(00:00:00:00:00:01, 00:00:c0:ae:67:ef) -> f :: HostEtherFilter(00:00:c0:ae:67:ef) -> o :: TestCapture;
+        "i :: TestInject -> e :: EtherEncap(0x0800, 00:00:c0:ae:67:ef, 02:00:00:00:00:02) -> EtherRewrite(00:00:00:00:00:01, 00:00:c0:ae:67:ef) -> f :: HostEtherFilter(00:00:c0:ae:67:ef) -> o :: TestCapture;
          i2 :: TestInject -> f2 :: HostEtherFilter(00:00:c0:ae:67:ef, DROP_OWN true) -> o2 :: TestCapture",
     );
     inject(&mut r, "i", Packet::from_bytes(&udp(A, B, 64, 0)));
@@ -552,6 +567,10 @@ fn ether_encap_rewrite_and_host_filter() {
     assert_eq!(o2.len(), 1);
     assert_eq!(o2[0].anno().packet_type, PacketType::Broadcast);
     assert_eq!(h(&mut r, "f2.drops"), "2");
+    // Click's ethertype handler reads in decimal (test/ethernet/EtherEncap-01).
+    assert_eq!(h(&mut r, "e.ethertype"), "2048");
+    r.write_path("e.ethertype", "0x0801").unwrap();
+    assert_eq!(h(&mut r, "e.ethertype"), "2049");
 }
 
 #[test]
@@ -697,19 +716,19 @@ fn address_info_address_and_prefix() {
     let out = taken(&mut r, "o");
     assert_eq!(out.len(), 1);
     assert_eq!(&out[0].data()[14 + 14..14 + 18], &[198, 18, 1, 1]);
-    // Click's routes for test/ip/AddressInfo-bcast-01 (the first three; the table is listed
-    // in prefix order here, in insertion order by Click).
+    // Click's routes for test/ip/AddressInfo-bcast-01 (the first three), listed as Click lists
+    // them: in the order they were added, columns padded with tabs.
+    let want = "1.2.3.4/32\t\t-\t\t0\n\
+                1.2.0.0/20\t\t-\t\t1\n\
+                1.2.15.255/32\t\t-\t\t2\n\
+                198.18.1.0/24\t\t-\t\t0\n\
+                198.18.1.1/32\t\t-\t\t1\n";
+    assert_eq!(r.read_path("rt.table").unwrap(), want);
+    // A removed route's place goes to the next route added (Click's LinearIPLookup).
+    r.write_path("rt.remove", "1.2.0.0/20 1").unwrap();
+    r.write_path("rt.add", "10.0.0.0/8 18.26.4.1 2").unwrap();
     let t = r.read_path("rt.table").unwrap();
-    let mut lines: Vec<Vec<&str>> = t.lines().map(|l| l.split_whitespace().collect()).collect();
-    lines.sort();
-    let want = [
-        ["1.2.0.0/20", "-", "1"],
-        ["1.2.15.255/32", "-", "2"],
-        ["1.2.3.4/32", "-", "0"],
-        ["198.18.1.0/24", "-", "0"],
-        ["198.18.1.1/32", "-", "1"],
-    ];
-    assert_eq!(lines, want);
+    assert_eq!(t.lines().nth(1), Some("10.0.0.0/8\t\t18.26.4.1\t2"));
 }
 
 /// ARPResponder's table order, replacement, `lookup` and `remove` as in Click's
@@ -737,6 +756,16 @@ fn arp_responder_table_and_lookup() {
     r.write_path("ar.add", "a:ipnet a:eth").unwrap();
     assert_eq!(h(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-05");
     assert_eq!(look(&mut r, "1.0.0.2"), "00-01-02-03-04-05");
+    // A writable `config` replaces the entries (Click's live reconfiguration); reads show it.
+    r.write_path("ar.config", "a:ipnet b:eth").unwrap();
+    assert_eq!(h(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-06");
+    assert_eq!(h(&mut r, "ar.config"), "a:ipnet b:eth");
+    assert!(r.write_path("ar.config", "1.0.0.1").is_err());
+    assert_eq!(h(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-06");
+    assert!(
+        r.write_path("ar.name", "x").is_err(),
+        "other generic handlers stay read-only"
+    );
     let e = config_error("Idle -> ARPResponder(1.0.0.1) -> Discard;");
     assert!(e.contains("missing ETH"), "{}", e);
     let e = config_error(

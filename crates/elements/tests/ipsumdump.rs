@@ -294,3 +294,53 @@ fn payload_quoting_matches_click() {
     );
     assert_eq!(out, [r#""a\$b\"\t\r\n\001\377 ~" 11"#]);
 }
+
+/// Click's test/analysis/AggregateIPFlows-01: flow numbers in order of appearance, paint 1
+/// for replies (by port order for a host talking to itself), later fragments held until the
+/// `clear` handler gives them their first fragment's flow; ICMP goes to output 1.
+#[test]
+fn aggregate_ip_flows_numbers_flows_and_holds_fragments() {
+    let input = "!data src sport dst dport proto ip_id ip_fragoff ip_len
+18.26.4.44 30 10.0.0.4 40 U 1 0 100
+18.26.4.44 30 18.26.4.44 41 U 2 0 100
+10.0.0.4 40 18.26.4.44 30 U 3 0 100
+18.26.4.44 41 18.26.4.44 30 U 4 0 100
+18.26.4.44 41 18.26.4.44 30 U 5 24 80
+18.26.4.44 30 18.26.4.44 41 U 6 24 84
+18.26.4.44 41 18.26.4.44 30 U 5 0+ 24
+18.26.4.44 30 18.26.4.44 41 U 6 0+ 24
+10.0.0.4 0 18.26.4.44 0 I 7 0 28
+";
+    let mut r = router(&format!(
+        "FromIPSummaryDump(DATA \"{input}\", STOP true) -> SetTimestamp(1)
+           -> a :: AggregateIPFlows -> got :: TestCapture;
+         a[1] -> other :: TestCapture;"
+    ));
+    r.run_until_idle();
+    let seen = |r: &mut sluice_core::Router| -> Vec<(u32, u8, u16)> {
+        taken(r, "got")
+            .iter()
+            .map(|p| {
+                let d = p.data();
+                (
+                    p.anno().aggregate,
+                    p.anno().paint,
+                    u16::from_be_bytes([d[2], d[3]]),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        seen(&mut r),
+        [(1, 0, 100), (2, 0, 100), (1, 1, 100), (2, 1, 100)],
+        "the fragments wait"
+    );
+    assert_eq!(taken(&mut r, "other").len(), 1, "ICMP is not a flow");
+    r.write_path("a.clear", "").unwrap();
+    assert_eq!(
+        seen(&mut r),
+        [(2, 1, 80), (2, 0, 84), (2, 1, 24), (2, 0, 24)]
+    );
+    assert_eq!(h(&mut r, "a.count"), "2");
+    assert_eq!(h(&mut r, "a.drops"), "0");
+}

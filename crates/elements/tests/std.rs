@@ -236,6 +236,34 @@ fn set_and_adjust_timestamp() {
     inject(&mut r, "i", 0, &[b"a", b"b", b"c"]);
     assert_eq!(num(&mut r, "c.count"), 3);
     assert!(errors("Idle -> AdjustTimestamp(abc) -> Discard").contains("TIME"));
+    // A zero timestamp is left alone unless ALL (Click's test/analysis/AdjustTimestamp-01).
+    let mut r = router(
+        "i :: Idle -> AdjustTimestamp(1) -> t :: TimeFilter(START 0.5) -> c :: Counter -> Discard;
+         i2 :: Idle -> AdjustTimestamp(1, ALL true) -> t2 :: TimeFilter(START 0.5) -> c2 :: Counter -> Discard",
+    );
+    inject(&mut r, "i", 0, &[b"a"]);
+    inject(&mut r, "i2", 0, &[b"a"]);
+    assert_eq!(num(&mut r, "c.count"), 0);
+    assert_eq!(num(&mut r, "c2.count"), 1);
+}
+
+/// TimeFilter's positional START and END, a zero START meaning the first packet's time, and
+/// the end moved by `extend_interval` (Click's TimeFilter handlers).
+#[test]
+fn time_filter_bounds_and_handlers() {
+    let mut r = router(
+        "i :: Idle -> SetTimestamp(5) -> t :: TimeFilter(0, 6) -> c :: Counter -> Discard;
+         i2 :: Idle -> SetTimestamp(7) -> t;",
+    );
+    inject(&mut r, "i", 0, &[b"a"]);
+    assert_eq!(r.read_path("t.start").unwrap().trim(), "5.000000");
+    inject(&mut r, "i2", 0, &[b"a"]);
+    assert_eq!(num(&mut r, "c.count"), 1);
+    r.write_path("t.extend_interval", "2").unwrap();
+    assert_eq!(r.read_path("t.end").unwrap().trim(), "8.000000");
+    inject(&mut r, "i2", 0, &[b"a"]);
+    assert_eq!(num(&mut r, "c.count"), 2);
+    assert_eq!(num(&mut r, "t.drops"), 1);
 }
 
 // ---- Tee, paint, strip ----
@@ -771,6 +799,18 @@ fn timed_sink_pulls_once_per_interval() {
     r.write_path("ts.interval", "1.5").unwrap();
     assert_eq!(text(&mut r, "ts.interval"), "1.500000s");
     assert!(r.write_path("ts.interval", "0").is_err());
+}
+
+/// STOP waits for a pull that finds nothing at all: a batch pull that empties a Queue fed one
+/// packet at a time does not stop the router (Click's test/standard/notifier-01).
+#[test]
+fn time_sorted_sched_stops_only_when_a_pull_finds_nothing() {
+    let mut r = router(
+        "FromIPSummaryDump(DATA \"!data timestamp\n0.1\n0.2\n0.3\n0.4\n\")
+           -> Queue -> TimeSortedSched(STOP true) -> c :: Counter -> Discard",
+    );
+    r.run_until_idle();
+    assert_eq!(num(&mut r, "c.count"), 4);
 }
 
 #[test]

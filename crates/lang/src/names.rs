@@ -94,6 +94,10 @@ fn parse_v4_with_len(w: &str) -> Option<(Ipv4Addr, u8)> {
 }
 
 thread_local! {
+    /// The compound path (`a/b/`, or empty) of the element being configured: names it defines
+    /// belong to that compound, and names it uses are looked up there first, then in each
+    /// enclosing compound, as Click scopes AddressInfo and PortInfo names.
+    static SCOPE: RefCell<String> = const { RefCell::new(String::new()) };
     static TABLE: RefCell<BTreeMap<String, AddressEntry>> = const { RefCell::new(BTreeMap::new()) };
     static PORTS: RefCell<BTreeMap<(String, Option<u8>), u16>> = const { RefCell::new(BTreeMap::new()) };
 }
@@ -102,17 +106,54 @@ thread_local! {
 pub fn clear() {
     TABLE.with(|t| t.borrow_mut().clear());
     PORTS.with(|t| t.borrow_mut().clear());
+    set_scope("");
+}
+
+/// Sets the scope to the compound that holds the element named `element` (`a/b/e` is in
+/// `a/b/`; a top-level element's scope is empty).
+pub fn set_scope(element: &str) {
+    let prefix = element.rfind('/').map_or("", |i| &element[..=i]);
+    SCOPE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.clear();
+        s.push_str(prefix);
+    });
+}
+
+/// `name` qualified by the current scope.
+fn scoped(name: &str) -> String {
+    SCOPE.with(|s| format!("{}{}", s.borrow(), name))
+}
+
+/// The first answer of `f` for `name` in the current scope, then each enclosing one.
+fn find_scoped<T>(name: &str, f: impl Fn(&str) -> Option<T>) -> Option<T> {
+    let scope = SCOPE.with(|s| s.borrow().clone());
+    let mut prefix = scope.as_str();
+    loop {
+        if let Some(v) = f(&format!("{prefix}{name}")) {
+            return Some(v);
+        }
+        if prefix.is_empty() {
+            return None;
+        }
+        let outer = &prefix[..prefix.len() - 1];
+        prefix = outer.rfind('/').map_or("", |i| &outer[..=i]);
+    }
 }
 
 /// Defines the TCP/UDP port name `name` (PortInfo) for IP protocol `proto`, or for both TCP
 /// and UDP when `None`.
 pub fn define_port(name: &str, port: u16, proto: Option<u8>) {
-    PORTS.with(|t| t.borrow_mut().insert((name.to_string(), proto), port));
+    PORTS.with(|t| t.borrow_mut().insert((scoped(name), proto), port));
 }
 
 /// The port named `name` for IP protocol `proto` (a definition for that protocol first, then
 /// one for TCP and UDP alike); with `proto` `None`, any definition.
 pub fn lookup_port(name: &str, proto: Option<u8>) -> Option<u16> {
+    find_scoped(name, |name| lookup_port_exact(name, proto))
+}
+
+fn lookup_port_exact(name: &str, proto: Option<u8>) -> Option<u16> {
     PORTS.with(|t| {
         let t = t.borrow();
         let key = |p| (name.to_string(), p);
@@ -129,12 +170,12 @@ pub fn lookup_port(name: &str, proto: Option<u8>) -> Option<u16> {
 
 /// Defines `name`, replacing an earlier definition.
 pub fn define(name: &str, e: AddressEntry) {
-    TABLE.with(|t| t.borrow_mut().insert(name.to_string(), e));
+    TABLE.with(|t| t.borrow_mut().insert(scoped(name), e));
 }
 
 /// The entry named `name`.
 pub fn lookup(name: &str) -> Option<AddressEntry> {
-    TABLE.with(|t| t.borrow().get(name).copied())
+    find_scoped(name, |name| TABLE.with(|t| t.borrow().get(name).copied()))
 }
 
 /// Every defined name, in order.
@@ -278,5 +319,25 @@ mod tests {
         let e = entry(&["10.0.0.7", "10.0.0.1/24"]);
         assert_eq!(e.ip, Some(Ipv4Addr::new(10, 0, 0, 7)));
         assert!(!AddressEntry::default().add_word("x"));
+    }
+
+    /// Names defined inside a compound belong to it: its elements see them first, the rest
+    /// of the configuration does not (Click's test/tcpudp/UDPIPEncap-01).
+    #[test]
+    fn names_are_scoped_by_compound() {
+        clear();
+        set_scope("PortInfo@9");
+        define_port("foo", 79, Some(17));
+        define("h", entry(&["10.0.0.1"]));
+        set_scope("c/PortInfo@2");
+        define_port("foo", 80, Some(17));
+        define_port("ssh", 80, Some(17));
+        set_scope("c/d/UDPIPEncap@1");
+        assert_eq!(lookup_port("foo", Some(17)), Some(80));
+        assert_eq!(lookup_ip("h"), Some(Ipv4Addr::new(10, 0, 0, 1)));
+        set_scope("UDPIPEncap@3");
+        assert_eq!(lookup_port("foo", Some(17)), Some(79));
+        assert_eq!(lookup_port("ssh", Some(17)), None);
+        set_scope("");
     }
 }

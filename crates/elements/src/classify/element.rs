@@ -114,7 +114,12 @@ impl ClassifyElem {
     /// Reads `program` or `drops`.
     pub fn read_handler(&self, name: &str) -> Option<String> {
         match name {
-            "program" => Some(self.prog.unparse()),
+            // Click shows IP classifiers' offsets from 256 (network header) and 512
+            // (transport header), Classifier's from the data start.
+            "program" => Some(self.prog.unparse(match self.start {
+                Start::Data => 0,
+                Start::Network => 256,
+            })),
             "drops" => Some(self.drops.to_string()),
             _ => None,
         }

@@ -22,7 +22,7 @@ pub fn classifier(data: &[u8]) {
         if let Some(o) = p.classify(pkt) {
             assert!((o as usize) < pats.len());
         }
-        let _ = p.unparse();
+        let _ = p.unparse(0);
     }
 }
 
@@ -43,6 +43,6 @@ pub fn ipfilter(data: &[u8]) {
         if let Some(o) = p.classify(pkt) {
             assert!((o as usize) < rules.len());
         }
-        let _ = p.unparse();
+        let _ = p.unparse(0);
     }
 }

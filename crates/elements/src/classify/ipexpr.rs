@@ -167,15 +167,18 @@ fn first_frag() -> Expr {
     ip_field(6, 2, 0x1fff, Op::Eq, 0)
 }
 
-/// Applies a relation to a field test.
+/// Applies a relation to a field test. Every relation is false on a packet too short to hold
+/// the field, as in Click (`transp[1] != 0` does not match a packet without that byte, while
+/// `!(transp[1] == 0)` does), so `!=`, `<=` and `>=` are unions of the strict tests rather
+/// than negations.
 fn relate(rel: Rel, mk: &dyn Fn(Op, u32) -> Expr, v: u32) -> Expr {
     match rel {
         Rel::Eq => mk(Op::Eq, v),
-        Rel::Ne => Expr::not(mk(Op::Eq, v)),
+        Rel::Ne => Expr::or(mk(Op::Gt, v), mk(Op::Lt, v)),
         Rel::Lt => mk(Op::Lt, v),
         Rel::Gt => mk(Op::Gt, v),
-        Rel::Le => Expr::not(mk(Op::Gt, v)),
-        Rel::Ge => Expr::not(mk(Op::Lt, v)),
+        Rel::Le => Expr::or(mk(Op::Lt, v), mk(Op::Eq, v)),
+        Rel::Ge => Expr::or(mk(Op::Gt, v), mk(Op::Eq, v)),
     }
 }
 

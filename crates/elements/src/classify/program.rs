@@ -81,22 +81,6 @@ impl Test {
         let last = (0..4).rev().find(|i| self.mask >> (24 - 8 * i) & 0xff != 0);
         self.off as usize + last.map_or(0, |l| l + 1)
     }
-
-    fn unparse(&self) -> String {
-        let base = match self.base {
-            Base::Net => "",
-            Base::Transp => "transp+",
-        };
-        let op = match self.op {
-            Op::Eq => "==",
-            Op::Gt => ">",
-            Op::Lt => "<",
-        };
-        format!(
-            "{}{}/{:08x}%{:08x} {}",
-            base, self.off, self.value, self.mask, op
-        )
-    }
 }
 
 /// A boolean expression over word tests. Dropping one is iterative, so expressions of any
@@ -493,27 +477,58 @@ impl Program {
         }
     }
 
-    /// Human-readable program (the `program` handler).
-    pub fn unparse(&self) -> String {
+    /// Human-readable program (the `program` handler), in Click's layout: one line per test,
+    /// `STEP OFFSET/VALUE%MASK  yes->…  no->…` (a test other than equality adds its operator),
+    /// or `all->[OUT]` when no test is needed, then the safe length (the bytes the tests may
+    /// read) and the alignment offset. Offsets from the network header start at `net_base`
+    /// and those from the transport header at `2 * net_base` (Click's IPFilter shows them
+    /// from 256 and 512; Classifier from 0).
+    pub fn unparse(&self, net_base: usize) -> String {
         let nx = |n: Next| match n {
             Next::Insn(j) => format!("step {}", j),
             Next::Out(o) => format!("[{}]", o),
             Next::Drop => "[X]".to_string(),
         };
+        let base = |t: &Test| match t.base {
+            Base::Net => net_base,
+            Base::Transp => 2 * net_base,
+        };
         let mut s = String::new();
         if self.insns.is_empty() {
-            let _ = writeln!(s, "all -> {}", nx(self.start));
+            let _ = writeln!(s, "all->{}", nx(self.start));
         }
+        let mut safe = 0;
         for (i, ins) in self.insns.iter().enumerate() {
+            let t = &ins.test;
+            let mut off = base(t) + t.off as usize;
+            safe = safe.max(base(t) + t.need());
+            // Click's words are aligned: show a test within one aligned word from there.
+            let shift = 8 * (off % 4) as u32;
+            let (mut value, mut mask) = (t.value, t.mask);
+            if shift > 0 && mask & ((1u32 << shift) - 1) == 0 {
+                off -= off % 4;
+                value >>= shift;
+                mask >>= shift;
+            }
+            let op = match t.op {
+                Op::Eq => "",
+                Op::Gt => " >",
+                Op::Lt => " <",
+            };
             let _ = writeln!(
                 s,
-                "{:3} {}  yes->{}  no->{}",
+                "{:2} {:3}/{:08x}%{:08x}{}  yes->{}  no->{}",
                 i,
-                ins.test.unparse(),
+                off,
+                value,
+                mask,
+                op,
                 nx(ins.yes),
                 nx(ins.no)
             );
         }
+        let _ = writeln!(s, "safe length {}", safe);
+        let _ = writeln!(s, "alignment offset 0");
         s
     }
 }
@@ -538,7 +553,7 @@ mod tests {
         ];
         let p = Program::compile(&rules);
         // arp test, op==1, op==2, ip test: four instructions, arp tested only once.
-        assert_eq!(p.len(), 4, "{}", p.unparse());
+        assert_eq!(p.len(), 4, "{}", p.unparse(0));
         let mut pkt = vec![0u8; 42];
         pkt[12] = 8;
         pkt[13] = 6;

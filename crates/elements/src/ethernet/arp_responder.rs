@@ -22,13 +22,15 @@
 //! addresses as `00-01-02-03-04-05`). `lookup ADDR` (r with parameter): the Ethernet address
 //! answering for ADDR, or nothing. `replies` (r). `drops` (r). `drop_details` (r). `add`
 //! (w): an argument as in the configuration. `remove` (w): `IP[/LEN]`; an error if absent.
+//! `config` (rw): writing a new configuration replaces every entry (the old ones stay if it
+//! has an error); a prefix given more than once is reported as a warning, the last one kept.
 //!
 //! Example: `ARPResponder(198.18.0.1 00:00:c0:ae:67:ef, 198.19.0.0/16 00:00:c0:ae:67:ef)`
 
 use std::net::Ipv4Addr;
 
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet};
-use sluice_lang::args::{split_words, Args, FromArg};
+use sluice_lang::args::{split_args, split_words, Args, FromArg};
 use sluice_wire::arp::{OP_REPLY, OP_REQUEST};
 use sluice_wire::ethernet::ETHERTYPE_ARP;
 use sluice_wire::{build_arp, ArpPacket, EtherAddr, EthernetFrame, Ipv4Prefix};
@@ -124,7 +126,9 @@ impl ARPResponder {
         };
         let (sha, spa) = (arp.sender_hw(), arp.sender_ip());
         let mut q = Packet::new(14 + 28);
-        *q.anno_mut() = *p.anno();
+        // As in Click, the reply keeps only the query's device and VLAN annotations.
+        q.anno_mut().device = p.anno().device;
+        q.anno_mut().vlan_tci = p.anno().vlan_tci;
         {
             let b = q.data_mut();
             b[0..6].copy_from_slice(&sha.0);
@@ -133,6 +137,7 @@ impl ARPResponder {
             b[14..].copy_from_slice(&build_arp(OP_REPLY, me, target, sha, spa));
         }
         q.set_mac_offset(0);
+        q.set_network_offset(14);
         self.replies += 1;
         Verdict::Out(0, q)
     }
@@ -175,6 +180,7 @@ impl Element for ARPResponder {
                 Handler::r("drop_details"),
                 Handler::w("add"),
                 Handler::w("remove"),
+                Handler::w("config"),
             ]
         }
     }
@@ -203,8 +209,31 @@ impl Element for ARPResponder {
         Ok(self.lookup(a).map(|e| e.to_string()).unwrap_or_default())
     }
 
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
+    fn write_handler(&mut self, name: &str, v: &str, cx: &mut Cx) -> Result<(), String> {
         match name {
+            "config" => {
+                let mut fresh = ARPResponder::default();
+                let mut seen = Vec::new();
+                let mut warnings = Vec::new();
+                for (i, a) in split_args(v).iter().enumerate() {
+                    let entries = parse_entry(a).map_err(|e| format!("argument {i}: {e}"))?;
+                    for (p, _) in &entries {
+                        if seen.contains(p) {
+                            warnings.push(format!("multiple entries for {p}"));
+                        }
+                        seen.push(*p);
+                    }
+                    fresh.insert(entries);
+                }
+                if !warnings.is_empty() {
+                    eprintln!("While calling '{}.config {}':", cx.name(), v.trim());
+                    for w in warnings {
+                        eprintln!("  warning: {w}");
+                    }
+                }
+                self.entries = fresh.entries;
+                Ok(())
+            }
             "add" => {
                 let e = parse_entry(v)?;
                 self.insert(e);

@@ -9,7 +9,7 @@
 //! Arguments: `ETHERTYPE` (16-bit, e.g. `0x0800`); `SRC`, `DST` (Ethernet addresses or
 //! AddressInfo names).
 //!
-//! Handlers: `src` (rw), `dst` (rw), `ethertype` (rw).
+//! Handlers: `src` (rw), `dst` (rw), `ethertype` (rw, read in decimal as in Click).
 //!
 //! Example: `EtherEncap(0x0800, 00:00:c0:ae:67:ef, 00:00:c0:4f:71:ef)`
 
@@ -74,7 +74,7 @@ impl Element for EtherEncap {
         Some(match name {
             "dst" => eth(&self.hdr[0..6]).to_string(),
             "src" => eth(&self.hdr[6..12]).to_string(),
-            "ethertype" => format!("0x{:04x}", u16::from_be_bytes([self.hdr[12], self.hdr[13]])),
+            "ethertype" => u16::from_be_bytes([self.hdr[12], self.hdr[13]]).to_string(),
             _ => return None,
         })
     }

@@ -1,10 +1,11 @@
 //! FromIPSummaryDump — reads packets from an IP summary dump file
 //!
-//! Synopsis: `FromIPSummaryDump(FILENAME [, keywords STOP, ACTIVE, ZERO, CHECKSUM, PROTO,
-//! MULTIPACKET, FIELDS, FLOWID, DATA])`
+//! Synopsis: `FromIPSummaryDump(FILENAME [, keywords STOP, ACTIVE, TIMING, ZERO, CHECKSUM,
+//! PROTO, MULTIPACKET, FIELDS, FLOWID, DATA])`
 //!
-//! Ports: no inputs, 1 output, agnostic. Push: a task emits the packets in batches. Pull:
-//! each pull returns the next packets.
+//! Ports: no inputs, 1 output, agnostic. Push: a task emits one packet each time it runs, as
+//! Click's does (so each packet goes through the configuration before the next is read).
+//! Pull: each pull returns the next packets.
 //!
 //! Reads Click's text trace format, one packet per line (as ToIPSummaryDump writes it), and
 //! builds a packet for each: an IPv4 header (protocol TCP unless `!proto`, PROTO, FLOWID or
@@ -28,6 +29,8 @@
 //! - `DATA` (string): read the dump from this string instead of a file.
 //! - `STOP` (bool, default false): stop the router at the end of the dump.
 //! - `ACTIVE` (bool, default true): whether packets flow; see `active`.
+//! - `TIMING` (bool, default false): keep the dump's pacing: the first packet leaves at once,
+//!   each later one when as much time has passed since as between their timestamps.
 //! - `ZERO` (bool, default true): accepted; unset packet bytes are always zero.
 //! - `CHECKSUM` (bool, default false): make packets as long as their IP length and set the
 //!   IP, TCP, UDP and ICMP checksums; otherwise the bytes beyond what the line gives are in
@@ -42,8 +45,8 @@
 //!
 //! Example: `FromIPSummaryDump(trace.txt, STOP true, CHECKSUM true) -> CheckIPHeader -> ...`
 
-use sluice_core::{sched::DEFAULT_TICKETS, BATCH_MAX};
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet};
+use sluice_core::sched::DEFAULT_TICKETS;
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, Timestamp};
 use sluice_lang::args::{split_words, unquote, Args};
 
 use super::ipsumdump::{field, parse_flowid, parse_proto, Field, FlowId, Record};
@@ -63,6 +66,11 @@ pub struct FromIPSummaryDump {
     flow: Option<FlowId>,
     /// Copies of the last line's packet still to emit (MULTIPACKET).
     repeat: Option<(Packet, u32)>,
+    timing: bool,
+    /// (dump time, router time) of the first packet, for TIMING.
+    timing_base: Option<(Timestamp, Timestamp)>,
+    /// A packet read but not yet due (TIMING).
+    waiting: Option<Packet>,
     ended: bool,
     complained: bool,
     count: u64,
@@ -83,6 +91,9 @@ impl Default for FromIPSummaryDump {
             fields: Vec::new(),
             flow: None,
             repeat: None,
+            timing: false,
+            timing_base: None,
+            waiting: None,
             ended: false,
             complained: false,
             count: 0,
@@ -207,16 +218,39 @@ impl FromIPSummaryDump {
         }
     }
 
+    /// The next packet that is due: `Err(true)` at the end of the dump, `Err(false)` when
+    /// the next packet waits for its time (a timer is set).
+    fn next_due(&mut self, cx: &mut Cx) -> Result<Packet, bool> {
+        let p = match self.waiting.take() {
+            Some(p) => p,
+            None => self.read_packet(cx.name()).ok_or(true)?,
+        };
+        if self.timing {
+            let now = cx.now();
+            let ts = p.timestamp();
+            let (dbase, rbase) = *self.timing_base.get_or_insert((ts, now));
+            let due = rbase + (ts - dbase);
+            if due > now {
+                self.waiting = Some(p);
+                cx.schedule_timer(0, due);
+                return Err(false);
+            }
+        }
+        self.count += 1;
+        Ok(p)
+    }
+
     fn fill(&mut self, max: usize, cx: &mut Cx) -> Batch {
         let mut b = Batch::new();
         while b.len() < max {
-            match self.read_packet(cx.name()) {
-                Some(p) => {
-                    self.count += 1;
+            match self.next_due(cx) {
+                Ok(p) => {
                     let _ = b.push(p);
                 }
-                None => {
-                    self.finish(cx);
+                Err(end) => {
+                    if end {
+                        self.finish(cx);
+                    }
                     break;
                 }
             }
@@ -240,6 +274,7 @@ impl Element for FromIPSummaryDump {
         let data: Option<String> = args.read("DATA")?;
         self.stop = args.read("STOP")?.unwrap_or(false);
         self.active = args.read("ACTIVE")?.unwrap_or(true);
+        self.timing = args.read("TIMING")?.unwrap_or(false);
         let _: Option<bool> = args.read("ZERO")?;
         self.checksum = args.read("CHECKSUM")?.unwrap_or(false);
         self.multipacket = args.read("MULTIPACKET")?.unwrap_or(false);
@@ -298,15 +333,25 @@ impl Element for FromIPSummaryDump {
         if !self.active || self.ended {
             return false;
         }
-        let b = self.fill(BATCH_MAX, cx);
-        let worked = !b.is_empty();
-        if worked {
-            cx.push(0, b);
+        match self.next_due(cx) {
+            Ok(p) => {
+                cx.push_one(0, p);
+                cx.reschedule();
+                true
+            }
+            Err(end) => {
+                if end {
+                    self.finish(cx);
+                }
+                false
+            }
         }
-        if !self.ended {
+    }
+
+    fn run_timer(&mut self, _id: usize, cx: &mut Cx) {
+        if self.active && cx.output_is_push(0) {
             cx.reschedule();
         }
-        worked
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {

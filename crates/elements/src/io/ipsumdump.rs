@@ -90,6 +90,10 @@ pub enum Field {
     Payload,
     /// `payload_len`.
     PayloadLen,
+    /// `payload_md5`: the payload's MD5 digest in Click's 22-character text form.
+    PayloadMd5,
+    /// `payload_md5_hex`: the payload's MD5 digest in hexadecimal.
+    PayloadMd5Hex,
     /// `count`.
     Count,
     /// `paint`, `link`, `direction`.
@@ -154,6 +158,8 @@ const NAMES: &[(&str, Field)] = &[
     ("payload", Field::Payload),
     ("payload_len", Field::PayloadLen),
     ("payload_length", Field::PayloadLen),
+    ("payload_md5", Field::PayloadMd5),
+    ("payload_md5_hex", Field::PayloadMd5Hex),
     ("count", Field::Count),
     ("pkt_count", Field::Count),
     ("packet_count", Field::Count),
@@ -204,16 +210,16 @@ const ICMP_CODES: &[(u8, u8, &str)] = &[
     (3, 3, "port"),
     (3, 4, "needfrag"),
     (3, 5, "srcroutefail"),
-    (3, 6, "net-unknown"),
-    (3, 7, "host-unknown"),
+    (3, 6, "netunknown"),
+    (3, 7, "hostunknown"),
     (3, 8, "isolated"),
-    (3, 9, "net-prohibited"),
-    (3, 10, "host-prohibited"),
+    (3, 9, "netprohibited"),
+    (3, 10, "hostprohibited"),
     (3, 11, "tosnet"),
     (3, 12, "toshost"),
     (3, 13, "filterprohibited"),
-    (3, 14, "host-precedence"),
-    (3, 15, "precedence-cutoff"),
+    (3, 14, "hostprecedence"),
+    (3, 15, "precedencecutoff"),
     (5, 0, "net"),
     (5, 1, "host"),
     (5, 2, "tosnet"),
@@ -224,6 +230,34 @@ const ICMP_CODES: &[(u8, u8, &str)] = &[
     (12, 1, "missingopt"),
     (12, 2, "length"),
 ];
+
+/// Click's name of ICMP type `ty`.
+pub fn icmp_type_name(ty: u8) -> Option<&'static str> {
+    ICMP_TYPES.iter().find(|(k, _)| *k == ty).map(|(_, n)| *n)
+}
+
+/// Click's name of code `code` of ICMP type `ty`.
+pub fn icmp_code_name(ty: u8, code: u8) -> Option<&'static str> {
+    ICMP_CODES
+        .iter()
+        .find(|(a, b, _)| *a == ty && *b == code)
+        .map(|(_, _, n)| *n)
+}
+
+/// Click's name of IP protocol `proto`.
+pub fn ip_proto_name(proto: u8) -> Option<&'static str> {
+    Some(match proto {
+        1 => "icmp",
+        2 => "igmp",
+        4 => "ipip",
+        6 => "tcp",
+        17 => "udp",
+        33 => "dccp",
+        47 => "gre",
+        132 => "sctp",
+        _ => return None,
+    })
+}
 
 /// What a packet looks like to the output fields: the IP header and transport header
 /// positions (Click's PacketDesc).
@@ -557,7 +591,10 @@ pub fn unparse(w: &mut String, f: Field, p: &Packet) {
     let t = v.hl;
     match f {
         Field::Timestamp => {
-            let _ = write!(w, "{}.{:06}", ts.sec(), ts.subsec_nanos() / 1000);
+            // Negative times print as Click prints them: `-0.900000`, not `-1.100000`.
+            let a = ts.0.unsigned_abs() / 1000;
+            let sign = if ts.0 < 0 && a > 0 { "-" } else { "" };
+            let _ = write!(w, "{}{}.{:06}", sign, a / 1_000_000, a % 1_000_000);
         }
         Field::TsSec => num(w, Some(ts.sec() as u64)),
         Field::TsUsec => num(w, Some((ts.subsec_nanos() / 1000) as u64)),
@@ -672,15 +709,15 @@ pub fn unparse(w: &mut String, f: Field, p: &Packet) {
         Field::IcmpType => num(w, icmp(1).then(|| v.b(t) as u64)),
         Field::IcmpCode => num(w, icmp(2).then(|| v.b(t + 1) as u64)),
         Field::IcmpTypeName => match icmp(1).then(|| v.b(t)) {
-            Some(ty) => match ICMP_TYPES.iter().find(|(k, _)| *k == ty) {
-                Some((_, n)) => w.push_str(n),
+            Some(ty) => match icmp_type_name(ty) {
+                Some(n) => w.push_str(n),
                 None => num(w, Some(ty as u64)),
             },
             None => w.push('-'),
         },
         Field::IcmpCodeName => match icmp(2).then(|| (v.b(t), v.b(t + 1))) {
-            Some((ty, c)) => match ICMP_CODES.iter().find(|(a, b, _)| *a == ty && *b == c) {
-                Some((_, _, n)) => w.push_str(n),
+            Some((ty, c)) => match icmp_code_name(ty, c) {
+                Some(n) => w.push_str(n),
                 None => num(w, Some(c as u64)),
             },
             None => w.push('-'),
@@ -698,6 +735,18 @@ pub fn unparse(w: &mut String, f: Field, p: &Packet) {
             let (off, len) = v.payload();
             let end = (off + len).min(v.net.len());
             quote(w, v.net.get(off..end).unwrap_or(&[]));
+        }
+        Field::PayloadMd5 | Field::PayloadMd5Hex => {
+            let (off, len) = v.payload();
+            let end = (off + len).min(v.net.len());
+            let d = super::md5::digest(v.net.get(off..end).unwrap_or(&[]));
+            if f == Field::PayloadMd5 {
+                w.push_str(&super::md5::text(&d));
+            } else {
+                for b in d {
+                    let _ = write!(w, "{b:02x}");
+                }
+            }
         }
         Field::PayloadLen => {
             let (_, len) = v.payload();
@@ -732,6 +781,8 @@ pub struct Record {
     proto: Option<u8>,
     len: Option<u32>,
     ip_opt: Option<Vec<u8>>,
+    /// `ip_hl`: the IP header length in bytes (rounded up to 4, at most 60).
+    ip_hl: Option<usize>,
     sport: Option<u16>,
     dport: Option<u16>,
     seq: Option<u32>,
@@ -740,6 +791,8 @@ pub struct Record {
     window: Option<u16>,
     urp: Option<u16>,
     tcp_opt: Option<Vec<u8>>,
+    /// `tcp_off`: the TCP header length in bytes (rounded up to 4, at most 60).
+    tcp_off: Option<usize>,
     udp_len: Option<u16>,
     icmp_type: Option<u8>,
     icmp_code: Option<u8>,
@@ -777,6 +830,12 @@ pub fn parse_proto(s: &str) -> Option<u8> {
         "I" | "icmp" => Some(1),
         _ => s.parse().ok(),
     }
+}
+
+/// Parses an `ip_hl` or `tcp_off` value: bytes, rounded up to a multiple of 4, at most 60.
+fn header_len(s: &str) -> Option<usize> {
+    let v: usize = s.parse().ok()?;
+    (v <= 60).then_some((v + 3) & !3)
 }
 
 /// Parses `!flowid SRC SPORT DST DPORT [PROTO]` words.
@@ -1080,7 +1139,11 @@ impl Record {
                 self.proto = parse_proto(s);
                 self.proto.is_some()
             }
-            Field::Hl | Field::CaptureLen | Field::WireLen => true,
+            Field::Hl => {
+                self.ip_hl = header_len(s);
+                self.ip_hl.is_some()
+            }
+            Field::CaptureLen | Field::WireLen => true,
             Field::Len => n(&mut self.len, s),
             Field::IpOpt => {
                 self.ip_opt = parse_ip_opt(s);
@@ -1090,7 +1153,10 @@ impl Record {
             Field::Dport => n(&mut self.dport, s),
             Field::Seq => n(&mut self.seq, s),
             Field::Ack => n(&mut self.ack, s),
-            Field::TcpOff => true,
+            Field::TcpOff => {
+                self.tcp_off = header_len(s);
+                self.tcp_off.is_some()
+            }
             Field::Flags => {
                 self.flags = parse_flags(s);
                 self.flags.is_some()
@@ -1127,6 +1193,8 @@ impl Record {
                 self.payload.is_some()
             }
             Field::PayloadLen => n(&mut self.payload_len, s),
+            // Digests cannot rebuild a payload: read and ignored, as by Click.
+            Field::PayloadMd5 | Field::PayloadMd5Hex => true,
             Field::Count => n(&mut self.count, s),
             Field::Paint => {
                 self.paint = match s {
@@ -1147,7 +1215,9 @@ impl Record {
     /// bytes are in the extra-length annotation.
     pub fn build(&self, default_proto: u8, flow: Option<&FlowId>, checksum: bool) -> Packet {
         let opt = self.ip_opt.clone().unwrap_or_default();
-        let hl = (20 + opt.len() + 3) & !3;
+        // A longer `ip_hl` (`tcp_off`) than the options need pads them with end-of-list
+        // bytes; a shorter one only changes the header's length field, as in Click.
+        let hl = ((20 + opt.len() + 3) & !3).max(self.ip_hl.unwrap_or(0));
         let proto = self
             .proto
             .or(flow.and_then(|f| f.proto))
@@ -1157,13 +1227,13 @@ impl Record {
         let topt = self.tcp_opt.clone().unwrap_or_default();
         let th = match (first, proto) {
             (false, _) => 0,
-            (true, 6) => (20 + topt.len() + 3) & !3,
+            (true, 6) => ((20 + topt.len() + 3) & !3).max(self.tcp_off.unwrap_or(0)),
             (true, 17 | 136 | 1) => 8,
             _ => 0,
         };
         let payload = self.payload.clone().unwrap_or_default();
         let mut d = vec![0u8; hl + th];
-        d[0] = 0x40 | (hl / 4) as u8;
+        d[0] = 0x40 | (self.ip_hl.unwrap_or(hl) / 4) as u8;
         let tos = self.tos.unwrap_or(0);
         let tos = match self.dscp {
             Some(x) => (tos & 3) | (x << 2),
@@ -1200,7 +1270,7 @@ impl Record {
                     t[4..8].copy_from_slice(&self.seq.unwrap_or(0).to_be_bytes());
                     t[8..12].copy_from_slice(&self.ack.unwrap_or(0).to_be_bytes());
                     let fl = self.flags.unwrap_or(0);
-                    t[12] = ((th / 4) as u8) << 4 | ((fl >> 8) & 1) as u8;
+                    t[12] = ((self.tcp_off.unwrap_or(th) / 4) as u8) << 4 | ((fl >> 8) & 1) as u8;
                     t[13] = fl as u8;
                     t[14..16].copy_from_slice(&self.window.unwrap_or(0).to_be_bytes());
                     t[18..20].copy_from_slice(&self.urp.unwrap_or(0).to_be_bytes());

@@ -6,6 +6,7 @@ use sluice_core::{ElementClass, Packet};
 pub mod from_dump;
 mod from_ip_summary_dump;
 pub mod ipsumdump;
+mod md5;
 pub mod to_dump;
 mod to_ip_summary_dump;
 

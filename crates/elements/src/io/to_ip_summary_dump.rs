@@ -22,9 +22,10 @@
 //! `FSRPAUECN`, `.` for none), `tcp_window`, `tcp_urp`, `tcp_opt` (`mss1460`, `wscale7`,
 //! `sackok`, `sackL-R`, `tsV:E`, `N=B:B`; `.` for none), `udp_len`, `icmp_type`,
 //! `icmp_code`, `icmp_type_name`, `icmp_code_name`, `icmp_flowid`, `icmp_seq`,
-//! `icmp_nextmtu`, `payload` (a quoted string with C escapes), `payload_len`, `count`,
+//! `icmp_nextmtu`, `payload` (a quoted string with C escapes), `payload_len`, `payload_md5`
+//! (the payload's MD5 digest in 22 characters of `[a-zA-Z0-9_@]`), `payload_md5_hex`, `count`,
 //! `paint` (`link`, `direction`), `aggregate`, `wire_len`. Names may use spaces for
-//! underscores. Not written: `payload_md5`, `first_timestamp`, Ethernet fields, the binary
+//! underscores. Not written: `first_timestamp`, Ethernet fields, the binary
 //! format (BINARY true is refused).
 //!
 //! Arguments: `FILENAME` (string, mandatory). `FIELDS` (names, default `ip_src ip_dst`; an

@@ -16,8 +16,9 @@
 //! - IPv6 arguments: `NAME`, `NAME:ip6`; `NAME:ip6net`.
 //!
 //! AddressInfo is configured before every other element, wherever it is declared, and its
-//! names work in the address arguments of every element. Names are global to the
-//! configuration (Click scopes them to their compound element).
+//! names work in the address arguments of every element in the compound that holds the
+//! AddressInfo and the compounds inside it, as Click scopes them (a name defined in a
+//! compound hides an outer one).
 //!
 //! Handlers: `table` (r) — one line per name: the name, then its IPv4 address, IPv4
 //! prefix, Ethernet address, IPv6 address and IPv6 prefix, those it has.

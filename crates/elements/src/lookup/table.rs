@@ -141,18 +141,32 @@ impl Route {
         })
     }
 
-    /// Click's `table` line: `ADDR/MASK\tGW\tOUT` (`-` for no gateway).
-    pub fn unparse(&self) -> String {
+    /// Click's unparse of a route: `ADDR/LEN GW OUT` (`-` for no gateway) separated by
+    /// spaces, or for `table` by tabs, padded with a second tab after a prefix shorter than 16
+    /// characters and a gateway shorter than 8, as Click pads its columns.
+    pub fn unparse(&self, tabs: bool) -> String {
+        let sep = if tabs { "\t" } else { " " };
+        let pfx = format!("{}/{}", Ipv4Addr::from(self.addr), self.len);
         let gw = if self.gw == 0 {
             "-".to_string()
         } else {
             Ipv4Addr::from(self.gw).to_string()
         };
+        let pad = |field: &str, width: usize| {
+            if tabs && field.len() + 1 < width {
+                "\t"
+            } else {
+                ""
+            }
+        };
         format!(
-            "{}/{}\t{}\t{}",
-            Ipv4Addr::from(self.addr),
-            self.len,
+            "{}{}{}{}{}{}{}",
+            pfx,
+            sep,
+            pad(&pfx, 17),
             gw,
+            sep,
+            pad(&gw, 9),
             self.port
         )
     }
@@ -160,6 +174,9 @@ impl Route {
 
 /// A longest-prefix-match structure over next-hop ids.
 pub trait Lpm: Send {
+    /// True if `table` lists the default route first, as Click's DirectIPLookup and
+    /// RangeIPLookup do (their default route has a fixed first slot).
+    const DEFAULT_ROUTE_FIRST: bool = false;
     /// Sets `addr/len` to next hop `nh`, replacing a route for the same prefix.
     fn set(&mut self, addr: u32, len: u8, nh: u32);
     /// Removes `addr/len`; `cover` is the longest shorter route covering it, which takes its
@@ -182,7 +199,10 @@ pub trait Lpm: Send {
 
 /// The authoritative route set plus the lookup structure `T`.
 pub struct RouteTable<T: Lpm> {
-    routes: HashMap<(u32, u8), Route>,
+    /// Each route with its slot in `slots`.
+    routes: HashMap<(u32, u8), (Route, usize)>,
+    /// The prefixes in Click's listing order: a new route takes the first free slot.
+    slots: Vec<Option<(u32, u8)>>,
     /// Distinct `(gw, port)` next hops; structures store indices into it.
     pub nexthops: Vec<(u32, u32)>,
     nh_index: HashMap<(u32, u32), u32>,
@@ -195,6 +215,7 @@ impl<T: Lpm + Default> Default for RouteTable<T> {
     fn default() -> Self {
         RouteTable {
             routes: HashMap::new(),
+            slots: Vec::new(),
             nexthops: Vec::new(),
             nh_index: HashMap::new(),
             lens: [0; 33],
@@ -208,6 +229,7 @@ impl<T: Lpm> RouteTable<T> {
     pub fn with(lpm: T) -> Self {
         RouteTable {
             routes: HashMap::new(),
+            slots: Vec::new(),
             nexthops: Vec::new(),
             nh_index: HashMap::new(),
             lens: [0; 33],
@@ -244,20 +266,35 @@ impl<T: Lpm> RouteTable<T> {
         if !replace && self.routes.contains_key(&key) {
             return Err(format!(
                 "conflict with existing route '{}'",
-                self.routes[&key].unparse()
+                self.routes[&key].0.unparse(false)
             ));
         }
         let nh = self.intern(r.gw, r.port)?;
-        if self.routes.insert(key, r).is_none() {
-            self.lens[r.len as usize] += 1;
-        }
+        let slot = match self.routes.get(&key) {
+            Some(&(_, slot)) => slot,
+            None => {
+                self.lens[r.len as usize] += 1;
+                match self.slots.iter().position(Option::is_none) {
+                    Some(i) => {
+                        self.slots[i] = Some(key);
+                        i
+                    }
+                    None => {
+                        self.slots.push(Some(key));
+                        self.slots.len() - 1
+                    }
+                }
+            }
+        };
+        self.routes.insert(key, (r, slot));
         self.lpm.set(r.addr, r.len, nh);
         Ok(())
     }
 
     /// Removes the route for `addr/len`; returns it.
     pub fn remove(&mut self, addr: u32, len: u8) -> Option<Route> {
-        let r = self.routes.remove(&(addr, len))?;
+        let (r, slot) = self.routes.remove(&(addr, len))?;
+        self.slots[slot] = None;
         self.lens[len as usize] -= 1;
         let cover = self.covering(addr, len);
         self.lpm.remove(addr, len, cover);
@@ -270,7 +307,7 @@ impl<T: Lpm> RouteTable<T> {
             if self.lens[l as usize] == 0 {
                 return None;
             }
-            let r = self.routes.get(&(addr & mask_of(l), l))?;
+            let (r, _) = self.routes.get(&(addr & mask_of(l), l))?;
             Some((l, self.nh_index[&(r.gw, r.port)]))
         })
     }
@@ -278,6 +315,7 @@ impl<T: Lpm> RouteTable<T> {
     /// Removes every route.
     pub fn flush(&mut self) {
         self.routes.clear();
+        self.slots.clear();
         self.lens = [0; 33];
         self.lpm.clear();
     }
@@ -289,10 +327,18 @@ impl<T: Lpm> RouteTable<T> {
         self.nexthops.get(nh as usize).copied()
     }
 
-    /// The routes, sorted by prefix then length (for `table`).
+    /// The routes in Click's listing order (for `table`): in the order they were added, a
+    /// route added after a removal taking the removed route's place.
     pub fn routes(&self) -> Vec<Route> {
-        let mut v: Vec<Route> = self.routes.values().copied().collect();
-        v.sort_by_key(|r| (r.addr, r.len));
+        let mut v: Vec<Route> = self
+            .slots
+            .iter()
+            .flatten()
+            .map(|k| self.routes[k].0)
+            .collect();
+        if T::DEFAULT_ROUTE_FIRST {
+            v.sort_by_key(|r| r.len != 0);
+        }
         v
     }
 
@@ -300,7 +346,7 @@ impl<T: Lpm> RouteTable<T> {
     pub fn unparse(&self) -> String {
         let mut s = String::new();
         for r in self.routes() {
-            let _ = writeln!(s, "{}", r.unparse());
+            let _ = writeln!(s, "{}", r.unparse(true));
         }
         s
     }
@@ -380,9 +426,12 @@ mod tests {
     fn routes_parse_and_print() {
         let r = Route::parse("0/0 18.26.4.1 1").unwrap();
         assert_eq!((r.addr, r.len, r.gw, r.port), (0, 0, 0x121a0401, 1));
-        assert_eq!(r.unparse(), "0.0.0.0/0\t18.26.4.1\t1");
+        assert_eq!(r.unparse(true), "0.0.0.0/0\t\t18.26.4.1\t1");
+        assert_eq!(r.unparse(false), "0.0.0.0/0 18.26.4.1 1");
         let r = Route::parse("18.26.4.0/24 2").unwrap();
-        assert_eq!(r.unparse(), "18.26.4.0/24\t-\t2");
+        assert_eq!(r.unparse(true), "18.26.4.0/24\t\t-\t\t2");
+        let r = Route::parse("198.162.100.200/32 2").unwrap();
+        assert_eq!(r.unparse(true), "198.162.100.200/32\t-\t\t2");
         let r = Route::parse("18.26.4.0 255.255.255.0 3").unwrap();
         assert_eq!((r.len, r.gw, r.port), (24, 0, 3));
         assert!(Route::parse("18.26.4.0/24").is_err());

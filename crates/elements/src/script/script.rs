@@ -559,8 +559,16 @@ impl Script {
                 self.write_status = match self.call_write(name, value.as_deref().unwrap_or(""), cx)
                 {
                     Ok(()) => 0,
-                    Err(e) => {
+                    Err(WriteError::Call(e)) => {
                         self.report(cx, e);
+                        WRITE_FAILED
+                    }
+                    Err(WriteError::Handler(m)) => {
+                        // Click's context for an error reported by the handler itself.
+                        eprintln!("While calling '{}':", text.trim());
+                        for line in m.trim_end().lines() {
+                            eprintln!("  {line}");
+                        }
                         WRITE_FAILED
                     }
                 };
@@ -741,19 +749,20 @@ impl Script {
         }
     }
 
-    fn call_write(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
+    fn call_write(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), WriteError> {
         if name.is_empty() {
-            return Err("missing handler name".into());
+            return Err(WriteError::Call("missing handler name".into()));
         }
         match self.callee(name, cx) {
-            Callee::Own(h) if h == "set" => self.set_var(value),
-            Callee::Own(h) => Err(format!(
+            Callee::Own(h) if h == "set" => self.set_var(value).map_err(WriteError::Call),
+            Callee::Own(h) => Err(WriteError::Call(format!(
                 "'{}.{h}' cannot be written from inside the script",
                 cx.name()
-            )),
-            Callee::Router(path) => cx
-                .write_handler(&path, value)
-                .map_err(|e| describe(&path, e)),
+            ))),
+            Callee::Router(path) => cx.write_handler(&path, value).map_err(|e| match e {
+                HandlerError::Failed(m) => WriteError::Handler(m),
+                e => WriteError::Call(e.to_string()),
+            }),
         }
     }
 
@@ -1136,6 +1145,14 @@ fn too_large(var: &str) -> String {
 }
 
 /// A handler error as a script reports it.
+/// Why a `write` failed.
+enum WriteError {
+    /// The handler could not be called (no such handler, not writable, bad name).
+    Call(String),
+    /// The handler ran and reported this error.
+    Handler(String),
+}
+
 fn describe(path: &str, e: HandlerError) -> String {
     match e {
         HandlerError::Failed(m) => format!("{path}: {}", m.trim_end()),

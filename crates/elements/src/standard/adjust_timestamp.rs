@@ -1,12 +1,14 @@
 //! AdjustTimestamp — shifts packets' timestamp annotations
 //!
-//! Synopsis: `AdjustTimestamp(TIME)`
+//! Synopsis: `AdjustTimestamp(TIME [, keywords ALL])`
 //!
 //! Ports: 1 input, 1 output, agnostic. Adds TIME (which may be negative, e.g. `-1.5s`) to each
-//! packet's timestamp annotation.
+//! packet's timestamp annotation. A zero timestamp (no timestamp) is left alone unless ALL is
+//! true, as in Click.
 //!
 //! Arguments:
 //! - `TIME` (signed time, mandatory).
+//! - `ALL` (boolean, default false): adjust zero timestamps too.
 //!
 //! Handlers: `time` (rw).
 //!
@@ -31,18 +33,22 @@ pub(crate) fn parse_signed_time(v: &str) -> Result<Timestamp, String> {
 #[derive(Default)]
 pub struct AdjustTimestamp {
     delta: Timestamp,
+    all: bool,
 }
 
 impl Element for AdjustTimestamp {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         let s: String = args.read_mp("TIME")?;
         self.delta = parse_signed_time(&s).map_err(|e| args.error(format!("TIME: {}", e)))?;
+        self.all = args.read("ALL")?.unwrap_or(false);
         Ok(())
     }
 
     fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
-        let t = p.timestamp() + self.delta;
-        p.set_timestamp(t);
+        let t = p.timestamp();
+        if t != Timestamp::ZERO || self.all {
+            p.set_timestamp(t + self.delta);
+        }
         Some(p)
     }
 

@@ -8,7 +8,7 @@
 //! returns copies while the limit allows.
 //!
 //! Arguments:
-//! - `DATA` (string): packet contents (`\<hex>` escapes allowed). Default: 64 bytes of text.
+//! - `DATA` (string): packet contents (`\<hex>` escapes allowed). Default: Click's 69 bytes of text.
 //! - `LIMIT` (integer, default -1): total packets to send; -1 means no limit.
 //! - `BURST` (integer, default 1, as Click): packets per task run, pushed as one batch (up
 //!   to 32; benchmarks use 32).
@@ -31,7 +31,9 @@ use sluice_lang::args::{Args, AtMost, Data, FromArg, PacketLen};
 
 use super::discard::parse_bool;
 
-const DEFAULT_DATA: &[u8] = b"Sluice InfiniteSource default packet: 64 bytes of payload text..";
+/// Click's default packet contents (69 bytes).
+const DEFAULT_DATA: &[u8] =
+    b"Random bullshit in a packet, at least 64 bytes long. Well, now it is.";
 
 /// The InfiniteSource element.
 pub struct InfiniteSource {

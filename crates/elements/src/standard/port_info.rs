@@ -3,8 +3,9 @@
 //! Synopsis: `PortInfo(NAME PORT[/PROTOCOL] [NAME...], ...)`
 //!
 //! Ports: none. Each argument defines one or more names for a port number, usable wherever a
-//! port argument or an IPClassifier/IPFilter port is expected (`dst port NAME`), in the whole
-//! configuration (PortInfo is configured before the other elements). PROTOCOL is `tcp`, `udp`
+//! port argument or an IPClassifier/IPFilter port is expected (`dst port NAME`), in the
+//! compound that holds the PortInfo and the compounds inside it (PortInfo is configured before
+//! the other elements; a name defined in a compound hides an outer one). PROTOCOL is `tcp`, `udp`
 //! or an IP protocol number; without it the name holds for TCP and UDP alike. Empty
 //! arguments and words from a `#` on are ignored.
 //!

@@ -9,7 +9,7 @@
 //! due by now.
 //!
 //! Arguments:
-//! - `DATA` (string): packet contents. Default: 64 bytes of text.
+//! - `DATA` (string): packet contents. Default: Click's 69 bytes of text.
 //! - `RATE` (rate, default 10): packets per second.
 //! - `LIMIT` (integer, default -1): total packets; -1 means no limit.
 //! - `ACTIVE` (boolean, default true): whether the source runs.
@@ -34,7 +34,9 @@ use sluice_lang::args::{Args, AtMost, Data, FromArg, PacketLen, Rate};
 use super::discard::parse_bool;
 use super::util::{fmt_f64, parse_num};
 
-const DEFAULT_DATA: &[u8] = b"Sluice RatedSource default packet: 64 bytes of payload text.....";
+/// Click's default packet contents (69 bytes).
+const DEFAULT_DATA: &[u8] =
+    b"Random bullshit in a packet, at least 64 bytes long. Well, now it is.";
 
 /// The RatedSource element.
 pub struct RatedSource {

@@ -1,29 +1,37 @@
 //! TimeFilter — passes packets whose timestamps lie in a range
 //!
-//! Synopsis: `TimeFilter(*keywords* START, START_AFTER, START_DELAY, END, END_AFTER, END_DELAY,
-//! INTERVAL, STOP, END_CALL)`
+//! Synopsis: `TimeFilter([START, END], *keywords* START_AFTER, START_DELAY, END_AFTER,
+//! END_DELAY, INTERVAL, STOP, END_CALL)`
 //!
 //! Ports: 1 input, 1 or 2 outputs; agnostic, but output 1 is push. Packets whose timestamp
 //! annotation lies in [start, end) go to output 0; the others go to output 1, or are dropped and
 //! counted. The range is given absolutely or relative to the first packet's timestamp or to the
-//! time the router started; a missing start means the beginning of time, a missing end means
-//! forever.
+//! time the router started. Without a start (or with START 0) the range starts at the first
+//! packet's timestamp; without an end it lasts forever.
 //!
-//! Arguments (keywords):
+//! When a packet at or after the end arrives, the END_CALL write handler is called, with `$t`
+//! in its text replaced by the packet's timestamp. If the handler moves the end later (through
+//! `end`, `interval` or `extend_interval`), the packet is checked again, and END_CALL called
+//! again while it still lies beyond a later end; the packet passes once it lies within the
+//! range. END_CALL is called again only after the end has been set anew.
+//!
+//! Arguments:
 //! - `START` (timestamp, seconds since the epoch); `START_AFTER` (time after the first packet's
-//!   timestamp); `START_DELAY` (time after the router started).
-//! - `END`, `END_AFTER`, `END_DELAY`: the same for the end of the range.
-//! - `INTERVAL` (time): end = start + INTERVAL.
-//! - `STOP` (boolean, default false): raise a driver stop event when the first packet at or
-//!   after the end arrives.
-//! - `END_CALL` (handler): write handler called then.
+//!   timestamp); `START_DELAY` (time after the router started). At most one of them.
+//! - `END`, `END_AFTER`, `END_DELAY`, or `INTERVAL` (end = start + INTERVAL): at most one.
+//! - `STOP` (boolean, default false): stop the router when the first packet at or after the end
+//!   arrives (the same as `END_CALL stop true`).
+//! - `END_CALL` (`HANDLER [VALUE]`): write handler called then.
 //!
-//! Handlers: `drops` (r), `start` (r), `end` (r).
+//! Handlers: `drops` (r), `start` (rw), `end` (rw), `interval` (rw: writing sets end = start +
+//! INTERVAL), `extend_interval` (w: moves the end later by the time written).
 //!
 //! Example: `FromDump(f.pcap, STOP true) -> TimeFilter(START_AFTER 10, INTERVAL 5) -> ...`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Timestamp};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, Timestamp};
 use sluice_lang::args::{Args, Seconds};
+
+use super::adjust_timestamp::parse_signed_time;
 
 /// Parses an absolute timestamp `SEC[.FRAC]` (optionally negative) with nanosecond precision.
 pub(crate) fn parse_timestamp(s: &str) -> Option<Timestamp> {
@@ -48,64 +56,92 @@ pub(crate) fn parse_timestamp(s: &str) -> Option<Timestamp> {
     Some(Timestamp(if neg { -t } else { t }))
 }
 
+/// What a bound is measured from.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-enum Bound {
+enum From {
+    /// An absolute time.
     #[default]
-    None,
-    Abs(Timestamp),
-    AfterFirst(Timestamp),
-    AfterInit(Timestamp),
+    Abs,
+    /// The first packet's timestamp.
+    First,
+    /// The time the router started.
+    Init,
+    /// The start (INTERVAL; end only).
+    Start,
 }
 
 /// The TimeFilter element.
 #[derive(Default)]
 pub struct TimeFilter {
-    start_spec: Bound,
-    end_spec: Bound,
-    interval: Option<Timestamp>,
-    stop: bool,
+    start: Timestamp,
+    start_from: From,
+    end: Timestamp,
+    end_from: From,
     end_call: Option<String>,
+    /// True until END_CALL has been called for the current end.
+    end_call_ready: bool,
     init: Timestamp,
-    resolved: Option<(Timestamp, Timestamp)>,
-    ended: bool,
+    /// True once the first packet has fixed the relative bounds.
+    ready: bool,
     drops: u64,
 }
 
 impl TimeFilter {
-    fn resolve(&mut self, first: Timestamp) -> (Timestamp, Timestamp) {
-        if let Some(r) = self.resolved {
-            return r;
+    /// Fixes the bounds measured from the first packet (at `first`) or the router's start.
+    fn first_packet(&mut self, first: Timestamp) {
+        let base = |from: From, init: Timestamp| match from {
+            From::First => first,
+            From::Init => init,
+            From::Abs | From::Start => Timestamp::ZERO,
+        };
+        self.start = self.start + base(self.start_from, self.init);
+        self.end = match self.end_from {
+            From::Start => self.end + self.start,
+            from => self.end + base(from, self.init),
+        };
+        self.end_call_ready = self.end_call.is_some();
+        self.ready = true;
+    }
+
+    /// Whether the packet at `t` passes (calling END_CALL as needed).
+    fn passes(&mut self, t: Timestamp, cx: &mut Cx) -> bool {
+        if !self.ready {
+            self.first_packet(t);
         }
-        let at = |b: Bound, dflt: Timestamp| match b {
-            Bound::None => dflt,
-            Bound::Abs(t) => t,
-            Bound::AfterFirst(d) => first + d,
-            Bound::AfterInit(d) => self.init + d,
-        };
-        let start = at(self.start_spec, Timestamp(i64::MIN));
-        let end = match self.interval {
-            Some(iv) if self.end_spec == Bound::None => start + iv,
-            _ => at(self.end_spec, Timestamp(i64::MAX)),
-        };
-        self.resolved = Some((start, end));
-        (start, end)
+        if t < self.start {
+            return false;
+        }
+        while t >= self.end && self.end_call_ready {
+            let before = self.end;
+            self.end_call_ready = false;
+            if let Some(call) = &self.end_call {
+                let call = call
+                    .replace("${t}", &t.to_string())
+                    .replace("$t", &t.to_string());
+                let (h, v) = call
+                    .trim()
+                    .split_once(char::is_whitespace)
+                    .unwrap_or((call.trim(), ""));
+                if let Err(e) = cx.write_handler(h, v.trim()) {
+                    eprintln!("{}: END_CALL {}: {}", cx.name(), h, e);
+                }
+            }
+            if self.end <= before {
+                break;
+            }
+        }
+        t < self.end
     }
 
     fn split(&mut self, b: &mut Batch, cx: &mut Cx) {
-        let Some(first) = b.iter().next().map(|p| p.timestamp()) else {
-            return;
-        };
-        let (start, end) = self.resolve(first);
         let mut other = Batch::new();
-        let mut past_end = false;
-        b.filter_map(|p| {
-            let t = p.timestamp();
-            if t >= start && t < end {
-                return Some(p);
+        b.filter_map(|p: Packet| {
+            if self.passes(p.timestamp(), cx) {
+                Some(p)
+            } else {
+                let _ = other.push(p);
+                None
             }
-            past_end |= t >= end;
-            let _ = other.push(p);
-            None
         });
         if !other.is_empty() {
             if cx.noutputs() > 1 {
@@ -114,53 +150,69 @@ impl TimeFilter {
                 self.drops += other.len() as u64;
             }
         }
-        if past_end && !self.ended {
-            self.ended = true;
-            if let Some(h) = self.end_call.clone() {
-                if let Err(e) = cx.write_handler(&h, "") {
-                    eprintln!("{}: END_CALL {}: {}", cx.name(), h, e);
-                }
-            }
-            if self.stop {
-                cx.request_driver_stop();
-            }
-        }
     }
 }
 
-fn read_bound(args: &mut Args, abs: &str, after: &str, delay: &str) -> Result<Bound, ()> {
-    let mut b = Bound::None;
-    if let Some(s) = args.read::<String>(abs)? {
+/// Reads a bound: the positional or keyword absolute time `abs`, or a time `after` the first
+/// packet, or `delay` after the router's start. A zero absolute time counts as none, as in
+/// Click.
+fn read_bound(
+    args: &mut Args,
+    abs: &str,
+    after: &str,
+    delay: &str,
+) -> Result<Option<(Timestamp, From)>, ()> {
+    let mut found = Vec::new();
+    if let Some(s) = args.read_p::<String>(abs)? {
         match parse_timestamp(&s) {
-            Some(t) => b = Bound::Abs(t),
+            Some(t) if t != Timestamp::ZERO => found.push((t, From::Abs)),
+            Some(_) => {}
             None => {
                 args.error(format!("{}: expected timestamp", abs));
                 return Err(());
             }
         }
     }
-    if let Some(Seconds(s)) = args.read::<Seconds>(after)? {
-        b = Bound::AfterFirst(Timestamp::from_secs_f64(s));
+    for (key, from) in [(after, From::First), (delay, From::Init)] {
+        if let Some(Seconds(s)) = args.read::<Seconds>(key)? {
+            if s != 0.0 {
+                found.push((Timestamp::from_secs_f64(s), from));
+            }
+        }
     }
-    if let Some(Seconds(s)) = args.read::<Seconds>(delay)? {
-        b = Bound::AfterInit(Timestamp::from_secs_f64(s));
+    if found.len() > 1 {
+        args.error(format!("{abs}, {after} and {delay} are mutually exclusive"));
+        return Err(());
     }
-    Ok(b)
+    Ok(found.pop())
 }
 
 impl Element for TimeFilter {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.start_spec = read_bound(args, "START", "START_AFTER", "START_DELAY")?;
-        self.end_spec = read_bound(args, "END", "END_AFTER", "END_DELAY")?;
-        self.interval = args
+        (self.start, self.start_from) = read_bound(args, "START", "START_AFTER", "START_DELAY")?
+            .unwrap_or((Timestamp::ZERO, From::First));
+        let end = read_bound(args, "END", "END_AFTER", "END_DELAY")?;
+        let interval = args
             .read::<Seconds>("INTERVAL")?
             .map(|s| Timestamp::from_secs_f64(s.0));
-        if self.interval.is_some() && self.end_spec != Bound::None {
-            args.error("INTERVAL: conflicts with END, END_AFTER and END_DELAY");
-            return Err(());
-        }
-        self.stop = args.read("STOP")?.unwrap_or(false);
+        (self.end, self.end_from) = match (end, interval) {
+            (Some(_), Some(_)) => {
+                args.error("END, END_AFTER, END_DELAY and INTERVAL are mutually exclusive");
+                return Err(());
+            }
+            (Some(e), None) => e,
+            (None, Some(iv)) => (iv, From::Start),
+            (None, None) => (Timestamp(i64::MAX), From::Abs),
+        };
+        let stop: bool = args.read("STOP")?.unwrap_or(false);
         self.end_call = args.read("END_CALL")?;
+        if stop {
+            if self.end_call.is_some() {
+                args.error("END_CALL and STOP are mutually exclusive");
+                return Err(());
+            }
+            self.end_call = Some("stop true".into());
+        }
         Ok(())
     }
 
@@ -183,12 +235,20 @@ impl Element for TimeFilter {
     }
 
     fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops"), Handler::r("start"), Handler::r("end")] }
+        const {
+            &[
+                Handler::r("drops"),
+                Handler::rw("start"),
+                Handler::rw("end"),
+                Handler::rw("interval"),
+                Handler::w("extend_interval"),
+            ]
+        }
     }
 
     fn read_handler(&self, name: &str) -> Option<String> {
         let show = |t: Timestamp| {
-            if t.0 == i64::MIN || t.0 == i64::MAX {
+            if !self.ready || t.0 == i64::MAX {
                 "-".to_string()
             } else {
                 t.to_string()
@@ -196,10 +256,35 @@ impl Element for TimeFilter {
         };
         Some(match name {
             "drops" => self.drops.to_string(),
-            "start" => self.resolved.map_or("-".into(), |r| show(r.0)),
-            "end" => self.resolved.map_or("-".into(), |r| show(r.1)),
+            "start" => show(self.start),
+            "end" => show(self.end),
+            "interval" if self.ready && self.end.0 != i64::MAX => {
+                (self.end - self.start).to_string()
+            }
+            "interval" => "-".into(),
             _ => return None,
         })
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
+        let t = parse_signed_time(value)?;
+        match name {
+            "start" => {
+                if !self.ready {
+                    self.first_packet(t);
+                }
+                self.start = t;
+            }
+            "end" => {
+                self.end = t;
+                self.end_from = From::Abs;
+            }
+            "interval" => self.end = self.start + t,
+            "extend_interval" => self.end = self.end + t,
+            _ => return Err(format!("no handler {name}")),
+        }
+        self.end_call_ready = self.end_call.is_some();
+        Ok(())
     }
 }
 

@@ -61,7 +61,10 @@ impl Default for TimeSortedSched {
 }
 
 impl TimeSortedSched {
-    fn pull_one(&mut self, cx: &mut Cx) -> Option<Packet> {
+    /// One packet, the earliest buffered; with nothing buffered or signalled, a STOP
+    /// request when `may_stop` (the pull asked for nothing so far, as Click pulls one
+    /// packet at a time).
+    fn pull_one(&mut self, may_stop: bool, cx: &mut Cx) -> Option<Packet> {
         let mut signals_on = false;
         for i in 0..self.inputs.len() {
             let inp = &self.inputs[i];
@@ -92,7 +95,7 @@ impl TimeSortedSched {
             (p.timestamp(), *i, *n)
         });
         let Some(k) = best else {
-            if self.stop && !signals_on {
+            if self.stop && !signals_on && may_stop {
                 cx.request_driver_stop();
             }
             return None;
@@ -135,7 +138,7 @@ impl Element for TimeSortedSched {
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
         let mut out = Batch::new();
         while out.len() < max {
-            match self.pull_one(cx) {
+            match self.pull_one(out.is_empty(), cx) {
                 Some(p) => {
                     let _ = out.push(p);
                 }
