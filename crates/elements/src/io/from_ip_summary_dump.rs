@@ -3,8 +3,9 @@
 //! Synopsis: `FromIPSummaryDump(FILENAME [, keywords STOP, ACTIVE, ZERO, CHECKSUM, PROTO,
 //! MULTIPACKET, FIELDS, FLOWID, DATA])`
 //!
-//! Ports: no inputs, 1 output, agnostic. Push: a task emits the packets in batches. Pull:
-//! each pull returns the next packets.
+//! Ports: no inputs, 1 output, agnostic. Push: a task emits one packet per run, as Click's
+//! does (so packets leave a classifier downstream in trace order). Pull: each pull returns
+//! the next packets.
 //!
 //! Reads Click's text trace format, one packet per line (as ToIPSummaryDump writes it), and
 //! builds a packet for each: an IPv4 header (protocol TCP unless `!proto`, PROTO, FLOWID or
@@ -42,7 +43,7 @@
 //!
 //! Example: `FromIPSummaryDump(trace.txt, STOP true, CHECKSUM true) -> CheckIPHeader -> ...`
 
-use sluice_core::{sched::DEFAULT_TICKETS, BATCH_MAX};
+use sluice_core::sched::DEFAULT_TICKETS;
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet};
 use sluice_lang::args::{split_words, unquote, Args};
 
@@ -298,7 +299,7 @@ impl Element for FromIPSummaryDump {
         if !self.active || self.ended {
             return false;
         }
-        let b = self.fill(BATCH_MAX, cx);
+        let b = self.fill(1, cx);
         let worked = !b.is_empty();
         if worked {
             cx.push(0, b);
