@@ -427,6 +427,17 @@ impl Cx<'_> {
         self.rt.names.get(name).copied()
     }
 
+    /// Calls this element's `run` handler once, soon after signal `signo` arrives (Click's
+    /// `Master::add_signal_handler`); register again to handle the next one. While no element
+    /// waits for it, the signal has its default action.
+    pub fn catch_signal(&mut self, signo: i32) {
+        let me = self.me;
+        if !self.rt.signal_runs.contains(&(signo, me)) {
+            self.rt.signal_runs.push((signo, me));
+            crate::signals::catch(signo);
+        }
+    }
+
     /// Number of elements in the router (indices run from 0).
     pub fn nelements(&self) -> usize {
         self.rt.info.len()

@@ -165,6 +165,8 @@ pub struct Router {
     balance_seen: Vec<u64>,
     /// When a drain that has not ended by itself is cut short.
     drain_until: Option<std::time::Instant>,
+    /// Elements whose `run` handler a signal calls (Script's TYPE SIGNAL): (signal, element).
+    pub(crate) signal_runs: Vec<(i32, usize)>,
 }
 
 fn element_desc(name: &str, class: &str) -> String {
@@ -298,6 +300,7 @@ impl Router {
             balance_at: 0,
             balance_seen: Vec::new(),
             drain_until: None,
+            signal_runs: Vec::new(),
         };
         rt.replicas = (0..n).map(|_| Vec::new()).collect();
         if opts.threads > 1 && opts.simtime {

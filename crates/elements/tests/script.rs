@@ -145,6 +145,8 @@ fn configuration_errors_follow_click() {
             "ports allowed only on PACKET scripts",
         ),
         ("Script(TYPE PACKET)", "PACKET script must have inputs"),
+        ("Script(TYPE SIGNAL)", "bad signal number"),
+        ("Script(TYPE SIGNAL INT WINCH)", "bad signal number"),
     ] {
         let e = build(conf)
             .err()

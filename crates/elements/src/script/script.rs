@@ -63,7 +63,11 @@
 //! ends), `PACKET` (the default for a Script with ports: runs from the start for each packet
 //! that arrives, with `$input` set to its input port; `return N` sends the packet to output
 //! N, `end` to output 0; a packet whose script exits, fails, waits or names no push output is
-//! dropped and counted in `drops`). Click's PROXY and SIGNAL types are not supported.
+//! dropped and counted in `drops`), `SIGNAL SIGNO...` (runs from the start soon after one of
+//! the signals arrives, named as for `kill` or by number; the signal's default action is
+//! replaced while the script waits for it. A script that ends with `end` waits for the next
+//! one; one that exits, fails or blocks does not, so that signal's default action applies
+//! again, as in Click). Click's PROXY type is not supported.
 //!
 //! Handlers: `step` (w, `[N]`: release N pauses or waits), `goto` (w, `LABEL`: jump there and
 //! run), `run` (rw: write `[ARGS]` to run the script from the start with `$args` set; read the
@@ -97,6 +101,8 @@ pub enum ScriptType {
     Driver,
     /// Runs once for each packet that arrives; its return value picks the output.
     Packet,
+    /// Runs when one of its signals arrives.
+    Signal,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -243,6 +249,8 @@ pub struct Script {
     too_deep: bool,
     /// Packets a PACKET script dropped: it returned no valid push output for them.
     drops: u64,
+    /// The signals a SIGNAL script runs on.
+    signals: Vec<i32>,
 }
 
 impl Script {
@@ -265,6 +273,7 @@ impl Script {
             rng: Cell::new(0x2545_f491_4f6c_dd1d ^ std::process::id() as u64),
             too_deep: false,
             drops: 0,
+            signals: Vec::new(),
         }
     }
 
@@ -283,7 +292,24 @@ impl Script {
                 "PASSIVE" => ScriptType::Passive,
                 "DRIVER" => ScriptType::Driver,
                 "PACKET" | "PUSH" => ScriptType::Packet,
-                _ if ["PROXY", "SIGNAL"].contains(&word) => {
+                _ if word == "SIGNAL" => {
+                    let signos: Option<Vec<i32>> = t
+                        .split_whitespace()
+                        .skip(1)
+                        .map(functions::signal)
+                        .collect();
+                    match signos {
+                        Some(v) if !v.is_empty() && v.iter().all(|&n| n > 0 && n < 32) => {
+                            self.signals = v
+                        }
+                        _ => {
+                            args.error("bad signal number");
+                            return Err(());
+                        }
+                    }
+                    ScriptType::Signal
+                }
+                _ if word == "PROXY" => {
                     args.error(format!("TYPE {word} is not supported"));
                     return Err(());
                 }
@@ -450,9 +476,11 @@ impl Script {
         if self.kind == ScriptType::Driver {
             cx.manage_driver_stops();
         }
-        if self.kind == ScriptType::Packet {
-            // A PACKET script runs for each packet (and when prodded, like a PASSIVE one).
+        if matches!(self.kind, ScriptType::Packet | ScriptType::Signal) {
+            // A PACKET script runs for each packet, a SIGNAL script when a signal arrives
+            // (and both when prodded, like a PASSIVE one).
             self.state = State::Paused(1);
+            self.catch_signals(cx);
         } else if self.kind != ScriptType::Passive {
             // Run after every element is initialised.
             let now = cx.now();
@@ -515,6 +543,14 @@ impl Script {
         }
     }
 
+    /// Asks for the `run` handler to be called on this SIGNAL script's signals (again: a
+    /// signal script that ends with `end` handles the next one too).
+    fn catch_signals(&self, cx: &mut Cx) {
+        for &signo in &self.signals {
+            cx.catch_signal(signo);
+        }
+    }
+
     /// Runs a PACKET script from the start for a packet that arrived on input `port`
     /// (`$input`); returns the output its `return` value (or `end`: 0) names, if any.
     fn run_packet(&mut self, port: usize, cx: &mut Cx) -> Option<usize> {
@@ -539,6 +575,9 @@ impl Script {
         self.failed = op == Op::Error;
         if op == Op::End && self.kind == ScriptType::Packet {
             self.ret = "0".into();
+        }
+        if op == Op::End {
+            self.catch_signals(cx);
         }
         if op == Op::Stop && self.kind != ScriptType::Driver {
             cx.request_driver_stop();
