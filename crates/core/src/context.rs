@@ -427,6 +427,27 @@ impl Cx<'_> {
         self.rt.names.get(name).copied()
     }
 
+    /// Records a new value for argument `keyword` in this element's `config` handler, as
+    /// Click's `reconfigure_keyword_handler` does after a write such as a Queue's `capacity`:
+    /// the positional argument `argno` (when it is there and not another keyword) or the
+    /// keyword argument is replaced, or the keyword argument added.
+    pub fn reconfigure_keyword(&mut self, argno: usize, keyword: &str, value: &str) {
+        use sluice_lang::args::{keyword_split, split_args};
+        let info = &mut self.rt.info[self.me];
+        let mut conf = split_args(&info.config);
+        let kw = conf
+            .iter()
+            .rposition(|a| keyword_split(a).is_some_and(|(k, _)| k == keyword));
+        match kw {
+            Some(i) => conf[i] = format!("{keyword} {value}"),
+            None if argno < conf.len() && keyword_split(&conf[argno]).is_none() => {
+                conf[argno] = value.to_string()
+            }
+            None => conf.push(format!("{keyword} {value}")),
+        }
+        info.config = conf.join(", ");
+    }
+
     /// Calls this element's `run` handler once, soon after signal `signo` arrives (Click's
     /// `Master::add_signal_handler`); register again to handle the next one. While no element
     /// waits for it, the signal has its default action.

@@ -112,7 +112,8 @@ impl fmt::Display for HandlerError {
     }
 }
 
-/// Handlers every element has, besides its own.
+/// Handlers every element has, besides its own (and `scheduled`, read-only, for every
+/// element with a task: whether it is on the run list).
 const ELEMENT_HANDLERS: &[&str] = &["name", "class", "config", "ports", "handlers"];
 /// Router-wide read handlers.
 const ROUTER_READ: &[&str] = &[
@@ -877,6 +878,9 @@ impl Router {
                     .iter()
                     .map(|h| (h.to_string(), "r"))
                     .collect();
+                if self.has_task_handlers(e) {
+                    v.push(("scheduled".into(), "r"));
+                }
                 for h in self.info[e].handlers {
                     let mode = match (h.read, h.write) {
                         (true, true) => "rw",
@@ -978,8 +982,18 @@ impl Router {
                 .iter()
                 .map(|(n, m)| format!("{}\t{}\n", n, m))
                 .collect(),
+            "scheduled" if self.has_task_handlers(e) => {
+                format!("{}\n", self.tasks.get(inf.task?).scheduled)
+            }
             _ => return None,
         })
+    }
+
+    /// True if element `e` has Click's task handler `scheduled`: it has a task and no
+    /// handler of that name of its own.
+    fn has_task_handlers(&self, e: usize) -> bool {
+        let inf = &self.info[e];
+        inf.task.is_some() && !inf.handlers.iter().any(|h| h.name == "scheduled")
     }
 
     /// Click's `ports` handler: per port its processing (`~` when the class's port is
@@ -1173,7 +1187,7 @@ impl Router {
             };
         };
         let full = format!("{}.{}", self.info[e].name, h);
-        if ELEMENT_HANDLERS.contains(&h) {
+        if ELEMENT_HANDLERS.contains(&h) || (h == "scheduled" && self.has_task_handlers(e)) {
             return Err(HandlerError::NotWritable(full));
         }
         match self.info[e].handlers.iter().find(|x| x.name == h) {
