@@ -65,6 +65,8 @@ pub(crate) struct ElemInfo {
     pub(crate) task: Option<usize>,
     pub(crate) empty_notifier: Option<NotifierId>,
     pub(crate) full_notifier: Option<NotifierId>,
+    /// True if `empty_notifier` never becomes active (Click's idle signal).
+    pub(crate) idle_notifier: bool,
     /// The element's handler table, kept so that handlers of elements owned by another
     /// thread can be listed.
     handlers: &'static [Handler],
@@ -252,6 +254,7 @@ impl Router {
                 task: None,
                 empty_notifier: None,
                 full_notifier: None,
+                idle_notifier: false,
                 // Both depend on the configuration: filled in once the element is configured.
                 handlers: &[],
                 concurrency: Concurrency::Exclusive,

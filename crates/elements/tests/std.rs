@@ -953,3 +953,27 @@ fn queue_capacity_writes_show_in_config() {
     assert_eq!(r.read_path("q2.config").unwrap(), "7");
     assert_eq!(num(&mut r, "q2.capacity"), 7);
 }
+
+#[test]
+fn notifier_debug_shows_signals_as_click() {
+    // Click's test/standard/QuickNoteQueue-01 and notifier-05: the full signal downstream of a
+    // push input, the empty signals upstream of a pull input (32 to a word), busy and idle.
+    let mut conf = String::from(
+        "i :: InfiniteSource(LIMIT 1, ACTIVE false) -> d1 :: NotifierDebug \
+         -> q :: QuickNoteQueue -> d2 :: NotifierDebug -> s :: RoundRobinSched \
+         -> d3 :: NotifierDebug -> Discard; \
+         Idle -> d4 :: NotifierDebug -> Unqueue -> Discard; \
+         Idle -> d5 :: NotifierDebug -> Discard; \
+         DriverManager(wait 0.01s, stop);",
+    );
+    for k in 1..40 {
+        conf.push_str(&format!("Idle -> q{k} :: Queue(5) -> [{k}] s;"));
+    }
+    let mut r = router(&conf);
+    r.run();
+    assert_eq!(text(&mut r, "d1.signal"), "full.0/1:1*");
+    assert_eq!(text(&mut r, "d2.signal"), "empty.0/1:0");
+    assert_eq!(text(&mut r, "d3.signal"), "empty.0/ffffffff:0+empty.1/ff:0");
+    assert_eq!(text(&mut r, "d4.signal"), "idle");
+    assert_eq!(text(&mut r, "d5.signal"), "busy*");
+}

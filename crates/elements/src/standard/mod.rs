@@ -21,6 +21,7 @@ mod idle;
 mod infinite_source;
 mod link_unqueue;
 mod mixed_queue;
+mod notifier_debug;
 mod null;
 mod pad;
 mod paint;
@@ -81,6 +82,7 @@ pub const CLASSES: &[ElementClass] = &[
     infinite_source::CLASS,
     link_unqueue::CLASS,
     mixed_queue::CLASS,
+    notifier_debug::CLASS,
     null::CLASS,
     pad::CLASS,
     paint::CLASS,
