@@ -977,3 +977,14 @@ fn notifier_debug_shows_signals_as_click() {
     assert_eq!(text(&mut r, "d4.signal"), "idle");
     assert_eq!(text(&mut r, "d5.signal"), "busy*");
 }
+
+#[test]
+fn message_errors_stop_the_router() {
+    let _ = router("Message(\"just a note\"); Message(\"careful\", WARNING)");
+    let e = errors("Message(\"no more\", ERROR)");
+    assert!(
+        e.contains("While configuring 'Message@1 :: Message'") && e.contains("  no more"),
+        "{e}"
+    );
+    assert!(errors("Message(x, LOUD)").contains("unrecognized message type"));
+}

@@ -241,6 +241,9 @@ impl Lexer {
                         self.pos += 1;
                     }
                 }
+                // A `# LINE "file"` directive at the start of a line, as Click's lexer
+                // handles them inside configuration strings too.
+                '#' if self.pos > 0 && self.at(self.pos - 1) == Some('\n') => self.line_directive(),
                 '/' if n == Some('*') => {
                     self.pos += 2;
                     loop {

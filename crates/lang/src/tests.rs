@@ -124,6 +124,12 @@ fn comments_and_line_directives() {
     let c = parse("/* multi\nline */ a :: Idle; # 10 \"other.click\"\nb :: Discard; a -> b");
     assert_eq!(elem(&c, "a").landmark.line, 2);
     assert_eq!(elem(&c, "b").landmark.to_string(), "other.click:10");
+    // Inside a configuration string too (Click's test/tools/lexer-08); a `#` elsewhere in a
+    // line is text.
+    let c = parse("m :: Idle(\n# 100 \"foobar.click\"\n\"test\" #1);\nm2 :: Idle;");
+    assert_eq!(elem(&c, "m").landmark.to_string(), "t.click:1");
+    assert_eq!(elem(&c, "m").config, "\"test\" #1");
+    assert_eq!(elem(&c, "m2").landmark.to_string(), "foobar.click:101");
 }
 
 #[test]

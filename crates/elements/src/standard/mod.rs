@@ -20,6 +20,7 @@ mod hub;
 mod idle;
 mod infinite_source;
 mod link_unqueue;
+mod message;
 mod mixed_queue;
 mod notifier_debug;
 mod null;
@@ -81,6 +82,7 @@ pub const CLASSES: &[ElementClass] = &[
     idle::CLASS,
     infinite_source::CLASS,
     link_unqueue::CLASS,
+    message::CLASS,
     mixed_queue::CLASS,
     notifier_debug::CLASS,
     null::CLASS,
