@@ -130,6 +130,10 @@ fn comments_and_line_directives() {
     assert_eq!(elem(&c, "m").landmark.to_string(), "t.click:1");
     assert_eq!(elem(&c, "m").config, "\"test\" #1");
     assert_eq!(elem(&c, "m2").landmark.to_string(), "foobar.click:101");
+    // cpp's flags after the file name.
+    let c = parse("# 1 \"A\"\n\n# 1 \"B\" 1\nx :: Idle;\n# 5 \"A\" 2\ny :: Idle;");
+    assert_eq!(elem(&c, "x").landmark.to_string(), "B:1");
+    assert_eq!(elem(&c, "y").landmark.to_string(), "A:5");
 }
 
 #[test]
