@@ -830,3 +830,24 @@ fn configurations_are_bytes() {
     let e = errs(&crate::decode_config(b"Idle -> Discard;\n\xff\n"));
     assert_eq!(e, vec!["t.click:2: syntax error near '\\xFF'"]);
 }
+
+#[test]
+fn require_library_reads_classes_once() {
+    // Click's test/standard/library-01: libraries relative to the requiring file, nested,
+    // required twice.
+    let d = std::env::temp_dir().join(format!("sluice-lib-{}", std::process::id()));
+    std::fs::create_dir_all(d.join("dir")).unwrap();
+    std::fs::write(
+        d.join("lib"),
+        "require(library dir/lib2)\nelementclass A { b :: B; }",
+    )
+    .unwrap();
+    std::fs::write(d.join("dir/lib2"), "elementclass B { i :: Idle; }").unwrap();
+    std::fs::write(d.join("lib3"), "require(library lib)").unwrap();
+    let main = d.join("main").to_string_lossy().into_owned();
+    let c = parse_config("require(library lib, library lib3)\na :: A;", &main, &[]).unwrap();
+    assert_eq!(elem(&c, "a/b/i").class, "Idle");
+    let e = parse_config("require(library nothing)", &main, &[]).unwrap_err();
+    assert!(e[0].to_string().contains("library 'nothing'"), "{}", e[0]);
+    let _ = std::fs::remove_dir_all(&d);
+}
