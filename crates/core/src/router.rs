@@ -180,7 +180,7 @@ impl Router {
     /// Builds, configures and initialises a router. On failure returns every error found,
     /// each prefixed with the configuration's `file:line`.
     pub fn new(
-        flat: FlatConfig,
+        mut flat: FlatConfig,
         lib: &Library,
         opts: RouterOptions,
     ) -> Result<Router, Vec<String>> {
@@ -216,16 +216,7 @@ impl Router {
             };
             if class.name != "<unknown>" {
                 match PortCount::parse(class.ports) {
-                    Some(pc) => {
-                        if let Err(m) = pc.check(ninputs[i], noutputs[i]) {
-                            errors.push(format!(
-                                "{}: {} {}",
-                                fe.landmark,
-                                element_desc(&fe.name, &fe.class),
-                                m
-                            ));
-                        }
-                    }
+                    Some(pc) => (ninputs[i], noutputs[i]) = pc.clamp(ninputs[i], noutputs[i]),
                     None => errors.push(format!(
                         "{}: class {} has a bad port spec",
                         fe.landmark, fe.class
@@ -260,6 +251,27 @@ impl Router {
                 concurrency: Concurrency::Exclusive,
             });
         }
+        // Click's check_hookup_range: a connection to a port the element does not have is
+        // an error (reported at the element), and the connection is dropped.
+        flat.connections.retain(|c| {
+            let mut ok = true;
+            for (e, port, n, what) in [
+                (c.to, c.to_port, ninputs[c.to], "input"),
+                (c.from, c.from_port, noutputs[c.from], "output"),
+            ] {
+                if port >= n && info[e].class.name != "<unknown>" {
+                    errors.push(format!(
+                        "{}: {} has no {} {}",
+                        info[e].landmark,
+                        element_desc(&info[e].name, &flat.elements[e].class),
+                        what,
+                        port
+                    ));
+                }
+                ok &= port < n;
+            }
+            ok
+        });
         for c in &flat.connections {
             info[c.from].out_peers[c.from_port].push(PortRef {
                 elem: c.to,

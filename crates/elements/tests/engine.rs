@@ -63,8 +63,15 @@ fn push_to_pull_mismatch_is_reported() {
     );
     assert!(e.contains("LIMIT"), "{}", e);
     assert!(e.contains("BOGUS"), "{}", e);
+    // Port counts as Click's: missing ports unused, extra ones absent.
     let e = errors("InfiniteSource -> Counter;");
-    assert!(e.contains("has 0 outputs, expected 1 output"), "{}", e);
+    assert!(
+        e.contains("'Counter@2 :: Counter' output 0 unused"),
+        "{}",
+        e
+    );
+    let e = errors("InfiniteSource -> [1] Counter -> Discard;");
+    assert!(e.contains("'Counter@2 :: Counter' has no input 1"), "{}", e);
 }
 
 #[test]
