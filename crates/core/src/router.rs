@@ -384,41 +384,69 @@ impl Router {
             return;
         }
         let spec = |e: usize| specs[e].as_ref().expect("checked above");
-        // mode[e]: resolved processing of element e's agnostic ports.
-        let mut mode: Vec<Option<Processing>> = vec![None; n];
-        let mut changed = true;
-        let mut conflict = vec![false; n];
-        while changed {
-            changed = false;
-            for c in &self.flat.connections {
-                let from = match spec(c.from).output(c.from_port) {
-                    Processing::Agnostic => mode[c.from],
-                    p => Some(p),
-                };
-                let to = match spec(c.to).input(c.to_port) {
-                    Processing::Agnostic => mode[c.to],
-                    p => Some(p),
-                };
-                let mut set =
-                    |e: usize, p: Processing, mode: &mut Vec<Option<Processing>>| match mode[e] {
-                        None => {
-                            mode[e] = Some(p);
-                            changed = true;
-                        }
-                        Some(q) if q != p => conflict[e] = true,
-                        _ => {}
-                    };
-                if spec(c.from).output(c.from_port) == Processing::Agnostic {
-                    if let Some(p) = to {
-                        set(c.from, p, &mut mode);
-                    }
-                }
-                if spec(c.to).input(c.to_port) == Processing::Agnostic {
-                    if let Some(p) = from {
-                        set(c.to, p, &mut mode);
+        // As Click's check_push_and_pull: each port starts with its class's processing;
+        // agnostic ports take the processing of what they connect to, and an element's
+        // agnostic input and output are tied (by a fake connection) when packets flow from
+        // one to the other, so Idle's (flow x/y) input and output resolve apart.
+        let mut ins: Vec<Vec<Processing>> = (0..n)
+            .map(|e| {
+                (0..self.info[e].ninputs)
+                    .map(|p| spec(e).input(p))
+                    .collect()
+            })
+            .collect();
+        let mut outs: Vec<Vec<Processing>> = (0..n)
+            .map(|e| {
+                (0..self.info[e].noutputs)
+                    .map(|p| spec(e).output(p))
+                    .collect()
+            })
+            .collect();
+        // (from, output, to, input, fake)
+        let mut conns: Vec<(usize, usize, usize, usize, bool)> = self
+            .flat
+            .connections
+            .iter()
+            .map(|c| (c.from, c.from_port, c.to, c.to_port, false))
+            .collect();
+        for e in 0..n {
+            for i in 0..ins[e].len() {
+                for o in 0..outs[e].len() {
+                    if ins[e][i] == Processing::Agnostic
+                        && outs[e][o] == Processing::Agnostic
+                        && self.info[e].flow.flows(i, o)
+                    {
+                        conns.push((e, o, e, i, true));
                     }
                 }
             }
+        }
+        let mut conflict = vec![false; n];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for c in conns.iter_mut() {
+                let (from, fp, to, tp, fake) = *c;
+                let (pf, pt) = (outs[from][fp], ins[to][tp]);
+                match (pf, pt) {
+                    (Processing::Agnostic, Processing::Agnostic) => {}
+                    (x, Processing::Agnostic) => {
+                        ins[to][tp] = x;
+                        changed = true;
+                    }
+                    (Processing::Agnostic, x) => {
+                        outs[from][fp] = x;
+                        changed = true;
+                    }
+                    (x, y) if x != y && fake => {
+                        conflict[to] = true;
+                        // Click drops the fake connection after reporting it.
+                        c.0 = usize::MAX;
+                    }
+                    _ => {}
+                }
+            }
+            conns.retain(|c| c.0 != usize::MAX);
         }
         for e in 0..n {
             if conflict[e] {
@@ -428,20 +456,12 @@ impl Router {
                     self.desc(e)
                 ));
             }
-            let m = mode[e].unwrap_or(Processing::Push);
-            let s = spec(e);
             let inf = &mut self.info[e];
-            for p in 0..inf.ninputs {
-                inf.in_push[p] = match s.input(p) {
-                    Processing::Agnostic => m == Processing::Push,
-                    x => x == Processing::Push,
-                };
+            for (p, x) in ins[e].iter().enumerate() {
+                inf.in_push[p] = *x != Processing::Pull;
             }
-            for p in 0..inf.noutputs {
-                inf.out_push[p] = match s.output(p) {
-                    Processing::Agnostic => m == Processing::Push,
-                    x => x == Processing::Push,
-                };
+            for (p, x) in outs[e].iter().enumerate() {
+                inf.out_push[p] = *x != Processing::Pull;
             }
         }
     }

@@ -150,14 +150,19 @@ impl Element for InfiniteSource {
             return false;
         }
         // As in Click, the end (END_CALL, STOP) comes at the first run that finds the limit
-        // reached, once the queues downstream have room again.
+        // reached, once the queues downstream have room again (without those the task
+        // simply ends with its last packets).
         if self.remaining() == 0 {
             self.check_end(cx);
             return false;
         }
         let b = self.make_batch(room.min(BATCH_MAX), cx);
         cx.push(0, b);
-        cx.reschedule();
+        if self.remaining() > 0 || self.stop || self.end_call.is_some() {
+            cx.reschedule();
+        } else {
+            self.check_end(cx);
+        }
         true
     }
 

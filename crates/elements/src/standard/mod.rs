@@ -86,6 +86,8 @@ pub const CLASSES: &[ElementClass] = &[
     mixed_queue::CLASS,
     notifier_debug::CLASS,
     null::CLASS,
+    null::PUSH_CLASS,
+    null::PULL_CLASS,
     pad::CLASS,
     paint::CLASS,
     paint_tee::CLASS,
