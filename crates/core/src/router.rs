@@ -409,11 +409,11 @@ impl Router {
             .iter()
             .map(|c| (c.from, c.from_port, c.to, c.to_port, false))
             .collect();
-        for e in 0..n {
-            for i in 0..ins[e].len() {
-                for o in 0..outs[e].len() {
-                    if ins[e][i] == Processing::Agnostic
-                        && outs[e][o] == Processing::Agnostic
+        for (e, (ei, eo)) in ins.iter().zip(&outs).enumerate() {
+            for (i, pi) in ei.iter().enumerate() {
+                for (o, po) in eo.iter().enumerate() {
+                    if *pi == Processing::Agnostic
+                        && *po == Processing::Agnostic
                         && self.info[e].flow.flows(i, o)
                     {
                         conns.push((e, o, e, i, true));
