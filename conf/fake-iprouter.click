@@ -4,7 +4,8 @@
 // Same graph, same element arguments and the same 64-byte UDP packet as Click's file, so that
 // `sluice bench` on it compares like with like: an InfiniteSource stands in for the eth1
 // receive path, EtherEncaps stand in for the ARPQueriers (no ARP traffic in a benchmark), and
-// Queue -> Discard stands in for the transmit paths.
+// Queue -> Discard(BURST 32) stands in for the transmit paths (a device drains its queue in
+// batches; Discard alone pulls one packet per run, as in Click).
 //
 // Router "cone" between 18.26.4/24 (eth0, 00:00:C0:AE:67:EF, 18.26.4.24)
 // and 18.26.7/24 (eth1, 00:00:C0:4F:71:EF, 18.26.7.1); proxy ARP for 18.26.7 on eth0.
@@ -35,8 +36,8 @@ InfiniteSource(DATA "\<
   54 e3 04 08  54 e3 04 08  d8 01 00 00>", LIMIT $LIMIT, BURST $BURST, STOP true) -> [0]c1;
 
 // Transmit queues and the host.
-out0 :: Queue(200) -> Discard;
-out1 :: Queue(200) -> Discard;
+out0 :: Queue(200) -> Discard(BURST 32);
+out1 :: Queue(200) -> Discard(BURST 32);
 tol :: Discard;
 
 // Stand-ins for the ARPQueriers: fixed Ethernet headers.

@@ -32,8 +32,8 @@ elementclass FakeIPRouter {
       53 53 00 00  05 00 00 00  00 10 00 00  01 00 00 00  54 53 00 00
       54 e3 04 08  54 e3 04 08  d8 01 00 00>", LIMIT $LIMIT, BURST 5, STOP true) -> [0]c1;
 
-    out0 :: Queue(200) -> Discard;
-    out1 :: Queue(200) -> Discard;
+    out0 :: Queue(200) -> Discard(BURST 32);
+    out1 :: Queue(200) -> Discard(BURST 32);
     tol :: Discard;
 
     fake_arpq0 :: EtherEncap(0x0800, 00:00:c0:ae:67:ef, 00:00:c0:4f:71:ef);

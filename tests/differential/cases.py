@@ -60,3 +60,8 @@ CASES["cli-port-errors"] = {"dir": "cli", "args": ["-q", "bad.click"], "outputs"
 for _name in ["print-default", "print-timestamp", "print-ascii", "print-none", "print-two",
               "ipprint-default", "ipprint-fields", "ipprint-hex", "ipprint-payload"]:
     CASES[_name] = {"dir": "print", "args": [f"{_name}.click"], "outputs": []}
+
+# Script: PACKET scripts choosing outputs; SIGNAL scripts, reinstalled by `end` and not by
+# `exit` (the next signal then ends the process).
+for _name in ["packet", "signal-reinstall", "signal-exit"]:
+    CASES[f"script-{_name}"] = {"dir": "script", "args": [f"{_name}.click"], "outputs": []}

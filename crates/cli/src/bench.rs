@@ -471,7 +471,7 @@ fn path_config(skip: Option<usize>, extra: usize) -> String {
         "src :: InfiniteSource(DATA {}, LIMIT $N, BURST $BURST, STOP true, TIMESTAMP false);\n",
         bench_frame()
     ));
-    c.push_str("err :: Discard;\nout :: Queue(1024) -> sink :: Discard;\n");
+    c.push_str("err :: Discard;\nout :: Queue(1024) -> sink :: Discard(BURST 32);\n");
     let mut tail = "src".to_string();
     for (i, st) in PATH.iter().enumerate() {
         if skip == Some(i) {

@@ -9,7 +9,7 @@ use crate::batch::Batch;
 use crate::element::Element;
 use crate::packet::Packet;
 use crate::router::{HandlerError, Router};
-use crate::sched::DEFAULT_TICKETS;
+use crate::sched::{Notifier, DEFAULT_TICKETS};
 use crate::time::Timestamp;
 
 /// Identifies a notifier signal.
@@ -19,6 +19,50 @@ pub type NotifierId = usize;
 /// when some path upstream has none (the task then polls).
 #[derive(Clone, Debug, Default)]
 pub struct PullNotes(Option<Vec<NotifierId>>);
+
+/// A notifier signal as Click shows it ([`Cx::notifier_signal`]).
+pub struct NotifierSignal {
+    /// (kind, word, bit, notifier) of each notifier; `None` for a path without notifier.
+    parts: Option<Vec<(&'static str, usize, u32, NotifierId)>>,
+    states: std::sync::Arc<Vec<Notifier>>,
+}
+
+impl NotifierSignal {
+    /// Click's `NotifierSignal::unparse`: `busy*` for a path without notifier, `idle` when
+    /// no notifier can become active, else `KIND.WORD/MASK:VALUE` for each word of 32
+    /// signals (hexadecimal), joined by `+`, with `*` when a signal of the word is active.
+    pub fn unparse(&self) -> String {
+        let Some(parts) = &self.parts else {
+            return "busy*".into();
+        };
+        let mut words: Vec<(&str, usize, u32, u32)> = Vec::new();
+        for &(kind, word, bit, nid) in parts {
+            let on = self.states[nid]
+                .active
+                .load(std::sync::atomic::Ordering::Acquire);
+            let value = if on { bit } else { 0 };
+            match words.iter_mut().find(|w| w.0 == kind && w.1 == word) {
+                Some(w) => {
+                    w.2 |= bit;
+                    w.3 |= value;
+                }
+                None => words.push((kind, word, bit, value)),
+            }
+        }
+        if words.is_empty() {
+            return "idle".into();
+        }
+        words.sort();
+        words
+            .iter()
+            .map(|&(kind, word, mask, value)| {
+                let star = if value != 0 { "*" } else { "" };
+                format!("{kind}.{word}/{mask:x}:{value:x}{star}")
+            })
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+}
 
 /// The accessors of the calling element's name and ports that ConfigCx and Cx share.
 macro_rules! element_accessors {
@@ -86,6 +130,13 @@ impl ConfigCx<'_> {
     /// empty notifier), for pullers found by router context.
     pub fn provide_empty_notifier(&mut self, nid: NotifierId) {
         self.rt.info[self.me].empty_notifier = Some(nid);
+    }
+
+    /// Like [`ConfigCx::provide_empty_notifier`] for a notifier that never becomes active:
+    /// this element never has packets to pull (Click's idle signal).
+    pub fn provide_idle_notifier(&mut self, nid: NotifierId) {
+        self.provide_empty_notifier(nid);
+        self.rt.info[self.me].idle_notifier = true;
     }
 
     /// Announces that pushing into this element is pointless while `nid` is inactive (a
@@ -425,6 +476,71 @@ impl Cx<'_> {
     /// Index of the element called `name`.
     pub fn element_index(&self, name: &str) -> Option<usize> {
         self.rt.names.get(name).copied()
+    }
+
+    /// The signal made of notifiers `nids`, as found by [`InitCx::upstream_empty_notifiers`]
+    /// or [`InitCx::downstream_full_notifiers`], for showing it as Click does. Take it once
+    /// the router runs (in a timer or while processing packets): it shares the notifiers'
+    /// states, which are fixed only then.
+    pub fn notifier_signal(&self, nids: Option<&[NotifierId]>) -> NotifierSignal {
+        // As in Click, the empty and the full notifiers are numbered apart, in the order of
+        // their elements; idle notifiers are not numbered.
+        let mut named: Vec<(NotifierId, &'static str, usize)> = Vec::new();
+        let (mut empties, mut fulls) = (0, 0);
+        for inf in &self.rt.info {
+            if let Some(n) = inf.empty_notifier.filter(|_| !inf.idle_notifier) {
+                named.push((n, "empty", empties));
+                empties += 1;
+            }
+            if let Some(n) = inf.full_notifier {
+                named.push((n, "full", fulls));
+                fulls += 1;
+            }
+        }
+        let parts = nids.map(|nids| {
+            nids.iter()
+                .filter_map(|&nid| {
+                    let &(_, kind, i) = named.iter().find(|(n, _, _)| *n == nid)?;
+                    Some((kind, i / 32, 1u32 << (i % 32), nid))
+                })
+                .collect()
+        });
+        NotifierSignal {
+            parts,
+            states: self.rt.notifiers.clone(),
+        }
+    }
+
+    /// Records a new value for argument `keyword` in this element's `config` handler, as
+    /// Click's `reconfigure_keyword_handler` does after a write such as a Queue's `capacity`:
+    /// the positional argument `argno` (when it is there and not another keyword) or the
+    /// keyword argument is replaced, or the keyword argument added.
+    pub fn reconfigure_keyword(&mut self, argno: usize, keyword: &str, value: &str) {
+        use sluice_lang::args::{keyword_split, split_args};
+        let info = &mut self.rt.info[self.me];
+        let mut conf = split_args(&info.config);
+        let kw = conf
+            .iter()
+            .rposition(|a| keyword_split(a).is_some_and(|(k, _)| k == keyword));
+        match kw {
+            Some(i) => conf[i] = format!("{keyword} {value}"),
+            None if argno < conf.len() && keyword_split(&conf[argno]).is_none() => {
+                conf[argno] = value.to_string()
+            }
+            None => conf.push(format!("{keyword} {value}")),
+        }
+        info.config = conf.join(", ");
+    }
+
+    /// Calls this element's `run` handler once, soon after signal `signo` arrives (Click's
+    /// `Master::add_signal_handler`); register again to handle the next one. While no element
+    /// waits for it, the signal has its default action.
+    pub fn catch_signal(&mut self, signo: i32) {
+        let me = self.me;
+        if !self.rt.signal_runs.contains(&(signo, me)) {
+            self.rt.signal_runs.push((signo, me));
+            crate::signals::catch(signo);
+        }
     }
 
     /// Number of elements in the router (indices run from 0).

@@ -18,7 +18,7 @@ pub mod threads;
 pub mod time;
 
 pub use batch::{Batch, BATCH_MAX};
-pub use context::{ConfigCx, Cx, InitCx, NotifierId, PullNotes};
+pub use context::{ConfigCx, Cx, InitCx, NotifierId, NotifierSignal, PullNotes};
 pub use element::{Element, ElementClass, Handler, SharedElement, Sharing};
 pub use library::Library;
 pub use packet::{Anno, Packet, PacketType};

@@ -90,45 +90,17 @@ impl PortCount {
         Some(PortCount { inputs, outputs })
     }
 
-    /// Checks actual counts; returns a description of the allowed counts on failure.
-    pub fn check(&self, nin: usize, nout: usize) -> Result<(), String> {
-        let desc = |r: &PortRange, what: &str| -> String {
-            if r.min == r.max {
-                format!("{} {}{}", r.min, what, if r.min == 1 { "" } else { "s" })
-            } else if r.max == usize::MAX {
-                format!("at least {} {}s", r.min, what)
-            } else {
-                format!("{}-{} {}s", r.min, r.max, what)
-            }
+    /// The port counts an element gets for `nin` inputs and `nout` outputs in use, as Click's
+    /// `notify_nports` sets them: each count moved into its allowed range (`=`: as many
+    /// outputs as inputs). Connections to ports past these counts are errors ("has no input
+    /// N"); ports below them that nothing uses are errors too ("input N unused").
+    pub fn clamp(&self, nin: usize, nout: usize) -> (usize, usize) {
+        let nin = nin.clamp(self.inputs.min, self.inputs.max);
+        let nout = match &self.outputs {
+            Some(r) => nout.clamp(r.min, r.max),
+            None => nin,
         };
-        let ok = |r: &PortRange, n: usize| n >= r.min && n <= r.max;
-        let mut msgs = Vec::new();
-        if !ok(&self.inputs, nin) {
-            msgs.push(format!(
-                "has {} input{}, expected {}",
-                nin,
-                if nin == 1 { "" } else { "s" },
-                desc(&self.inputs, "input")
-            ));
-        }
-        match &self.outputs {
-            Some(r) if !ok(r, nout) => msgs.push(format!(
-                "has {} output{}, expected {}",
-                nout,
-                if nout == 1 { "" } else { "s" },
-                desc(r, "output")
-            )),
-            None if nout != nin => msgs.push(format!(
-                "has {} outputs, expected as many as inputs ({})",
-                nout, nin
-            )),
-            _ => {}
-        }
-        if msgs.is_empty() {
-            Ok(())
-        } else {
-            Err(msgs.join("; "))
-        }
+        (nin, nout)
     }
 }
 
@@ -216,14 +188,12 @@ mod tests {
     #[test]
     fn port_counts() {
         let p = PortCount::parse("1/1-2").unwrap();
-        assert!(p.check(1, 1).is_ok() && p.check(1, 2).is_ok());
-        assert_eq!(
-            p.check(2, 3).unwrap_err(),
-            "has 2 inputs, expected 1 input; has 3 outputs, expected 1-2 outputs"
-        );
+        assert_eq!(p.clamp(1, 1), (1, 1));
+        assert_eq!(p.clamp(2, 3), (1, 2));
+        assert_eq!(p.clamp(0, 0), (1, 1));
         let q = PortCount::parse("-/=").unwrap();
-        assert!(q.check(3, 3).is_ok() && q.check(3, 2).is_err());
-        assert!(PortCount::parse("1-/0").unwrap().check(0, 0).is_err());
+        assert_eq!(q.clamp(3, 2), (3, 3));
+        assert_eq!(PortCount::parse("1-/0").unwrap().clamp(0, 4), (1, 0));
         assert!(PortCount::parse("x/1").is_none());
     }
 

@@ -65,6 +65,8 @@ pub(crate) struct ElemInfo {
     pub(crate) task: Option<usize>,
     pub(crate) empty_notifier: Option<NotifierId>,
     pub(crate) full_notifier: Option<NotifierId>,
+    /// True if `empty_notifier` never becomes active (Click's idle signal).
+    pub(crate) idle_notifier: bool,
     /// The element's handler table, kept so that handlers of elements owned by another
     /// thread can be listed.
     handlers: Vec<Handler>,
@@ -112,7 +114,8 @@ impl fmt::Display for HandlerError {
     }
 }
 
-/// Handlers every element has, besides its own.
+/// Handlers every element has, besides its own (and `scheduled`, read-only, for every
+/// element with a task: whether it is on the run list).
 const ELEMENT_HANDLERS: &[&str] = &["name", "class", "config", "ports", "handlers"];
 /// Router-wide read handlers.
 const ROUTER_READ: &[&str] = &[
@@ -165,6 +168,8 @@ pub struct Router {
     balance_seen: Vec<u64>,
     /// When a drain that has not ended by itself is cut short.
     drain_until: Option<std::time::Instant>,
+    /// Elements whose `run` handler a signal calls (Script's TYPE SIGNAL): (signal, element).
+    pub(crate) signal_runs: Vec<(i32, usize)>,
 }
 
 fn element_desc(name: &str, class: &str) -> String {
@@ -175,7 +180,7 @@ impl Router {
     /// Builds, configures and initialises a router. On failure returns every error found,
     /// each prefixed with the configuration's `file:line`.
     pub fn new(
-        flat: FlatConfig,
+        mut flat: FlatConfig,
         lib: &Library,
         opts: RouterOptions,
     ) -> Result<Router, Vec<String>> {
@@ -218,16 +223,7 @@ impl Router {
             };
             if class.name != "<unknown>" {
                 match PortCount::parse(class.ports) {
-                    Some(pc) => {
-                        if let Err(m) = pc.check(ninputs[i], noutputs[i]) {
-                            errors.push(format!(
-                                "{}: {} {}",
-                                fe.landmark,
-                                element_desc(&fe.name, &fe.class),
-                                m
-                            ));
-                        }
-                    }
+                    Some(pc) => (ninputs[i], noutputs[i]) = pc.clamp(ninputs[i], noutputs[i]),
                     None => errors.push(format!(
                         "{}: class {} has a bad port spec",
                         fe.landmark, fe.class
@@ -262,11 +258,33 @@ impl Router {
                 task: None,
                 empty_notifier: None,
                 full_notifier: None,
+                idle_notifier: false,
                 // Both depend on the configuration: filled in once the element is configured.
                 handlers: Vec::new(),
                 concurrency: Concurrency::Exclusive,
             });
         }
+        // Click's check_hookup_range: a connection to a port the element does not have is
+        // an error (reported at the element), and the connection is dropped.
+        flat.connections.retain(|c| {
+            let mut ok = true;
+            for (e, port, n, what) in [
+                (c.to, c.to_port, ninputs[c.to], "input"),
+                (c.from, c.from_port, noutputs[c.from], "output"),
+            ] {
+                if port >= n && info[e].class.name != "<unknown>" {
+                    errors.push(format!(
+                        "{}: {} has no {} {}",
+                        info[e].landmark,
+                        element_desc(&info[e].name, &flat.elements[e].class),
+                        what,
+                        port
+                    ));
+                }
+                ok &= port < n;
+            }
+            ok
+        });
         for c in &flat.connections {
             info[c.from].out_peers[c.from_port].push(PortRef {
                 elem: c.to,
@@ -311,6 +329,7 @@ impl Router {
             balance_at: 0,
             balance_seen: Vec::new(),
             drain_until: None,
+            signal_runs: Vec::new(),
         };
         rt.replicas = (0..n).map(|_| Vec::new()).collect();
         if opts.threads > 1 && opts.simtime {
@@ -378,41 +397,69 @@ impl Router {
             return;
         }
         let spec = |e: usize| specs[e].as_ref().expect("checked above");
-        // mode[e]: resolved processing of element e's agnostic ports.
-        let mut mode: Vec<Option<Processing>> = vec![None; n];
-        let mut changed = true;
-        let mut conflict = vec![false; n];
-        while changed {
-            changed = false;
-            for c in &self.flat.connections {
-                let from = match spec(c.from).output(c.from_port) {
-                    Processing::Agnostic => mode[c.from],
-                    p => Some(p),
-                };
-                let to = match spec(c.to).input(c.to_port) {
-                    Processing::Agnostic => mode[c.to],
-                    p => Some(p),
-                };
-                let mut set =
-                    |e: usize, p: Processing, mode: &mut Vec<Option<Processing>>| match mode[e] {
-                        None => {
-                            mode[e] = Some(p);
-                            changed = true;
-                        }
-                        Some(q) if q != p => conflict[e] = true,
-                        _ => {}
-                    };
-                if spec(c.from).output(c.from_port) == Processing::Agnostic {
-                    if let Some(p) = to {
-                        set(c.from, p, &mut mode);
-                    }
-                }
-                if spec(c.to).input(c.to_port) == Processing::Agnostic {
-                    if let Some(p) = from {
-                        set(c.to, p, &mut mode);
+        // As Click's check_push_and_pull: each port starts with its class's processing;
+        // agnostic ports take the processing of what they connect to, and an element's
+        // agnostic input and output are tied (by a fake connection) when packets flow from
+        // one to the other, so Idle's (flow x/y) input and output resolve apart.
+        let mut ins: Vec<Vec<Processing>> = (0..n)
+            .map(|e| {
+                (0..self.info[e].ninputs)
+                    .map(|p| spec(e).input(p))
+                    .collect()
+            })
+            .collect();
+        let mut outs: Vec<Vec<Processing>> = (0..n)
+            .map(|e| {
+                (0..self.info[e].noutputs)
+                    .map(|p| spec(e).output(p))
+                    .collect()
+            })
+            .collect();
+        // (from, output, to, input, fake)
+        let mut conns: Vec<(usize, usize, usize, usize, bool)> = self
+            .flat
+            .connections
+            .iter()
+            .map(|c| (c.from, c.from_port, c.to, c.to_port, false))
+            .collect();
+        for (e, (ei, eo)) in ins.iter().zip(&outs).enumerate() {
+            for (i, pi) in ei.iter().enumerate() {
+                for (o, po) in eo.iter().enumerate() {
+                    if *pi == Processing::Agnostic
+                        && *po == Processing::Agnostic
+                        && self.info[e].flow.flows(i, o)
+                    {
+                        conns.push((e, o, e, i, true));
                     }
                 }
             }
+        }
+        let mut conflict = vec![false; n];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for c in conns.iter_mut() {
+                let (from, fp, to, tp, fake) = *c;
+                let (pf, pt) = (outs[from][fp], ins[to][tp]);
+                match (pf, pt) {
+                    (Processing::Agnostic, Processing::Agnostic) => {}
+                    (x, Processing::Agnostic) => {
+                        ins[to][tp] = x;
+                        changed = true;
+                    }
+                    (Processing::Agnostic, x) => {
+                        outs[from][fp] = x;
+                        changed = true;
+                    }
+                    (x, y) if x != y && fake => {
+                        conflict[to] = true;
+                        // Click drops the fake connection after reporting it.
+                        c.0 = usize::MAX;
+                    }
+                    _ => {}
+                }
+            }
+            conns.retain(|c| c.0 != usize::MAX);
         }
         for e in 0..n {
             if conflict[e] {
@@ -422,20 +469,12 @@ impl Router {
                     self.desc(e)
                 ));
             }
-            let m = mode[e].unwrap_or(Processing::Push);
-            let s = spec(e);
             let inf = &mut self.info[e];
-            for p in 0..inf.ninputs {
-                inf.in_push[p] = match s.input(p) {
-                    Processing::Agnostic => m == Processing::Push,
-                    x => x == Processing::Push,
-                };
+            for (p, x) in ins[e].iter().enumerate() {
+                inf.in_push[p] = *x != Processing::Pull;
             }
-            for p in 0..inf.noutputs {
-                inf.out_push[p] = match s.output(p) {
-                    Processing::Agnostic => m == Processing::Push,
-                    x => x == Processing::Push,
-                };
+            for (p, x) in outs[e].iter().enumerate() {
+                inf.out_push[p] = *x != Processing::Pull;
             }
         }
     }
@@ -892,6 +931,9 @@ impl Router {
                     .iter()
                     .map(|h| (h.to_string(), if own_write(h) { "rw" } else { "r" }))
                     .collect();
+                if self.has_task_handlers(e) {
+                    v.push(("scheduled".into(), "r"));
+                }
                 for h in &self.info[e].handlers {
                     if ELEMENT_HANDLERS.contains(&h.name) {
                         continue;
@@ -996,8 +1038,18 @@ impl Router {
                 .iter()
                 .map(|(n, m)| format!("{}\t{}\n", n, m))
                 .collect(),
+            "scheduled" if self.has_task_handlers(e) => {
+                format!("{}\n", self.tasks.get(inf.task?).scheduled)
+            }
             _ => return None,
         })
+    }
+
+    /// True if element `e` has Click's task handler `scheduled`: it has a task and no
+    /// handler of that name of its own.
+    fn has_task_handlers(&self, e: usize) -> bool {
+        let inf = &self.info[e];
+        inf.task.is_some() && !inf.handlers.iter().any(|h| h.name == "scheduled")
     }
 
     /// Click's `ports` handler: per port its processing (`~` when the class's port is
@@ -1191,6 +1243,9 @@ impl Router {
             };
         };
         let full = format!("{}.{}", self.info[e].name, h);
+        if h == "scheduled" && self.has_task_handlers(e) {
+            return Err(HandlerError::NotWritable(full));
+        }
         match self.info[e].handlers.iter().find(|x| x.name == h) {
             _ if ELEMENT_HANDLERS.contains(&h)
                 && !self.info[e].handlers.iter().any(|x| x.name == h && x.write) =>

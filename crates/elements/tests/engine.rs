@@ -52,6 +52,22 @@ fn pull_discard_drains_queue() {
 }
 
 #[test]
+fn agnostic_ports_resolve_along_their_flow() {
+    // Click's test/tools/lexer-04: Idle's input and output (flow x/y) resolve apart, so an
+    // Idle can be pushed into and pulled from; a pull output may feed several inputs.
+    let mut r = router(
+        "a, b, c :: Idle; p, q :: PullNull; a, a[1] -> b -> p, q; \
+         p -> [0]c, [1]c; q -> [2]c;",
+    );
+    let ports = r.read_path("b.ports").unwrap();
+    assert!(ports.starts_with("1 input\npush~"), "{ports}");
+    assert!(ports.contains("1 output\npull~"), "{ports}");
+    // Null's ports are tied: a push input and a pull output conflict.
+    let e = errors("Idle -> n :: Null -> PullNull -> Discard; Idle -> PushNull -> n;");
+    assert!(e.contains("n :: Null") && e.contains("push"), "{e}");
+}
+
+#[test]
 fn push_to_pull_mismatch_is_reported() {
     let e = errors("InfiniteSource -> q :: Queue -> Counter -> q2 :: Queue -> Discard;");
     assert!(e.contains("test.click:1"), "{}", e);
@@ -63,8 +79,15 @@ fn push_to_pull_mismatch_is_reported() {
     );
     assert!(e.contains("LIMIT"), "{}", e);
     assert!(e.contains("BOGUS"), "{}", e);
+    // Port counts as Click's: missing ports unused, extra ones absent.
     let e = errors("InfiniteSource -> Counter;");
-    assert!(e.contains("has 0 outputs, expected 1 output"), "{}", e);
+    assert!(
+        e.contains("'Counter@2 :: Counter' output 0 unused"),
+        "{}",
+        e
+    );
+    let e = errors("InfiniteSource -> [1] Counter -> Discard;");
+    assert!(e.contains("'Counter@2 :: Counter' has no input 1"), "{}", e);
 }
 
 #[test]

@@ -146,9 +146,12 @@ fn configuration_errors_follow_click() {
         ("Script(end now)", "syntax error at 'end'"),
         ("Script(TYPE SOMETIMES)", "bad TYPE"),
         (
-            "Script(TYPE SIGNAL INT, stop)",
-            "TYPE SIGNAL is not supported",
+            "Idle -> Script(TYPE ACTIVE) -> Discard",
+            "ports allowed only on PACKET scripts",
         ),
+        ("Script(TYPE PACKET)", "PACKET script must have inputs"),
+        ("Script(TYPE SIGNAL)", "bad signal number"),
+        ("Script(TYPE SIGNAL INT WINCH)", "bad signal number"),
     ] {
         let e = build(conf)
             .err()
@@ -168,6 +171,27 @@ fn goto_conditions_labels_and_exports() {
          Idle -> c :: Counter -> Discard",
     );
     assert_eq!(got, "5\n-22\n9\n");
+}
+
+#[test]
+fn packet_scripts_pick_outputs_like_click() {
+    // The return value names the output, `end` means output 0, `exit` (or an output that
+    // does not exist) drops the packet and counts it; `$input` is the input port.
+    let mut r = build(
+        "InfiniteSource(LIMIT 7, STOP true) -> s :: Script(TYPE PACKET, init i 0, \
+             set i $(add $i 1), goto x $(eq $(mod $i 3) 0), goto e $(eq $i 7), \
+             return $(add $(mod $i 2) $input), label x, exit, label e, end); \
+         Idle -> [1] s; s[0] -> a :: Counter -> Discard; s[1] -> b :: Counter -> Discard; \
+         InfiniteSource(LIMIT 2, STOP true) -> p :: Script(return 5) -> d :: Counter -> Discard",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    r.run_until_idle();
+    // i = 1 and 5 go to output 1; 2 and 4 to output 0; 3 and 6 exit; 7 ends (output 0).
+    assert_eq!(r.read_path("a.count").unwrap(), "3\n");
+    assert_eq!(r.read_path("b.count").unwrap(), "2\n");
+    assert_eq!(r.read_path("s.drops").unwrap(), "2\n");
+    assert_eq!(r.read_path("d.count").unwrap(), "0\n");
+    assert_eq!(r.read_path("p.drops").unwrap(), "2\n");
 }
 
 /// Runs a fuzz body over its corpus and over cheap deterministic mutations of every seed.

@@ -951,3 +951,80 @@ fn ether_vlan_encap_and_strip() {
     assert_eq!(num(&mut r, "s2.drops"), 1);
     assert!(errors("Idle -> VLANEncap(VLAN_PCP 8) -> Discard").contains("VLAN_PCP"));
 }
+
+#[test]
+fn sources_sleep_on_full_queues_and_pullers_take_one_packet_per_run() {
+    // Click's test/standard/notifier-04: the source sleeps (its task is not scheduled) while
+    // the queue is full; Discard pulls one packet per run (Click's BURST 1), so the Counter's
+    // COUNT_CALL turns the switch away after exactly two packets.
+    let mut r = router(
+        "i :: InfiniteSource(LIMIT 15) -> c :: Counter -> q :: FullNoteQueue(5) \
+         -> s :: PullSwitch(1) -> Counter(COUNT_CALL 2 s.switch 1) -> Discard; \
+         Idle -> [1] s; \
+         DriverManager(wait 0.1s, write s.switch 0, wait 0.1s, stop)",
+    );
+    r.run();
+    assert_eq!(num(&mut r, "c.count"), 7);
+    assert_eq!(text(&mut r, "i.scheduled"), "false");
+    assert!(!text(&mut r, "q.handlers").contains("scheduled"));
+}
+
+#[test]
+fn stop_comes_when_the_source_runs_again_after_its_limit() {
+    // Click's test/standard/FullNoteQueue-upstream-notifier-01: STOP is raised at the run
+    // after the last packet, which waits for room in the queue, so both packets have left it.
+    let mut r = router(
+        "src :: InfiniteSource(<0800>, 2, 1, true, STOP true) -> q :: FullNoteQueue(1) \
+         -> count :: Counter -> Unqueue -> Discard; \
+         seen :: InfiniteSource(ACTIVE false) -> Discard; \
+         DriverManager(wait, write seen.limit $(count.count))",
+    );
+    r.run();
+    assert_eq!(num(&mut r, "seen.limit"), 2);
+    assert_eq!(num(&mut r, "q.drops"), 0);
+}
+
+#[test]
+fn queue_capacity_writes_show_in_config() {
+    let mut r = router("Idle -> q :: Queue -> Discard(ACTIVE false); Idle -> q2 :: Queue(5) -> Discard(ACTIVE false)");
+    r.write_path("q.capacity", "10").unwrap();
+    assert_eq!(r.read_path("q.config").unwrap(), "CAPACITY 10");
+    r.write_path("q2.capacity", "7").unwrap();
+    assert_eq!(r.read_path("q2.config").unwrap(), "7");
+    assert_eq!(num(&mut r, "q2.capacity"), 7);
+}
+
+#[test]
+fn notifier_debug_shows_signals_as_click() {
+    // Click's test/standard/QuickNoteQueue-01 and notifier-05: the full signal downstream of a
+    // push input, the empty signals upstream of a pull input (32 to a word), busy and idle.
+    let mut conf = String::from(
+        "i :: InfiniteSource(LIMIT 1, ACTIVE false) -> d1 :: NotifierDebug \
+         -> q :: QuickNoteQueue -> d2 :: NotifierDebug -> s :: RoundRobinSched \
+         -> d3 :: NotifierDebug -> Discard; \
+         Idle -> d4 :: NotifierDebug -> Unqueue -> Discard; \
+         Idle -> d5 :: NotifierDebug -> Discard; \
+         DriverManager(wait 0.01s, stop);",
+    );
+    for k in 1..40 {
+        conf.push_str(&format!("Idle -> q{k} :: Queue(5) -> [{k}] s;"));
+    }
+    let mut r = router(&conf);
+    r.run();
+    assert_eq!(text(&mut r, "d1.signal"), "full.0/1:1*");
+    assert_eq!(text(&mut r, "d2.signal"), "empty.0/1:0");
+    assert_eq!(text(&mut r, "d3.signal"), "empty.0/ffffffff:0+empty.1/ff:0");
+    assert_eq!(text(&mut r, "d4.signal"), "idle");
+    assert_eq!(text(&mut r, "d5.signal"), "busy*");
+}
+
+#[test]
+fn message_errors_stop_the_router() {
+    let _ = router("Message(\"just a note\"); Message(\"careful\", WARNING)");
+    let e = errors("Message(\"no more\", ERROR)");
+    assert!(
+        e.contains("While configuring 'Message@1 :: Message'") && e.contains("  no more"),
+        "{e}"
+    );
+    assert!(errors("Message(x, LOUD)").contains("unrecognized message type"));
+}

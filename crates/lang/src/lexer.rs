@@ -107,10 +107,10 @@ impl Lexer {
         let num = it.next().and_then(|n| n.parse::<u32>().ok());
         self.pos = end;
         if let Some(n) = num {
-            if let Some(f) = it.next() {
-                let f = f.trim();
-                if f.len() >= 2 && f.starts_with('"') && f.ends_with('"') {
-                    self.file = Arc::from(&f[1..f.len() - 1]);
+            // The file name is quoted; cpp adds flags after it (`# 1 "B" 1`).
+            if let Some(f) = it.next().and_then(|f| f.trim().strip_prefix('"')) {
+                if let Some((name, _)) = f.split_once('"') {
+                    self.file = Arc::from(name);
                 }
             }
             // The newline ending the directive advances to line `n`.
@@ -241,6 +241,9 @@ impl Lexer {
                         self.pos += 1;
                     }
                 }
+                // A `# LINE "file"` directive at the start of a line, as Click's lexer
+                // handles them inside configuration strings too.
+                '#' if self.pos > 0 && self.at(self.pos - 1) == Some('\n') => self.line_directive(),
                 '/' if n == Some('*') => {
                     self.pos += 2;
                     loop {

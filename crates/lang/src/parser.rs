@@ -107,6 +107,8 @@ pub(crate) struct Parser<'a> {
     anon_class: usize,
     group_count: usize,
     depth: usize,
+    /// Library files already read (`require(library FILE)`), each read once.
+    libraries: Vec<std::path::PathBuf>,
 }
 
 /// One element of a connection. Port lists as in Click: empty when none was written, a
@@ -140,6 +142,8 @@ impl Endpoint {
     }
 }
 
+/// Largest library file read by `require(library FILE)`.
+const MAX_LIBRARY: u64 = 16 << 20;
 /// Marks an expandable port list.
 const EXPANDABLE: i64 = -1;
 /// Ports above this are refused.
@@ -161,6 +165,7 @@ impl<'a> Parser<'a> {
             anon_class: 0,
             group_count: 0,
             depth: 0,
+            libraries: Vec::new(),
         }
     }
 
@@ -281,6 +286,47 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// `require(library FILE)`: reads FILE's element classes (and whatever else it
+    /// declares) into the current scope, once. FILE is found relative to the directory of
+    /// the file requiring it, else to the current directory.
+    fn library(&mut self, file: &str, lm: &Landmark) {
+        let here = std::path::Path::new(&*lm.file)
+            .parent()
+            .map(|d| d.join(file))
+            .filter(|p| p.is_file());
+        let path = here.unwrap_or_else(|| std::path::PathBuf::from(file));
+        // Only regular files of a sane size (never a device or a pipe).
+        let text = match std::fs::metadata(&path).and_then(|m| {
+            if m.is_file() && m.len() <= MAX_LIBRARY {
+                std::fs::read_to_string(&path)
+            } else {
+                Err(std::io::Error::other(
+                    "not a regular file of at most 16 MiB",
+                ))
+            }
+        }) {
+            Ok(t) => t,
+            Err(e) => {
+                return self.error(lm.clone(), format!("library '{file}': {e}"));
+            }
+        };
+        let key = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if self.libraries.contains(&key) {
+            return;
+        }
+        self.libraries.push(key);
+        let name = path.to_string_lossy();
+        let outer = std::mem::replace(&mut self.lx, Lexer::new(&text, &name));
+        let buffered = std::mem::take(&mut self.buf);
+        self.statements();
+        if !matches!(self.peek(), Tok::Eof) {
+            let at = self.lm();
+            self.error(at, "syntax error");
+        }
+        self.lx = outer;
+        self.buf = buffered;
+    }
+
     /// Parses statements until `}`, `||`, `)` or end of file (not consumed).
     fn statements(&mut self) {
         loop {
@@ -349,7 +395,11 @@ impl<'a> Parser<'a> {
             {
                 [] => continue,
                 ["compact_config"] => true,
-                ["package" | "library", _] => true,
+                ["library", file] => {
+                    self.library(&crate::args::unquote(file), lm);
+                    true
+                }
+                ["package", _] => true,
                 [w] => *w != "package" && *w != "library",
                 _ => false,
             };

@@ -124,6 +124,16 @@ fn comments_and_line_directives() {
     let c = parse("/* multi\nline */ a :: Idle; # 10 \"other.click\"\nb :: Discard; a -> b");
     assert_eq!(elem(&c, "a").landmark.line, 2);
     assert_eq!(elem(&c, "b").landmark.to_string(), "other.click:10");
+    // Inside a configuration string too (Click's test/tools/lexer-08); a `#` elsewhere in a
+    // line is text.
+    let c = parse("m :: Idle(\n# 100 \"foobar.click\"\n\"test\" #1);\nm2 :: Idle;");
+    assert_eq!(elem(&c, "m").landmark.to_string(), "t.click:1");
+    assert_eq!(elem(&c, "m").config, "\"test\" #1");
+    assert_eq!(elem(&c, "m2").landmark.to_string(), "foobar.click:101");
+    // cpp's flags after the file name.
+    let c = parse("# 1 \"A\"\n\n# 1 \"B\" 1\nx :: Idle;\n# 5 \"A\" 2\ny :: Idle;");
+    assert_eq!(elem(&c, "x").landmark.to_string(), "B:1");
+    assert_eq!(elem(&c, "y").landmark.to_string(), "A:5");
 }
 
 #[test]
@@ -839,4 +849,25 @@ fn configurations_are_bytes() {
     );
     let e = errs(&crate::decode_config(b"Idle -> Discard;\n\xff\n"));
     assert_eq!(e, vec!["t.click:2: syntax error near '\\xFF'"]);
+}
+
+#[test]
+fn require_library_reads_classes_once() {
+    // Click's test/standard/library-01: libraries relative to the requiring file, nested,
+    // required twice.
+    let d = std::env::temp_dir().join(format!("sluice-lib-{}", std::process::id()));
+    std::fs::create_dir_all(d.join("dir")).unwrap();
+    std::fs::write(
+        d.join("lib"),
+        "require(library dir/lib2)\nelementclass A { b :: B; }",
+    )
+    .unwrap();
+    std::fs::write(d.join("dir/lib2"), "elementclass B { i :: Idle; }").unwrap();
+    std::fs::write(d.join("lib3"), "require(library lib)").unwrap();
+    let main = d.join("main").to_string_lossy().into_owned();
+    let c = parse_config("require(library lib, library lib3)\na :: A;", &main, &[]).unwrap();
+    assert_eq!(elem(&c, "a/b/i").class, "Idle");
+    let e = parse_config("require(library nothing)", &main, &[]).unwrap_err();
+    assert!(e[0].to_string().contains("library 'nothing'"), "{}", e[0]);
+    let _ = std::fs::remove_dir_all(&d);
 }

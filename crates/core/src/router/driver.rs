@@ -36,6 +36,42 @@ impl Router {
         }
     }
 
+    /// Handles the signals caught for the configuration, as Click's driver does: each
+    /// element waiting for a signal is taken off its list and its `run` handler called (a
+    /// Script that ends normally registers again). A signal nobody waits for any more gets
+    /// its default action back; one that arrived again meanwhile, or that no handler took,
+    /// is raised again with that action (usually ending the process, as in Click).
+    fn handle_signals(&mut self) {
+        if self.thread != 0 {
+            return;
+        }
+        let caught = crate::signals::take_caught();
+        if caught == 0 {
+            return;
+        }
+        for signo in (1..32).filter(|s| caught & (1 << s) != 0) {
+            let (calls, rest) = std::mem::take(&mut self.signal_runs)
+                .into_iter()
+                .partition::<Vec<_>, _>(|&(s, _)| s == signo);
+            self.signal_runs = rest;
+            let mut handled = false;
+            for (_, e) in calls {
+                handled |= self.write_handler(Some(e), "run", "").is_ok();
+            }
+            let again = if self.signal_runs.iter().any(|&(s, _)| s == signo) {
+                false
+            } else {
+                crate::signals::release(signo);
+                crate::signals::take_caught_one(signo)
+            };
+            if again || !handled {
+                crate::signals::release(signo);
+                // SAFETY: raise(3) sends a signal (in range) to this process.
+                unsafe { libc::raise(signo) };
+            }
+        }
+    }
+
     /// True for elements whose work ends with the input: elements without inputs (sources,
     /// scripts, control sockets). While the router drains, their tasks, timers and
     /// descriptors are not run.
@@ -182,6 +218,7 @@ impl Router {
                 self.balance();
             }
             self.run_due_timers(draining);
+            self.handle_signals();
             self.handle_stop_events();
             if self.stopped {
                 break;
@@ -514,6 +551,7 @@ impl Router {
             balance_at: 0,
             balance_seen: Vec::new(),
             drain_until: None,
+            signal_runs: Vec::new(),
         }
     }
 

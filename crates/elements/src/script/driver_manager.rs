@@ -35,7 +35,7 @@ impl Default for DriverManager {
 
 impl Element for DriverManager {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.0.configure_insns(args)
+        self.0.configure_insns(args, (0, 0))
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {

@@ -399,7 +399,7 @@ fn random(param: &str, rng: &Cell<u64>) -> Result<String, String> {
 }
 
 /// Signal names Script accepts (Click's list), or a number.
-fn signal(s: &str) -> Option<i32> {
+pub(crate) fn signal(s: &str) -> Option<i32> {
     Some(match s {
         "ABRT" => libc::SIGABRT,
         "ALRM" => libc::SIGALRM,

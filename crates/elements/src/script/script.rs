@@ -2,7 +2,9 @@
 //!
 //! Synopsis: `Script([TYPE type,] INSTRUCTIONS...)`
 //!
-//! Ports: none. Each positional argument is one instruction; the script runs them in order.
+//! Ports: none, except for PACKET scripts: any number of inputs (at least one) and outputs;
+//! input and output 0 agnostic, the others push. Each positional argument is one
+//! instruction; the script runs them in order.
 //!
 //! Substitutions: instruction text is substituted first. `$VAR` and `${VAR}` become the value
 //! of script variable VAR; `$(HANDLER [ARGS])` the value of a read handler (with its trailing
@@ -58,13 +60,21 @@
 //! Keyword: `TYPE` — `ACTIVE` (default: runs from initialisation), `PASSIVE` (runs only when
 //! its `step`, `goto` or `run` handler is written), `DRIVER` (manages driver stop events like
 //! DriverManager: each event releases a `pause`/`wait_stop`; the router stops when the script
-//! ends). Click's PACKET, PROXY and SIGNAL types are not supported.
+//! ends), `PACKET` (the default for a Script with ports: runs from the start for each packet
+//! that arrives, with `$input` set to its input port; `return N` sends the packet to output
+//! N, `end` to output 0; a packet whose script exits, fails, waits or names no push output is
+//! dropped and counted in `drops`), `SIGNAL SIGNO...` (runs from the start soon after one of
+//! the signals arrives, named as for `kill` or by number; the signal's default action is
+//! replaced while the script waits for it. A script that ends with `end` waits for the next
+//! one; one that exits, fails or blocks does not, so that signal's default action applies
+//! again, as in Click). Click's PROXY type is not supported.
 //!
 //! Handlers: `step` (w, `[N]`: release N pauses or waits), `goto` (w, `LABEL`: jump there and
 //! run), `run` (rw: write `[ARGS]` to run the script from the start with `$args` set; read the
 //! last `return` value — a script reading another script's `run` runs it, as in Click),
 //! `set` (w, `VAR VALUE`), `get` (r, `VAR`), `position` (r, current instruction index),
-//! `done` (r), the functions above, and the `export`ed variables.
+//! `done` (r), the functions above, the `export`ed variables, and for PACKET scripts `drops`
+//! (r, packets dropped).
 //!
 //! Example: `Script(wait 1s, read c.count, write c.reset, loop)`
 
@@ -74,7 +84,9 @@ use std::io::Write;
 use std::sync::Mutex;
 
 use sluice_core::signals::stop_requested;
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, HandlerError, InitCx, Timestamp};
+use sluice_core::{
+    Batch, ConfigCx, Cx, Element, ElementClass, Handler, HandlerError, InitCx, Packet, Timestamp,
+};
 use sluice_lang::args::{unquote, Args, FromArg, Seconds};
 
 use super::functions::{self, quote, shift_word, MAX_VALUE};
@@ -88,6 +100,10 @@ pub enum ScriptType {
     Passive,
     /// Receives driver stop events; the router stops when it ends.
     Driver,
+    /// Runs once for each packet that arrives; its return value picks the output.
+    Packet,
+    /// Runs when one of its signals arrives.
+    Signal,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -245,6 +261,10 @@ pub struct Script {
     rng: Cell<u64>,
     /// Set when a substitution was nested too deep during the current instruction.
     too_deep: bool,
+    /// Packets a PACKET script dropped: it returned no valid push output for them.
+    drops: u64,
+    /// The signals a SIGNAL script runs on.
+    signals: Vec<i32>,
 }
 
 impl Script {
@@ -266,18 +286,44 @@ impl Script {
             handlers: HANDLERS.to_vec(),
             rng: Cell::new(0x2545_f491_4f6c_dd1d ^ std::process::id() as u64),
             too_deep: false,
+            drops: 0,
+            signals: Vec::new(),
         }
     }
 
-    /// Parses `TYPE` and the instruction list (Click's syntax and messages).
-    pub(crate) fn configure_insns(&mut self, args: &mut Args) -> Result<(), ()> {
+    /// Parses `TYPE` and the instruction list (Click's syntax and messages). `ports` says
+    /// whether the element has inputs or outputs: such a script is a PACKET script by
+    /// default, and only PACKET scripts may have ports.
+    pub(crate) fn configure_insns(
+        &mut self,
+        args: &mut Args,
+        ports: (usize, usize),
+    ) -> Result<(), ()> {
         if let Some(t) = args.read::<String>("TYPE")? {
             let word = t.split_whitespace().next().unwrap_or("");
             self.kind = match t.as_str() {
                 "ACTIVE" => ScriptType::Active,
                 "PASSIVE" => ScriptType::Passive,
                 "DRIVER" => ScriptType::Driver,
-                _ if ["PACKET", "PUSH", "PROXY", "SIGNAL"].contains(&word) => {
+                "PACKET" | "PUSH" => ScriptType::Packet,
+                _ if word == "SIGNAL" => {
+                    let signos: Option<Vec<i32>> = t
+                        .split_whitespace()
+                        .skip(1)
+                        .map(functions::signal)
+                        .collect();
+                    match signos {
+                        Some(v) if !v.is_empty() && v.iter().all(|&n| n > 0 && n < 32) => {
+                            self.signals = v
+                        }
+                        _ => {
+                            args.error("bad signal number");
+                            return Err(());
+                        }
+                    }
+                    ScriptType::Signal
+                }
+                _ if word == "PROXY" => {
                     args.error(format!("TYPE {word} is not supported"));
                     return Err(());
                 }
@@ -286,6 +332,15 @@ impl Script {
                     return Err(());
                 }
             };
+        } else if ports != (0, 0) {
+            self.kind = ScriptType::Packet;
+        }
+        if self.kind == ScriptType::Packet && ports.0 == 0 {
+            args.error("PACKET script must have inputs");
+            return Err(());
+        } else if self.kind != ScriptType::Packet && ports != (0, 0) {
+            args.error("ports allowed only on PACKET scripts");
+            return Err(());
         }
         let mut ok = true;
         let mut labels: Vec<(String, usize)> = Vec::new();
@@ -390,6 +445,9 @@ impl Script {
                 target: Target::Pos(0),
             });
         }
+        if self.kind == ScriptType::Packet && !self.handlers.iter().any(|h| h.name == "drops") {
+            self.handlers.push(Handler::r("drops"));
+        }
         if !exports.is_empty() {
             // Export handlers are named by the configuration.
             for name in exports {
@@ -430,7 +488,12 @@ impl Script {
         if self.kind == ScriptType::Driver {
             cx.manage_driver_stops();
         }
-        if self.kind != ScriptType::Passive {
+        if matches!(self.kind, ScriptType::Packet | ScriptType::Signal) {
+            // A PACKET script runs for each packet, a SIGNAL script when a signal arrives
+            // (and both when prodded, like a PASSIVE one).
+            self.state = State::Paused(1);
+            self.catch_signals(cx);
+        } else if self.kind != ScriptType::Passive {
             // Run after every element is initialised.
             let now = cx.now();
             cx.schedule_timer(0, now);
@@ -492,9 +555,42 @@ impl Script {
         }
     }
 
-    /// Ends the script as instruction `op` (end, exit, stop, error) does.
+    /// Asks for the `run` handler to be called on this SIGNAL script's signals (again: a
+    /// signal script that ends with `end` handles the next one too).
+    fn catch_signals(&self, cx: &mut Cx) {
+        for &signo in &self.signals {
+            cx.catch_signal(signo);
+        }
+    }
+
+    /// Runs a PACKET script from the start for a packet that arrived on input `port`
+    /// (`$input`); returns the output its `return` value (or `end`: 0) names, if any.
+    fn run_packet(&mut self, port: usize, cx: &mut Cx) -> Option<usize> {
+        self.vars.insert("input".into(), port.to_string());
+        self.ret.clear();
+        self.pc = 0;
+        self.run(cx);
+        usize::from_arg(self.ret.trim()).ok()
+    }
+
+    /// Sends `p` to output `out` if that is a push output; else drops and counts it.
+    fn emit(&mut self, out: Option<usize>, p: Packet, cx: &mut Cx) {
+        match out {
+            Some(o) if o < cx.noutputs() && cx.output_is_push(o) => cx.push_one(o, p),
+            _ => self.drops += 1,
+        }
+    }
+
+    /// Ends the script as instruction `op` (end, exit, stop, error) does. In a PACKET
+    /// script, `end` sends the packet to output 0.
     fn end_with(&mut self, op: Op, cx: &mut Cx) {
         self.failed = op == Op::Error;
+        if op == Op::End && self.kind == ScriptType::Packet {
+            self.ret = "0".into();
+        }
+        if op == Op::End {
+            self.catch_signals(cx);
+        }
         if op == Op::Stop && self.kind != ScriptType::Driver {
             cx.request_driver_stop();
             self.state = State::Done;
@@ -859,6 +955,7 @@ impl Script {
                     .ok_or_else(|| format!("undefined variable '{var}'"))
             }
             "run" => Ok(self.ret.clone()),
+            "drops" if self.kind == ScriptType::Packet => Ok(self.drops.to_string()),
             "position" => Ok(self.pc.to_string()),
             "done" => Ok((self.state == State::Done).to_string()),
             _ => match functions::call(h, param, false, &self.rng) {
@@ -1167,8 +1264,27 @@ fn is_script(cx: &mut Cx, e: &str) -> bool {
 }
 
 impl Element for Script {
-    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.configure_insns(args)
+    fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
+        self.configure_insns(args, (cx.ninputs(), cx.noutputs()))
+    }
+
+    fn push(&mut self, port: usize, batch: Batch, cx: &mut Cx) {
+        for p in batch {
+            let out = self.run_packet(port, cx);
+            self.emit(out, p, cx);
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
+        let mut keep = cx.pull(0, max);
+        keep.filter_map(|p| match self.run_packet(0, cx) {
+            Some(0) => Some(p),
+            out => {
+                self.emit(out, p, cx);
+                None
+            }
+        });
+        keep
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
@@ -1248,8 +1364,8 @@ impl Element for Script {
 /// Class description.
 pub const CLASS: ElementClass = ElementClass {
     name: "Script",
-    ports: "0/0",
-    processing: "a/a",
+    ports: "-/-",
+    processing: "ah/ah",
     flow: "",
     source: include_str!("script.rs"),
     make: || Box::new(Script::new(ScriptType::Active, "Script")),

@@ -8,7 +8,8 @@
 //!
 //! Arguments:
 //! - `ACTIVE` (boolean, default true): when pulling, whether the task runs.
-//! - `BURST` (integer, default 32): packets pulled per task run.
+//! - `BURST` (integer, default 1, as in Click): packets pulled per task run; 0 means as many
+//!   as a batch holds.
 //!
 //! Handlers: `count` (r, packets discarded), `reset_counts` (w), `active` (rw).
 
@@ -30,7 +31,7 @@ impl Default for Discard {
         Discard {
             count: 0,
             active: true,
-            burst: 32,
+            burst: 1,
             notifiers: PullNotes::default(),
         }
     }
@@ -39,10 +40,10 @@ impl Default for Discard {
 impl Element for Discard {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.active = args.read_p("ACTIVE")?.unwrap_or(true);
-        self.burst = args
-            .read_p::<usize>("BURST")?
-            .unwrap_or(32)
-            .clamp(1, sluice_core::BATCH_MAX);
+        self.burst = match args.read_p::<usize>("BURST")?.unwrap_or(1) {
+            0 => sluice_core::BATCH_MAX,
+            n => n.min(sluice_core::BATCH_MAX),
+        };
         Ok(())
     }
 

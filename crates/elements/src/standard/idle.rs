@@ -23,7 +23,7 @@ pub struct Idle {
 impl Element for Idle {
     fn configure(&mut self, _args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
         let n = cx.new_notifier(false);
-        cx.provide_empty_notifier(n);
+        cx.provide_idle_notifier(n);
         Ok(())
     }
 

@@ -144,16 +144,23 @@ impl Element for InfiniteSource {
     }
 
     fn run_task(&mut self, cx: &mut Cx) -> bool {
-        if !self.active || self.remaining() == 0 {
+        if !self.active {
             return false;
         }
         let room = self.full.as_deref().map_or(usize::MAX, |f| cx.push_room(f));
         if room == 0 {
             return false;
         }
+        // As in Click, the end (END_CALL, STOP) comes at the first run that finds the limit
+        // reached, once the queues downstream have room again (without those the task
+        // simply ends with its last packets).
+        if self.remaining() == 0 {
+            self.check_end(cx);
+            return false;
+        }
         let b = self.make_batch(room.min(BATCH_MAX), cx);
         cx.push(0, b);
-        if self.remaining() > 0 {
+        if self.remaining() > 0 || self.stop || self.end_call.is_some() {
             cx.reschedule();
         } else {
             self.check_end(cx);
@@ -165,9 +172,11 @@ impl Element for InfiniteSource {
         if !self.active {
             return Batch::new();
         }
-        let b = self.make_batch(max, cx);
-        self.check_end(cx);
-        b
+        if self.remaining() == 0 {
+            self.check_end(cx);
+            return Batch::new();
+        }
+        self.make_batch(max, cx)
     }
 
     fn handlers(&self) -> &'static [Handler] {

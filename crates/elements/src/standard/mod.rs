@@ -20,7 +20,9 @@ mod hub;
 mod idle;
 mod infinite_source;
 mod link_unqueue;
+mod message;
 mod mixed_queue;
+mod notifier_debug;
 mod null;
 mod pad;
 mod paint;
@@ -80,8 +82,12 @@ pub const CLASSES: &[ElementClass] = &[
     idle::CLASS,
     infinite_source::CLASS,
     link_unqueue::CLASS,
+    message::CLASS,
     mixed_queue::CLASS,
+    notifier_debug::CLASS,
     null::CLASS,
+    null::PUSH_CLASS,
+    null::PULL_CLASS,
     pad::CLASS,
     paint::CLASS,
     paint_tee::CLASS,

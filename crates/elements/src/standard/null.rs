@@ -1,8 +1,8 @@
-//! Null — passes packets unchanged
+//! Null, PushNull, PullNull — pass packets unchanged
 //!
-//! Synopsis: `Null`
+//! Synopsis: `Null`, `PushNull`, `PullNull`
 //!
-//! Ports: 1 input, 1 output, agnostic.
+//! Ports: 1 input, 1 output; agnostic for Null, push for PushNull, pull for PullNull.
 //!
 //! Processing: every packet arriving on the input leaves on the output, untouched. Useful as a
 //! placeholder and for measuring the cost of one element hop.
@@ -37,4 +37,18 @@ pub const CLASS: ElementClass = ElementClass {
     flow: "x/x",
     source: include_str!("null.rs"),
     make: || Box::new(Null),
+};
+
+/// Class description: Null with push ports.
+pub const PUSH_CLASS: ElementClass = ElementClass {
+    name: "PushNull",
+    processing: "h/h",
+    ..CLASS
+};
+
+/// Class description: Null with pull ports.
+pub const PULL_CLASS: ElementClass = ElementClass {
+    name: "PullNull",
+    processing: "l/l",
+    ..CLASS
 };

@@ -17,7 +17,7 @@
 //!
 //! Handlers: `length` (r), `highwater_length` (r, the most packets ever held at once),
 //! `capacity` (rw; shrinking frees the packets beyond the new capacity from the tail, without
-//! counting them as drops), `drops` (r), `reset_counts` (w, zero drops and set highwater to
+//! counting them as drops, as in Click; `config` then shows the new CAPACITY), `drops` (r), `reset_counts` (w, zero drops and set highwater to
 //! the current length), `reset` (w, empty the queue: packets leave on output 1 if connected,
 //! otherwise they are freed; not counted as drops).
 //!
@@ -228,6 +228,7 @@ impl Element for Queue {
                 if let Some(full) = self.full_note {
                     cx.set_notifier(full, self.q.len() < self.capacity);
                 }
+                cx.reconfigure_keyword(0, "CAPACITY", value.trim());
             }
             "reset_counts" => {
                 self.drops = 0;
