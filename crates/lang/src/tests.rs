@@ -162,7 +162,7 @@ fn malformed_requirements_are_errors_as_in_click() {
             "{bad}: {err:?}"
         );
     }
-    let c = parse("require(compact_config, library x.click, a(b], c)d, package \"c d\");");
+    let c = parse("require(compact_config, a(b], c)d, package \"c d\");");
     let flat = unparse(&c);
     assert!(parse_config(&flat, "flat", &[]).is_ok(), "{flat}");
 }
