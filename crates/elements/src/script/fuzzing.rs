@@ -18,7 +18,7 @@ fn library() -> &'static Library {
 /// Script: the input's first line is the instruction list of a PASSIVE script, its second
 /// line the arguments of a `run`. The router is built on simulated time beside a Counter,
 /// the script run through its `run` handler and its handlers read and written. Instructions
-/// that reach outside the process (`>FILE`, `cat`, `kill`) are defused, and inputs that
+/// that reach outside the process (`>FILE`, `save`, `append`, `cat`, `kill`) are defused, and inputs that
 /// would declare other elements are skipped.
 pub fn script(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -28,7 +28,9 @@ pub fn script(data: &[u8]) {
     let insns = insns
         .replace('>', " ")
         .replace("cat", "ca")
-        .replace("kill", "ki");
+        .replace("kill", "ki")
+        .replace("save", "sa")
+        .replace("append", "ap");
     let conf = format!("s :: Script(TYPE PASSIVE, {insns}); Idle -> c :: Counter -> Discard;");
     let Ok(flat) = sluice_lang::parse_config(&conf, "fuzz", &[]) else {
         return;
