@@ -4,6 +4,7 @@
 
 use std::cell::Cell;
 
+pub use sluice_lang::args::quote;
 use sluice_lang::args::{split_words, unquote, FromArg};
 
 /// Largest text a script variable, expansion or handler result may hold.
@@ -444,29 +445,6 @@ fn cat(param: &str, quote_it: bool) -> Result<String, String> {
     }
     let s = String::from_utf8_lossy(&buf).into_owned();
     Ok(if quote_it { quote(&s) } else { s })
-}
-
-/// Click's `cp_quote`: a double-quoted string that unquotes to `s`.
-pub fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '\\' | '"' | '$' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 32 || c as u32 == 127 => {
-                out.push_str(&format!("\\{:03o}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 fn byte_order(what: &str, param: &str) -> Result<String, String> {
