@@ -8,7 +8,35 @@ pub use sluice_lang::args::quote;
 use sluice_lang::args::{split_words, unquote, FromArg};
 
 /// Largest text a script variable, expansion or handler result may hold.
+#[cfg(not(fuzzing))]
 pub const MAX_VALUE: usize = 16 << 20;
+/// Largest text a script variable, expansion or handler result may hold: in fuzzing builds
+/// 4 KiB, so that inputs that grow values up to the bound (1000 jumps quoting a full value
+/// each) stay fast under coverage instrumentation while the bound's code paths are reached.
+#[cfg(fuzzing)]
+pub const MAX_VALUE: usize = 4 << 10;
+
+thread_local! {
+    /// False once [`confine`] was called on this thread.
+    static OUTSIDE: Cell<bool> = const { Cell::new(true) };
+}
+
+/// Confines the Scripts that run on this thread to the process: opening files (`print
+/// >FILE`, `save`, `append`, `cat`, `catq`) and sending signals (`kill`) fail with an error
+/// instead. The fuzzing bodies call it, so that no fuzzed input reaches outside however it
+/// spells its instructions.
+pub fn confine() {
+    OUTSIDE.set(false);
+}
+
+/// Fails with "WHAT: not allowed here" on a thread confined by [`confine`].
+pub(crate) fn check_outside(what: &str) -> Result<(), String> {
+    if OUTSIDE.get() {
+        Ok(())
+    } else {
+        Err(format!("{what}: not allowed here"))
+    }
+}
 
 /// The functions that are public handlers (reachable through ControlSocket and other
 /// elements); `cat`, `catq` and `kill` are private to the script, as in Click.
@@ -418,6 +446,7 @@ pub(crate) fn signal(s: &str) -> Option<i32> {
 }
 
 fn kill(param: &str) -> Result<String, String> {
+    check_outside("kill")?;
     let mut rest = param;
     let signo = signal(shift_word(&mut rest)).ok_or("bad SIGNO")?;
     while !rest.is_empty() {
@@ -436,6 +465,7 @@ fn cat(param: &str, quote_it: bool) -> Result<String, String> {
     if name.is_empty() {
         return Err("bad FILE".into());
     }
+    check_outside(&name)?;
     let f = std::fs::File::open(&name).map_err(|e| format!("{name}: {e}"))?;
     let mut buf = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_VALUE as u64 + 1), &mut buf)
@@ -630,6 +660,23 @@ mod tests {
         assert!(f("cat", "/nonexistent/file").is_err());
         assert_eq!(quote("a\"$\n"), "\"a\\\"\\$\\n\"");
         assert_eq!(unquote(&quote("x\ty\\z")), "x\ty\\z");
+    }
+
+    #[test]
+    fn confined_threads_reach_no_file_or_process() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+        assert!(cat(file, false).is_ok());
+        std::thread::spawn(move || {
+            confine();
+            assert_eq!(
+                cat(file, false).unwrap_err(),
+                format!("{file}: not allowed here")
+            );
+            assert_eq!(kill("0 1").unwrap_err(), "kill: not allowed here");
+        })
+        .join()
+        .unwrap();
+        assert!(cat(file, false).is_ok(), "other threads are not confined");
     }
 
     #[test]

@@ -17,20 +17,16 @@ fn library() -> &'static Library {
 
 /// Script: the input's first line is the instruction list of a PASSIVE script, its second
 /// line the arguments of a `run`. The router is built on simulated time beside a Counter,
-/// the script run through its `run` handler and its handlers read and written. Instructions
-/// that reach outside the process (`>FILE`, `save`, `append`, `cat`, `kill`) are defused, and inputs that
-/// would declare other elements are skipped.
+/// the script run through its `run` handler and its handlers read and written. The thread is
+/// [`confine`](super::functions::confine)d, so instructions that would reach outside the
+/// process (`>FILE`, `save`, `append`, `cat`, `kill`) fail, and inputs that would declare
+/// other elements are skipped.
 pub fn script(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
     let (insns, args) = text.split_once('\n').unwrap_or((text, ""));
-    let insns = insns
-        .replace('>', " ")
-        .replace("cat", "ca")
-        .replace("kill", "ki")
-        .replace("save", "sa")
-        .replace("append", "ap");
+    super::functions::confine();
     let conf = format!("s :: Script(TYPE PASSIVE, {insns}); Idle -> c :: Counter -> Discard;");
     let Ok(flat) = sluice_lang::parse_config(&conf, "fuzz", &[]) else {
         return;
@@ -65,6 +61,7 @@ pub fn control_socket(data: &[u8]) {
     thread_local! {
         static ROUTER: RefCell<Option<(Router, usize)>> = const { RefCell::new(None) };
     }
+    super::functions::confine();
     ROUTER.with(|r| {
         let mut r = r.borrow_mut();
         let (router, cs) = r.get_or_insert_with(|| {

@@ -741,6 +741,9 @@ impl Script {
             let name = unquote(shift_word(&mut r));
             text = r;
             if !name.is_empty() && name != "-" {
+                if let Err(e) = functions::check_outside(&name) {
+                    return self.report(cx, e);
+                }
                 let f = std::fs::OpenOptions::new()
                     .create(true)
                     .write(true)
