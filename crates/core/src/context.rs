@@ -116,6 +116,25 @@ impl ConfigCx<'_> {
         &self.rt.info[self.me].landmark
     }
 
+    /// Prints a configuration message as Click does (`FILE:LINE: While configuring 'NAME ::
+    /// CLASS':` and the text's lines indented), for warnings and informational messages that
+    /// do not stop the configuration.
+    pub fn message(&self, text: &str) {
+        let info = &self.rt.info[self.me];
+        eprintln!(
+            "{}: While configuring '{} :: {}':",
+            info.landmark, info.name, info.class.name
+        );
+        for line in text.lines() {
+            eprintln!("  {line}");
+        }
+    }
+
+    /// Prints a configuration warning (`warning: TEXT`) as Click does; see [`Self::message`].
+    pub fn warning(&self, text: &str) {
+        self.message(&format!("warning: {text}"));
+    }
+
     /// Index of the element called `name`.
     pub fn element_index(&self, name: &str) -> Option<usize> {
         self.rt.names.get(name).copied()

@@ -733,6 +733,17 @@ fn address_info_address_and_prefix() {
 
 /// ARPResponder's table order, replacement, `lookup` and `remove` as in Click's
 /// test/ethernet/ARPResponder-01 (which rewrites `config`; here the same entries are added).
+/// AddressInfo names may be written in capitals (Click's conf/fromhost-tunnel.click): every
+/// argument is a `NAME ADDRS` line, never a keyword.
+#[test]
+fn address_info_names_in_capitals() {
+    let mut r = router(
+        "AddressInfo(TEST_NETWORK 198.18.0.1/15, MY_ADDR 198.18.0.1 02:00:00:00:00:01);
+         Idle -> ar :: ARPResponder(TEST_NETWORK:ipnet MY_ADDR:eth) -> Discard;",
+    );
+    assert_eq!(h(&mut r, "ar.table"), "198.18.0.0/15 02-00-00-00-00-01");
+}
+
 #[test]
 fn arp_responder_table_and_lookup() {
     let mut r = router(

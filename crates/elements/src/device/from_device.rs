@@ -42,7 +42,8 @@
 //! - `FANOUT_MODE` (`hash`, `lb`, `cpu`, `queue`; default `hash`): how the group splits frames.
 //! - `OUTBOUND` (boolean, default false): also emit frames this host sends.
 //! - `TIMESTAMP` (boolean, default true): set the timestamp annotation.
-//! - `METHOD` (`LINUX` or `PACKET`, default): capture method; only AF_PACKET is built in.
+//! - `METHOD` (`LINUX`, `PACKET` or `PCAP`): capture method; every one is served by AF_PACKET
+//!   (on Linux, libpcap captures through AF_PACKET too).
 //! - `POLL` (`adaptive` or `busy`, default `adaptive`).
 //! - `BLOCKS` (integer, default 32): receive ring blocks of 128 KiB.
 //! - `BLOCK_TIMEOUT` (integer ms, default 1): the kernel hands over a partly filled block after
@@ -159,9 +160,9 @@ pub(crate) fn parse_poll(w: &str) -> Result<bool, String> {
 /// Checks the `METHOD` keyword.
 pub(crate) fn check_method(w: &str) -> Result<(), String> {
     match w.to_ascii_uppercase().as_str() {
-        "LINUX" | "PACKET" | "AF_PACKET" | "MMAP" | "TPACKET" => Ok(()),
+        "LINUX" | "PACKET" | "AF_PACKET" | "MMAP" | "TPACKET" | "PCAP" => Ok(()),
         _ => Err(format!(
-            "METHOD: '{}' is not supported (only LINUX, i.e. AF_PACKET)",
+            "METHOD: '{}' is not supported (only LINUX or PCAP, both served by AF_PACKET)",
             w
         )),
     }

@@ -21,8 +21,8 @@
 //! readability: an idle element uses no CPU.
 //!
 //! FromHost is Click's name for the same device, configured Click's way: DEVNAME is the
-//! device's name (mandatory), DST (or PREFIX) the optional ADDR/MASK, TYPE `ETHER` (default,
-//! TAP) or `IP` (TUN); it has no input (ToHost with the same DEVNAME writes into its device)
+//! device's name (mandatory), DST (or PREFIX) the optional ADDR/MASK or AddressInfo name,
+//! TYPE `ETHER` (default, TAP) or `IP` (TUN); it has no input (ToHost with the same DEVNAME writes into its device)
 //! and accepts Click's CAPACITY, CLEAR_ANNO, QUIET and ALLOW_NONEXISTENT, which change nothing.
 //!
 //! On Linux a TAP device only accepts frames addressed to its own Ethernet address: give it
@@ -194,9 +194,13 @@ impl KernelTun {
     }
 }
 
-/// Parses `ADDR/LEN`, `ADDR/MASK` or `ADDR MASK`, keeping the host bits of ADDR.
+/// Parses `ADDR/LEN`, `ADDR/MASK`, `ADDR MASK` or an AddressInfo name, keeping the host bits
+/// of ADDR.
 fn parse_addr_mask(s: &str) -> Result<(Ipv4Addr, u8), String> {
     let s = s.trim();
+    if let Some(net) = sluice_lang::names::lookup_net(s) {
+        return Ok(net);
+    }
     let (a, m) = match s.split_once('/') {
         Some(x) => x,
         None => s
@@ -466,5 +470,9 @@ mod tests {
         assert!(a("198.18.0.1").is_err());
         assert!(a("198.18.0.1/33").is_err());
         assert!(a("198.18.0.1/255.0.255.0").is_err());
+        let mut e = sluice_lang::names::AddressEntry::default();
+        assert!(e.add_word("198.18.0.1/15"));
+        sluice_lang::names::define("TEST_NETWORK", e);
+        assert_eq!(a("TEST_NETWORK"), Ok((Ipv4Addr::new(198, 18, 0, 1), 15)));
     }
 }

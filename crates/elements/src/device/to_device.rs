@@ -20,7 +20,7 @@
 //! - `QDISC_BYPASS` (boolean, default true): hand frames straight to the driver
 //!   (`PACKET_QDISC_BYPASS`), skipping the interface's queueing discipline. Such frames are
 //!   not seen by packet taps on this host (tcpdump, `FromDevice(.., OUTBOUND true)`).
-//! - `METHOD` (`LINUX`, default): only AF_PACKET is built in.
+//! - `METHOD` (`LINUX`, `PACKET` or `PCAP`): every one is served by AF_PACKET.
 //! - `POLL` (`adaptive` or `busy`, default `adaptive`): `busy` keeps the task always scheduled.
 //!
 //! Handlers: `count` (r, packets sent), `drops` (r), `errors` (r, failed sends),

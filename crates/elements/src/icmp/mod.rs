@@ -5,6 +5,7 @@ use sluice_core::ElementClass;
 mod check_icmp_header;
 mod icmp_error;
 mod icmp_ping_responder;
+mod icmp_ping_source;
 
 pub(crate) use icmp_error::read_type_code;
 pub use icmp_error::{parse_code, parse_type};
@@ -14,4 +15,6 @@ pub const CLASSES: &[ElementClass] = &[
     check_icmp_header::CLASS,
     icmp_error::CLASS,
     icmp_ping_responder::CLASS,
+    icmp_ping_source::CLASS,
+    icmp_ping_source::ALIAS,
 ];

@@ -50,7 +50,7 @@ impl Element for AddressInfo {
 
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         let mut ok = true;
-        for a in args.rest() {
+        for a in args.take_raw() {
             let w = split_words(&a);
             if w.is_empty() {
                 continue;

@@ -20,6 +20,7 @@ mod ip_reassembler;
 mod mark_ip_ce;
 mod mark_ip_header;
 mod set_ip_address;
+mod set_ip_checksum;
 mod set_ip_dscp;
 mod store_ip_address;
 mod strip_ip_header;
@@ -46,6 +47,7 @@ pub const CLASSES: &[ElementClass] = &[
     mark_ip_ce::CLASS,
     mark_ip_header::CLASS,
     set_ip_address::CLASS,
+    set_ip_checksum::CLASS,
     set_ip_dscp::CLASS,
     store_ip_address::CLASS,
     strip_ip_header::CLASS,

@@ -41,14 +41,7 @@ impl Element for Message {
                 return Err(());
             }
         };
-        eprintln!(
-            "{}: While configuring '{} :: Message':",
-            cx.landmark(),
-            cx.name()
-        );
-        for line in text.lines() {
-            eprintln!("  {line}");
-        }
+        cx.message(&text);
         Ok(())
     }
 }

@@ -60,7 +60,7 @@ mod timed_source;
 mod truncate;
 mod unqueue;
 mod unstrip;
-mod util;
+pub(crate) mod util;
 
 pub use queue::Queue;
 

@@ -1,9 +1,10 @@
-//! TCP and UDP elements: header checks and checksums.
+//! TCP and UDP elements: header checks, checksums and a UDP source.
 
 use sluice_core::ElementClass;
 
 mod check_tcp_header;
 mod check_udp_header;
+mod fast_udp_source;
 pub(crate) mod header_check;
 mod set_tcp_checksum;
 mod set_udp_checksum;
@@ -12,6 +13,7 @@ mod set_udp_checksum;
 pub const CLASSES: &[ElementClass] = &[
     check_tcp_header::CLASS,
     check_udp_header::CLASS,
+    fast_udp_source::CLASS,
     set_tcp_checksum::CLASS,
     set_udp_checksum::CLASS,
 ];
