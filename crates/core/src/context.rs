@@ -568,8 +568,16 @@ impl Cx<'_> {
         self.rt.check_handler(path, write)
     }
 
-    /// Writes handler `path` with `value`.
+    /// Writes handler `path` with `value`. A write to an element that is running (this one,
+    /// or one whose push led here) is done when that element returns.
     pub fn write_handler(&mut self, path: &str, value: &str) -> Result<(), HandlerError> {
         self.rt.write_path(path, value)
+    }
+
+    /// Runs at once the handler writes addressed to this element (`me`, the element itself)
+    /// that arrived while it runs, for an element that must see their effect before it
+    /// returns: TimeFilter after calling its END_CALL handler.
+    pub fn run_own_writes(&mut self, me: &mut dyn Element) {
+        self.rt.run_deferred_writes(self.me, me);
     }
 }
