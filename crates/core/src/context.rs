@@ -160,6 +160,29 @@ impl ConfigCx<'_> {
         self.rt.ticket_scale.insert(elem, factor);
     }
 
+    /// The compound this element was declared in, as a name prefix ending in `/` (empty at
+    /// the top level).
+    pub fn name_context(&self) -> &str {
+        let name = &self.rt.info[self.me].name;
+        &name[..name.rfind('/').map_or(0, |i| i + 1)]
+    }
+
+    /// The element `name` refers to from this element (Click's `Router::find`): `name` in
+    /// this element's compound, else in each enclosing one, else at the top level.
+    pub fn find_element(&self, name: &str) -> Option<usize> {
+        let mut context = self.name_context();
+        loop {
+            if let Some(&e) = self.rt.names.get(&format!("{}{}", context, name)) {
+                return Some(e);
+            }
+            if context.is_empty() {
+                return None;
+            }
+            let outer = context[..context.len() - 1].rfind('/').map_or(0, |i| i + 1);
+            context = &context[..outer];
+        }
+    }
+
     /// Element indices whose names are `name` or start with `name/` (a compound's insides).
     pub fn elements_named(&self, name: &str) -> Vec<usize> {
         let prefix = format!("{}/", name);

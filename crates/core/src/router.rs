@@ -124,9 +124,12 @@ impl fmt::Display for HandlerError {
     }
 }
 
-/// Handlers every element has, besides its own (and `scheduled`, read-only, for every
-/// element with a task: whether it is on the run list).
+/// Handlers every element has, besides its own (and [`TASK_HANDLERS`] for every element
+/// with a task).
 const ELEMENT_HANDLERS: &[&str] = &["name", "class", "config", "ports", "handlers"];
+/// Click's read-only task handlers: whether the task is on the run list, and the thread it
+/// runs on.
+const TASK_HANDLERS: &[&str] = &["scheduled", "home_thread"];
 /// Router-wide read handlers.
 const ROUTER_READ: &[&str] = &[
     "config",
@@ -137,6 +140,7 @@ const ROUTER_READ: &[&str] = &[
     "driver",
     "requirements",
     "handlers",
+    "timewarp",
 ];
 
 /// A running configuration.
@@ -342,11 +346,6 @@ impl Router {
             signal_runs: Vec::new(),
         };
         rt.replicas = (0..n).map(|_| Vec::new()).collect();
-        if opts.threads > 1 && opts.simtime {
-            return Err(vec![
-                "--simtime runs on one thread; drop -j or --simtime".into()
-            ]);
-        }
         if errors.is_empty() {
             rt.resolve_processing(&mut errors);
         }
@@ -957,8 +956,20 @@ impl Router {
     pub fn handler_list(&self, e: Option<usize>) -> Vec<(String, &'static str)> {
         match e {
             None => {
-                let mut v: Vec<(String, &'static str)> =
-                    ROUTER_READ.iter().map(|h| (h.to_string(), "r")).collect();
+                let warpable = !self.clock.is_simulated();
+                let mut v: Vec<(String, &'static str)> = ROUTER_READ
+                    .iter()
+                    .map(|&h| {
+                        (
+                            h.to_string(),
+                            if h == "timewarp" && warpable {
+                                "rw"
+                            } else {
+                                "r"
+                            },
+                        )
+                    })
+                    .collect();
                 v.push(("stop".into(), "w"));
                 v
             }
@@ -971,7 +982,7 @@ impl Router {
                     .map(|h| (h.to_string(), if own_write(h) { "rw" } else { "r" }))
                     .collect();
                 if self.has_task_handlers(e) {
-                    v.push(("scheduled".into(), "r"));
+                    v.extend(TASK_HANDLERS.iter().map(|h| (h.to_string(), "r")));
                 }
                 for h in &self.info[e].handlers {
                     if ELEMENT_HANDLERS.contains(&h.name) {
@@ -1048,6 +1059,7 @@ impl Router {
                 .collect()),
             "version" => Ok(format!("{}\n", VERSION)),
             "driver" => Ok("userlevel\n".to_string()),
+            "timewarp" => Ok(format!("{}\n", self.clock.warp_desc())),
             "requirements" => Ok(self
                 .flat
                 .requirement_pairs()
@@ -1079,6 +1091,14 @@ impl Router {
                 .collect(),
             "scheduled" if self.has_task_handlers(e) => {
                 format!("{}\n", self.tasks.get(inf.task?).scheduled)
+            }
+            "home_thread" if self.has_task_handlers(e) => {
+                let t = inf.task?;
+                let thread = match self.runtime.task_thread.get(t) {
+                    Some(th) => th.load(Ordering::Acquire),
+                    None => self.placement.as_ref().map_or(0, |p| p.task_thread[t]),
+                };
+                format!("{}\n", thread)
             }
             _ => return None,
         })
@@ -1275,6 +1295,10 @@ impl Router {
                     self.runtime.stop_event();
                     Ok(())
                 }
+                // Click has no `timewarp` write handler under simulated time.
+                "timewarp" if !self.clock.is_simulated() => {
+                    self.clock.set_warp(value).map_err(HandlerError::Failed)
+                }
                 _ if ROUTER_READ.contains(&h) || h == "tasks" => {
                     Err(HandlerError::NotWritable(h.into()))
                 }
@@ -1282,7 +1306,7 @@ impl Router {
             };
         };
         let full = format!("{}.{}", self.info[e].name, h);
-        if h == "scheduled" && self.has_task_handlers(e) {
+        if TASK_HANDLERS.contains(&h) && self.has_task_handlers(e) {
             return Err(HandlerError::NotWritable(full));
         }
         match self.info[e].handlers.iter().find(|x| x.name == h) {

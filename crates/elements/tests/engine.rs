@@ -173,3 +173,24 @@ fn time_filter_end_call_sees_its_own_handler_writes() {
     assert_eq!(r.read_path("t.drops").unwrap(), "1\n");
     assert_eq!(r.read_path("t.end").unwrap(), "3.000000\n");
 }
+
+/// Click's `timewarp` router handler: the warp speed, writable on the wall clock only.
+#[test]
+fn timewarp_handler() {
+    let flat = sluice_lang::parse_config("Idle -> Discard", "test.click", &[]).unwrap();
+    let mut r = Router::new(flat, &sluice_elements::library(), RouterOptions::default()).unwrap();
+    assert_eq!(r.read_path("timewarp").unwrap(), "1\n");
+    r.write_path("timewarp", "2.5").unwrap();
+    assert_eq!(r.read_path("timewarp").unwrap(), "2.5\n");
+    r.write_path("timewarp", "nowait").unwrap();
+    assert_eq!(r.read_path("timewarp").unwrap(), "nowait\n");
+    assert_eq!(
+        r.write_path("timewarp", "-1").unwrap_err().to_string(),
+        "timefactor must be > 0"
+    );
+    assert!(r.check_handler("timewarp", true).is_ok());
+    let mut r = router("Idle -> Discard");
+    assert_eq!(r.read_path("timewarp").unwrap(), "simulation\n");
+    assert!(r.write_path("timewarp", "2").is_err());
+    assert!(r.check_handler("timewarp", true).is_err());
+}
