@@ -608,3 +608,19 @@ fn static_thread_sched_in_compounds() {
     };
     assert!(err.contains("'nothere' does not name an element"), "{err}");
 }
+
+/// A PACKET Script that packets reach from two threads runs as one copy per thread, and its
+/// exported count adds up over the copies.
+#[test]
+fn packet_script_reached_from_two_threads_runs_per_thread() {
+    let mut r = router(
+        "a :: InfiniteSource(LIMIT 100) -> s :: Script(TYPE PACKET, export n 0, set n $(add $n 1), end)
+             -> d :: Discard;
+         b :: InfiniteSource(LIMIT 50) -> s;
+         StaticThreadSched(a 0, b 1);",
+        &[],
+    );
+    r.run_until_idle();
+    assert_eq!(num(&mut r, "s.n"), 150);
+    assert_eq!(num(&mut r, "d.count"), 150);
+}
