@@ -956,19 +956,11 @@ impl Router {
     pub fn handler_list(&self, e: Option<usize>) -> Vec<(String, &'static str)> {
         match e {
             None => {
-                let warpable = !self.clock.is_simulated();
+                // `timewarp` is writable on the wall clock only.
+                let warpable = |h: &str| h == "timewarp" && !self.clock.is_simulated();
                 let mut v: Vec<(String, &'static str)> = ROUTER_READ
                     .iter()
-                    .map(|&h| {
-                        (
-                            h.to_string(),
-                            if h == "timewarp" && warpable {
-                                "rw"
-                            } else {
-                                "r"
-                            },
-                        )
-                    })
+                    .map(|&h| (h.to_string(), if warpable(h) { "rw" } else { "r" }))
                     .collect();
                 v.push(("stop".into(), "w"));
                 v
