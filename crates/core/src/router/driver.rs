@@ -201,6 +201,8 @@ impl Router {
         let multi = self.runtime.nthreads() > 1;
         let mut rounds: u32 = 0;
         let mut last_yield = cycles();
+        // True when the last round of tasks found no work.
+        let mut idle_round = false;
         loop {
             if self.runtime.stop.load(Ordering::Relaxed) {
                 self.stopped = true;
@@ -217,7 +219,7 @@ impl Router {
                 self.balance();
             }
             if multi && self.clock.is_simulated() {
-                self.note_sim_progress();
+                self.note_sim_progress(!idle_round);
             }
             self.run_due_timers(draining);
             self.handle_signals();
@@ -234,6 +236,7 @@ impl Router {
                     64
                 };
                 let mut any_work = false;
+                idle_round = false;
                 for _ in 0..burst {
                     let Some(id) = self.tasks.pop_next() else {
                         break;
@@ -266,6 +269,7 @@ impl Router {
                 if draining && !any_work {
                     // Fall through: this thread may be done.
                 } else if !any_work && self.clock.jumps() {
+                    idle_round = true;
                     // Only polling tasks ran and none found work: under simulated (or
                     // `nowait`) time nothing changes until the next timer, so jump to it.
                     if let Some(at) = self.timers.next_expiry() {
@@ -333,9 +337,10 @@ impl Router {
     }
 
     /// Tells the simulated clock shared with other threads how far this thread lets it jump:
-    /// not at all while it has tasks to run, else up to its next timer.
-    fn note_sim_progress(&mut self) {
-        let until = if self.tasks.any_runnable() {
+    /// not at all while it has tasks to run that may work (`busy`), else up to its next
+    /// timer.
+    fn note_sim_progress(&mut self, busy: bool) {
+        let until = if busy && self.tasks.any_runnable() {
             Some(self.clock.now())
         } else {
             self.timers.next_expiry()
@@ -455,10 +460,10 @@ impl Router {
         self.tasks.retain_scheduled(|id| p.task_thread[id] == 0);
         self.selects.retain(|&(_, e)| p.elem_threads[e][0] == 0);
         self.running_threads = true;
-        self.note_sim_progress();
+        self.note_sim_progress(true);
         for w in workers.iter_mut() {
             w.running_threads = true;
-            w.note_sim_progress();
+            w.note_sim_progress(true);
         }
         let affinity = crate::cpu::Affinity::current();
         let workers: Vec<Router> = std::thread::scope(|s| {

@@ -7,8 +7,7 @@
 //! Each argument names an element with a task (a source, Unqueue, ToDevice, …) and the thread
 //! (0 to `-j` − 1) that runs it. The elements that only that task reaches run on the same
 //! thread. Tasks not named are spread over the threads by the router, keeping tasks that share
-//! a non-shareable element on one thread. A thread number beyond the last thread is out of
-//! range: a warning, and thread 0.
+//! a non-shareable element on one thread. A thread number beyond the last thread wraps around.
 //!
 //! An ELEMENT name is looked up from this element's compound outwards; a name that is no
 //! element but a compound places every element inside it. With several StaticThreadScheds,
@@ -36,16 +35,6 @@ impl Element for StaticThreadSched {
                 args.error(format!("{}: THREAD: expected unsigned integer", name));
                 continue;
             };
-            let th = if th < n {
-                th
-            } else {
-                eprintln!(
-                    "{}: warning: thread preference {} out of range",
-                    cx.landmark(),
-                    th
-                );
-                0
-            };
             // An element seen from this one's compound, else every element of the compound
             // of that name.
             let targets = match cx.find_element(name) {
@@ -56,7 +45,7 @@ impl Element for StaticThreadSched {
                 args.error(format!("'{}' does not name an element", name));
             }
             for e in targets {
-                cx.set_home_thread(e, th);
+                cx.set_home_thread(e, th % n);
             }
         }
         Ok(())
