@@ -179,6 +179,29 @@ impl ConfigCx<'_> {
         self.rt.ticket_scale.insert(elem, factor);
     }
 
+    /// The compound this element was declared in, as a name prefix ending in `/` (empty at
+    /// the top level).
+    pub fn name_context(&self) -> &str {
+        let name = &self.rt.info[self.me].name;
+        &name[..name.rfind('/').map_or(0, |i| i + 1)]
+    }
+
+    /// The element `name` refers to from this element (Click's `Router::find`): `name` in
+    /// this element's compound, else in each enclosing one, else at the top level.
+    pub fn find_element(&self, name: &str) -> Option<usize> {
+        let mut context = self.name_context();
+        loop {
+            if let Some(&e) = self.rt.names.get(&format!("{}{}", context, name)) {
+                return Some(e);
+            }
+            if context.is_empty() {
+                return None;
+            }
+            let outer = context[..context.len() - 1].rfind('/').map_or(0, |i| i + 1);
+            context = &context[..outer];
+        }
+    }
+
     /// Element indices whose names are `name` or start with `name/` (a compound's insides).
     pub fn elements_named(&self, name: &str) -> Vec<usize> {
         let prefix = format!("{}/", name);
@@ -587,8 +610,16 @@ impl Cx<'_> {
         self.rt.check_handler(path, write)
     }
 
-    /// Writes handler `path` with `value`.
+    /// Writes handler `path` with `value`. A write to an element that is running (this one,
+    /// or one whose push led here) is done when that element returns.
     pub fn write_handler(&mut self, path: &str, value: &str) -> Result<(), HandlerError> {
         self.rt.write_path(path, value)
+    }
+
+    /// Runs at once the handler writes addressed to this element (`me`, the element itself)
+    /// that arrived while it runs, for an element that must see their effect before it
+    /// returns: TimeFilter after calling its END_CALL handler.
+    pub fn run_own_writes(&mut self, me: &mut dyn Element) {
+        self.rt.run_deferred_writes(self.me, me);
     }
 }

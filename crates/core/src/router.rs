@@ -35,7 +35,17 @@ pub(crate) struct PortRef {
 pub(crate) struct Slot {
     pub(crate) elem: Option<Box<dyn Element>>,
     pub(crate) shared: Option<Arc<dyn SharedElement>>,
-    pending: Vec<(usize, Batch)>,
+    /// What reached the element while it was running, in order, to be done when it returns.
+    pending: Vec<Deferred>,
+}
+
+/// A push or a handler write that reached an element while it was running (re-entrantly,
+/// from its own push, pull, task or timer).
+enum Deferred {
+    /// A batch for an input port.
+    Push(usize, Batch),
+    /// A write handler call: handler name and value.
+    Write(String, String),
 }
 
 impl Slot {
@@ -114,9 +124,12 @@ impl fmt::Display for HandlerError {
     }
 }
 
-/// Handlers every element has, besides its own (and `scheduled`, read-only, for every
-/// element with a task: whether it is on the run list).
+/// Handlers every element has, besides its own (and [`TASK_HANDLERS`] for every element
+/// with a task).
 const ELEMENT_HANDLERS: &[&str] = &["name", "class", "config", "ports", "handlers"];
+/// Click's read-only task handlers: whether the task is on the run list, and the thread it
+/// runs on.
+const TASK_HANDLERS: &[&str] = &["scheduled", "home_thread"];
 /// Router-wide read handlers.
 const ROUTER_READ: &[&str] = &[
     "config",
@@ -127,6 +140,7 @@ const ROUTER_READ: &[&str] = &[
     "driver",
     "requirements",
     "handlers",
+    "timewarp",
 ];
 
 /// A running configuration.
@@ -332,11 +346,6 @@ impl Router {
             signal_runs: Vec::new(),
         };
         rt.replicas = (0..n).map(|_| Vec::new()).collect();
-        if opts.threads > 1 && opts.simtime {
-            return Err(vec![
-                "--simtime runs on one thread; drop -j or --simtime".into()
-            ]);
-        }
         if errors.is_empty() {
             rt.resolve_processing(&mut errors);
         }
@@ -650,7 +659,7 @@ impl Router {
                     sh.push(port, batch, &mut Cx { rt: self, me: e });
                     self.restore_shared(e, sh);
                 }
-                None => self.slots[e].pending.push((port, batch)),
+                None => self.slots[e].pending.push(Deferred::Push(port, batch)),
             }
             return;
         };
@@ -658,21 +667,50 @@ impl Router {
         self.restore(e, el);
     }
 
+    /// Puts element `e` back after it ran, first giving it what reached it meanwhile.
     #[inline]
     fn restore(&mut self, e: usize, mut el: Box<dyn Element>) {
         while !self.slots[e].pending.is_empty() {
-            let (port, batch) = self.slots[e].pending.remove(0);
-            el.push(port, batch, &mut Cx { rt: self, me: e });
+            match self.slots[e].pending.remove(0) {
+                Deferred::Push(port, batch) => el.push(port, batch, &mut Cx { rt: self, me: e }),
+                Deferred::Write(h, value) => self.deferred_write(e, &mut *el, &h, &value),
+            }
         }
         self.slots[e].elem = Some(el);
     }
 
     fn restore_shared(&mut self, e: usize, sh: Arc<dyn SharedElement>) {
         while !self.slots[e].pending.is_empty() {
-            let (port, batch) = self.slots[e].pending.remove(0);
-            sh.push(port, batch, &mut Cx { rt: self, me: e });
+            // A shared element takes handler writes while it runs: only pushes wait.
+            if let Deferred::Push(port, batch) = self.slots[e].pending.remove(0) {
+                sh.push(port, batch, &mut Cx { rt: self, me: e });
+            }
         }
         self.slots[e].shared = Some(sh);
+    }
+
+    /// Runs a handler write that reached element `e` (here `el`) while it was running. Its
+    /// caller has gone on, so an error is reported on standard error.
+    fn deferred_write(&mut self, e: usize, el: &mut dyn Element, h: &str, value: &str) {
+        if let Err(m) = el.write_handler(h, value, &mut Cx { rt: self, me: e }) {
+            eprintln!("{}.{}: {}", self.info[e].name, h, m);
+        }
+    }
+
+    /// Runs the handler writes that reached element `e` (here `el`, still running) since it
+    /// started, as an element does that must see their effect before it returns (TimeFilter
+    /// after its END_CALL); pushes still wait for its return.
+    pub(crate) fn run_deferred_writes(&mut self, e: usize, el: &mut dyn Element) {
+        let pending = std::mem::take(&mut self.slots[e].pending);
+        let (writes, pushes): (Vec<_>, Vec<_>) = pending
+            .into_iter()
+            .partition(|d| matches!(d, Deferred::Write(..)));
+        self.slots[e].pending = pushes;
+        for w in writes {
+            if let Deferred::Write(h, value) = w {
+                self.deferred_write(e, el, &h, &value);
+            }
+        }
     }
 
     #[inline]
@@ -918,8 +956,12 @@ impl Router {
     pub fn handler_list(&self, e: Option<usize>) -> Vec<(String, &'static str)> {
         match e {
             None => {
-                let mut v: Vec<(String, &'static str)> =
-                    ROUTER_READ.iter().map(|h| (h.to_string(), "r")).collect();
+                // `timewarp` is writable on the wall clock only.
+                let warpable = |h: &str| h == "timewarp" && !self.clock.is_simulated();
+                let mut v: Vec<(String, &'static str)> = ROUTER_READ
+                    .iter()
+                    .map(|&h| (h.to_string(), if warpable(h) { "rw" } else { "r" }))
+                    .collect();
                 v.push(("stop".into(), "w"));
                 v
             }
@@ -932,7 +974,7 @@ impl Router {
                     .map(|h| (h.to_string(), if own_write(h) { "rw" } else { "r" }))
                     .collect();
                 if self.has_task_handlers(e) {
-                    v.push(("scheduled".into(), "r"));
+                    v.extend(TASK_HANDLERS.iter().map(|h| (h.to_string(), "r")));
                 }
                 for h in &self.info[e].handlers {
                     if ELEMENT_HANDLERS.contains(&h.name) {
@@ -1009,6 +1051,7 @@ impl Router {
                 .collect()),
             "version" => Ok(format!("{}\n", VERSION)),
             "driver" => Ok("userlevel\n".to_string()),
+            "timewarp" => Ok(format!("{}\n", self.clock.warp_desc())),
             "requirements" => Ok(self
                 .flat
                 .requirement_pairs()
@@ -1040,6 +1083,14 @@ impl Router {
                 .collect(),
             "scheduled" if self.has_task_handlers(e) => {
                 format!("{}\n", self.tasks.get(inf.task?).scheduled)
+            }
+            "home_thread" if self.has_task_handlers(e) => {
+                let t = inf.task?;
+                let thread = match self.runtime.task_thread.get(t) {
+                    Some(th) => th.load(Ordering::Acquire),
+                    None => self.placement.as_ref().map_or(0, |p| p.task_thread[t]),
+                };
+                format!("{}\n", thread)
             }
             _ => return None,
         })
@@ -1236,6 +1287,10 @@ impl Router {
                     self.runtime.stop_event();
                     Ok(())
                 }
+                // Click has no `timewarp` write handler under simulated time.
+                "timewarp" if !self.clock.is_simulated() => {
+                    self.clock.set_warp(value).map_err(HandlerError::Failed)
+                }
                 _ if ROUTER_READ.contains(&h) || h == "tasks" => {
                     Err(HandlerError::NotWritable(h.into()))
                 }
@@ -1243,7 +1298,7 @@ impl Router {
             };
         };
         let full = format!("{}.{}", self.info[e].name, h);
-        if h == "scheduled" && self.has_task_handlers(e) {
+        if TASK_HANDLERS.contains(&h) && self.has_task_handlers(e) {
             return Err(HandlerError::NotWritable(full));
         }
         match self.info[e].handlers.iter().find(|x| x.name == h) {
@@ -1274,11 +1329,13 @@ impl Router {
         }
         let local = self.slots[e].elem.is_some();
         let others = self.other_threads(e);
-        if !local && others.is_empty() {
-            return Err(HandlerError::Failed(format!(
-                "element '{}' is busy",
-                self.info[e].name
-            )));
+        if !local && self.moved_to(e).is_none() {
+            // The element is running on this thread (the write comes from inside its own
+            // push, pull, task or timer): it runs the write when it returns, in order with
+            // the pushes that reached it meanwhile.
+            self.slots[e]
+                .pending
+                .push(Deferred::Write(h.to_string(), value.to_string()));
         }
         if local {
             let h2 = h.to_string();
@@ -1286,7 +1343,9 @@ impl Router {
                 .unwrap_or_else(|| Err("element is busy".into()))
                 .map_err(HandlerError::Failed)?;
         }
-        for i in 0..self.replicas[e].len() {
+        // Replicas are swapped in for the primary copy, which must be here to do so.
+        let replicas = if local { self.replicas[e].len() } else { 0 };
+        for i in 0..replicas {
             std::mem::swap(
                 &mut self.replicas[e][i],
                 self.slots[e].elem.as_mut().expect("primary present"),
@@ -1383,10 +1442,19 @@ impl Router {
                             continue;
                         }
                     }
-                    let r = self
+                    let r = match self
                         .with_element(elem, |el, cx| el.write_handler(&handler, &value, cx))
-                        .unwrap_or_else(|| Err("element is busy".into()))
-                        .map_err(HandlerError::Failed);
+                    {
+                        Some(r) => r.map_err(HandlerError::Failed),
+                        None => {
+                            // Running here (this thread waits inside it for another thread's
+                            // answer): the write runs when it returns.
+                            self.slots[elem]
+                                .pending
+                                .push(Deferred::Write(handler, value));
+                            Ok(())
+                        }
+                    };
                     let _ = reply.send(r);
                 }
                 Request::Release { group, to } if migrate => self.release(group, to),

@@ -135,3 +135,62 @@ fn schedule_info_scales_task_shares() {
     let e = errors("ScheduleInfo(nosuch 2); InfiniteSource -> Discard;");
     assert!(e.contains("no element named 'nosuch'"), "{}", e);
 }
+
+/// A handler write to an element that is running (here from a Script its own push reached)
+/// is done when that element returns, not refused (Click's test/standard/Unqueue-01).
+#[test]
+fn write_to_a_running_element_is_done_when_it_returns() {
+    let mut r = router(
+        "InfiniteSource(LIMIT 5, STOP true) -> SimpleQueue -> u :: Unqueue(LIMIT 1)
+         -> s :: Script(TYPE PACKET, export count 0, set count $(add $count 1), write u.reset);",
+    );
+    r.run_until_idle();
+    assert_eq!(r.read_path("s.count").unwrap(), "5\n");
+    assert_eq!(r.read_path("u.count").unwrap(), "0\n");
+}
+
+/// An element that calls a handler can take the writes to its own handlers that the call
+/// made at once: TimeFilter's END_CALL moves the end on before the packet is checked again
+/// (Click's test/analysis/TimeFilter-01).
+#[test]
+fn time_filter_end_call_sees_its_own_handler_writes() {
+    let mut r = router(
+        "i1 :: Idle -> SetTimestamp(0.5) -> t :: TimeFilter(0, 1, END_CALL s.run $t)
+             -> c :: Counter -> Discard;
+         i2 :: Idle -> SetTimestamp(1.5) -> t;
+         i3 :: Idle -> SetTimestamp(5.5) -> t;
+         s :: Script(TYPE PASSIVE, init x 0, goto exit $(gt $x 1), set x $(add $x 1),
+                     write t.extend_interval 1);",
+    );
+    for src in ["i1", "i2", "i3"] {
+        let e = r.element_index(src).unwrap();
+        r.with_element(e, |_, cx| {
+            cx.push_one(0, sluice_core::Packet::from_bytes(b"x"));
+        })
+        .unwrap();
+    }
+    assert_eq!(r.read_path("c.count").unwrap(), "2\n");
+    assert_eq!(r.read_path("t.drops").unwrap(), "1\n");
+    assert_eq!(r.read_path("t.end").unwrap(), "3.000000\n");
+}
+
+/// Click's `timewarp` router handler: the warp speed, writable on the wall clock only.
+#[test]
+fn timewarp_handler() {
+    let flat = sluice_lang::parse_config("Idle -> Discard", "test.click", &[]).unwrap();
+    let mut r = Router::new(flat, &sluice_elements::library(), RouterOptions::default()).unwrap();
+    assert_eq!(r.read_path("timewarp").unwrap(), "1\n");
+    r.write_path("timewarp", "2.5").unwrap();
+    assert_eq!(r.read_path("timewarp").unwrap(), "2.5\n");
+    r.write_path("timewarp", "nowait").unwrap();
+    assert_eq!(r.read_path("timewarp").unwrap(), "nowait\n");
+    assert_eq!(
+        r.write_path("timewarp", "-1").unwrap_err().to_string(),
+        "timefactor must be > 0"
+    );
+    assert!(r.check_handler("timewarp", true).is_ok());
+    let mut r = router("Idle -> Discard");
+    assert_eq!(r.read_path("timewarp").unwrap(), "simulation\n");
+    assert!(r.write_path("timewarp", "2").is_err());
+    assert!(r.check_handler("timewarp", true).is_err());
+}

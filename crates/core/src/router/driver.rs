@@ -14,7 +14,6 @@ use crate::cpu::cycles;
 use crate::element::Element;
 use crate::sched::TimerQueue;
 use crate::threads::{Concurrency, Placement};
-use crate::time::Clock;
 
 impl Router {
     /// Thread 0 handles driver stop events: each steps a DriverManager, or (without one)
@@ -202,6 +201,8 @@ impl Router {
         let multi = self.runtime.nthreads() > 1;
         let mut rounds: u32 = 0;
         let mut last_yield = cycles();
+        // True when the last round of tasks found no work.
+        let mut idle_round = false;
         loop {
             if self.runtime.stop.load(Ordering::Relaxed) {
                 self.stopped = true;
@@ -216,6 +217,9 @@ impl Router {
             self.service_mail(true);
             if self.thread == 0 && self.running_threads {
                 self.balance();
+            }
+            if multi && self.clock.is_simulated() {
+                self.note_sim_progress(!idle_round);
             }
             self.run_due_timers(draining);
             self.handle_signals();
@@ -232,6 +236,7 @@ impl Router {
                     64
                 };
                 let mut any_work = false;
+                idle_round = false;
                 for _ in 0..burst {
                     let Some(id) = self.tasks.pop_next() else {
                         break;
@@ -263,11 +268,12 @@ impl Router {
                 }
                 if draining && !any_work {
                     // Fall through: this thread may be done.
-                } else if !any_work && self.clock.is_simulated() {
-                    // Only polling tasks ran and none found work: under simulated time
-                    // nothing changes until the next timer, so jump to it.
+                } else if !any_work && self.clock.jumps() {
+                    idle_round = true;
+                    // Only polling tasks ran and none found work: under simulated (or
+                    // `nowait`) time nothing changes until the next timer, so jump to it.
                     if let Some(at) = self.timers.next_expiry() {
-                        self.clock.advance_to(at);
+                        self.clock.jump(self.thread, at);
                     }
                     continue;
                 } else {
@@ -299,14 +305,14 @@ impl Router {
                 continue;
             }
             match self.timers.next_expiry() {
-                Some(at) if self.clock.is_simulated() => {
+                Some(at) if self.clock.jumps() => {
                     self.poll_selects(0);
-                    self.clock.advance_to(at);
+                    self.clock.jump(self.thread, at);
                 }
                 Some(at) => {
-                    let wait = (at - self.clock.now()).0;
+                    let wait = self.clock.real_wait(at).as_nanos();
                     if wait > 0 {
-                        let ms = ((wait + 999_999) / 1_000_000).min(1000) as i32;
+                        let ms = wait.div_ceil(1_000_000).min(1000) as i32;
                         self.poll_selects(ms);
                     }
                 }
@@ -330,6 +336,18 @@ impl Router {
         }
     }
 
+    /// Tells the simulated clock shared with other threads how far this thread lets it jump:
+    /// not at all while it has tasks to run that may work (`busy`), else up to its next
+    /// timer.
+    fn note_sim_progress(&mut self, busy: bool) {
+        let until = if busy && self.tasks.any_runnable() {
+            Some(self.clock.now())
+        } else {
+            self.timers.next_expiry()
+        };
+        self.clock.note_next_timer(self.thread, until);
+    }
+
     /// This thread found nothing to do while draining: alone, the router is done; with other
     /// threads, it waits, and the last thread to go quiet stops them all.
     fn quiet_while_draining(&mut self, multi: bool) {
@@ -343,7 +361,7 @@ impl Router {
         }
         if self.runtime.enter_idle(self.thread) {
             let ms = match self.timers.next_expiry() {
-                Some(at) => ((at - self.clock.now()).0.max(0) / 1_000_000).clamp(1, 10) as i32,
+                Some(at) => self.clock.real_wait(at).as_millis().clamp(1, 10) as i32,
                 None => 10,
             };
             self.poll_selects(ms);
@@ -442,8 +460,10 @@ impl Router {
         self.tasks.retain_scheduled(|id| p.task_thread[id] == 0);
         self.selects.retain(|&(_, e)| p.elem_threads[e][0] == 0);
         self.running_threads = true;
+        self.note_sim_progress(true);
         for w in workers.iter_mut() {
             w.running_threads = true;
+            w.note_sim_progress(true);
         }
         let affinity = crate::cpu::Affinity::current();
         let workers: Vec<Router> = std::thread::scope(|s| {
@@ -532,7 +552,7 @@ impl Router {
             timers: TimerQueue::default(),
             notifiers: self.notifiers.clone(),
             selects: Vec::new(),
-            clock: Clock::real(),
+            clock: self.clock.clone(),
             stopped: false,
             driver_managers: Vec::new(),
             flat: self.flat.clone(),

@@ -67,7 +67,9 @@
 //! the signals arrives, named as for `kill` or by number; the signal's default action is
 //! replaced while the script waits for it. A script that ends with `end` waits for the next
 //! one; one that exits, fails or blocks does not, so that signal's default action applies
-//! again, as in Click). Click's PROXY type is not supported.
+//! again, as in Click). Click's PROXY type is not supported. Under `-j`, a PACKET script that
+//! packets reach from several threads runs as one copy per thread (variables are per copy;
+//! numeric handler values add up over the copies).
 //!
 //! Handlers: `step` (w, `[N]`: release N pauses or waits), `goto` (w, `LABEL`: jump there and
 //! run), `run` (rw: write `[ARGS]` to run the script from the start with `$args` set; read the
@@ -85,7 +87,8 @@ use std::sync::Mutex;
 
 use sluice_core::signals::stop_requested;
 use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, HandlerError, InitCx, Packet, Timestamp,
+    Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, HandlerError, InitCx, Packet,
+    Timestamp,
 };
 use sluice_lang::args::{unquote, Args, FromArg, Seconds};
 
@@ -1293,6 +1296,16 @@ impl Element for Script {
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
         self.initialize_script(cx);
         Ok(())
+    }
+
+    /// A PACKET script reached from several threads runs as one copy per thread, each for
+    /// the packets of its thread (Click runs its one script from every thread).
+    fn concurrency(&self) -> Concurrency {
+        if self.kind == ScriptType::Packet {
+            Concurrency::Replicated
+        } else {
+            Concurrency::Exclusive
+        }
     }
 
     fn run_timer(&mut self, _id: usize, cx: &mut Cx) {

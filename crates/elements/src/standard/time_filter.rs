@@ -125,6 +125,9 @@ impl TimeFilter {
                 if let Err(e) = cx.write_handler(h, v.trim()) {
                     eprintln!("{}: END_CALL {}: {}", cx.name(), h, e);
                 }
+                // The call may have written this element's own handlers (a Script moving the
+                // end on): they take effect before the packet is checked again.
+                cx.run_own_writes(self);
             }
             if self.end <= before {
                 break;

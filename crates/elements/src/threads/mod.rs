@@ -2,6 +2,7 @@
 
 use sluice_core::ElementClass;
 
+mod block_thread;
 mod cpu_queue;
 mod schedule_info;
 mod shared_queue;
@@ -11,6 +12,7 @@ mod thread_safe_queue;
 
 /// Classes of this family.
 pub const CLASSES: &[ElementClass] = &[
+    block_thread::CLASS,
     schedule_info::CLASS,
     static_thread_sched::CLASS,
     synthetic_load::CLASS,

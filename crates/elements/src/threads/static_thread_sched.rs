@@ -9,6 +9,10 @@
 //! thread. Tasks not named are spread over the threads by the router, keeping tasks that share
 //! a non-shareable element on one thread. A thread number beyond the last thread wraps around.
 //!
+//! An ELEMENT name is looked up from this element's compound outwards; a name that is no
+//! element but a compound places every element inside it. With several StaticThreadScheds,
+//! the one configured last wins for an element both name.
+//!
 //! Example: `StaticThreadSched(src0 0, src1 1)`
 
 use sluice_core::{ConfigCx, Element, ElementClass};
@@ -31,9 +35,17 @@ impl Element for StaticThreadSched {
                 args.error(format!("{}: THREAD: expected unsigned integer", name));
                 continue;
             };
-            match cx.element_index(name) {
-                Some(e) => cx.set_home_thread(e, th % n),
-                None => args.error(format!("no element named '{}'", name)),
+            // An element seen from this one's compound, else every element of the compound
+            // of that name.
+            let targets = match cx.find_element(name) {
+                Some(e) => vec![e],
+                None => cx.elements_named(&format!("{}{}", cx.name_context(), name)),
+            };
+            if targets.is_empty() {
+                args.error(format!("'{}' does not name an element", name));
+            }
+            for e in targets {
+                cx.set_home_thread(e, th % n);
             }
         }
         Ok(())
