@@ -13,7 +13,9 @@
 # Environment: FUZZ_SANITIZER (address, the default, or none: faster, but misses memory errors
 # in unsafe code), FUZZ_TIMEOUT (seconds one input may run before it counts as a hang; 10),
 # FUZZ_RUNS (stop a target after this many executions, whichever comes first: `FUZZ_RUNS=10000000
-# scripts/fuzz-campaign.sh 3600` runs each target to ten million executions or an hour).
+# scripts/fuzz-campaign.sh 3600` runs each target to ten million executions or an hour),
+# FUZZ_MAX_LEN (longest input libFuzzer generates; by default it grows with the corpus, and
+# long configurations and scripts slow the language targets down tenfold).
 set -uo pipefail
 
 secs=${1:-60}
@@ -21,6 +23,8 @@ shift || true
 sanitizer=${FUZZ_SANITIZER:-address}
 timeout=${FUZZ_TIMEOUT:-10}
 runs=${FUZZ_RUNS:--1}
+max_len=()
+[ -n "${FUZZ_MAX_LEN:-}" ] && max_len=(-max_len="$FUZZ_MAX_LEN")
 
 cd "$(dirname "$0")/../fuzz" || exit 2
 
@@ -58,7 +62,7 @@ for t in "${targets[@]}"; do
 
     # The first corpus directory receives the new inputs; the committed corpus is only read.
     cargo +nightly fuzz run --sanitizer "$sanitizer" "$t" "$fresh" "$corpus" -- \
-        -max_total_time="$secs" -runs="$runs" -timeout="$timeout" -print_final_stats=1 \
+        -max_total_time="$secs" -runs="$runs" -timeout="$timeout" -print_final_stats=1 "${max_len[@]}" \
         >"$logdir/$t.log" 2>&1
     cargo +nightly fuzz run --sanitizer "$sanitizer" "$t" "$corpus" "$fresh" -- \
         -merge=1 -timeout="$timeout" >"$logdir/$t.merge.log" 2>&1

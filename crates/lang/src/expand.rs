@@ -1,8 +1,9 @@
 //! Compound-element expansion, parameter substitution and pseudo-port splicing.
 
 use crate::args::{keyword_split, split_args};
+use crate::diags::{Diags, MAX_DIAGNOSTICS};
 use crate::parser::{Alt, ClassDef, ClassRef, DeclKind, Formal, Scope};
-use crate::{Diagnostic, FlatConfig, FlatConnection, FlatElement, Landmark};
+use crate::{FlatConfig, FlatConnection, FlatElement, Landmark};
 use std::collections::{HashMap, HashSet};
 
 /// Elements a configuration may expand to.
@@ -231,7 +232,7 @@ pub(crate) struct Expander<'a> {
     classes: &'a [ClassDef],
     /// Variable environments of the file and of every compound instance.
     pub envs: Envs,
-    pub diags: Vec<Diagnostic>,
+    pub diags: Diags,
     nodes: Vec<Node>,
     edges: Vec<(usize, usize, usize, usize, Landmark)>,
     /// Compound instance names as a tree (parent, last component): a full name costs memory
@@ -247,7 +248,7 @@ impl<'a> Expander<'a> {
         Expander {
             classes,
             envs: Envs::default(),
-            diags: Vec::new(),
+            diags: Diags::default(),
             nodes: Vec::new(),
             edges: Vec::new(),
             paths: Vec::new(),
@@ -257,10 +258,7 @@ impl<'a> Expander<'a> {
     }
 
     fn error(&mut self, lm: &Landmark, msg: String) {
-        self.diags.push(Diagnostic {
-            landmark: lm.clone(),
-            message: msg,
-        });
+        self.diags.push(lm, msg);
     }
 
     /// The definition of class `r` that fits these arguments and port counts, following
@@ -437,7 +435,7 @@ impl<'a> Expander<'a> {
 
     /// Splices away virtual nodes and produces the flat configuration. A compound or group
     /// port that leads nowhere is an error, worded as Click words it.
-    pub fn finish(mut self, requirements: Vec<String>) -> (FlatConfig, Vec<Diagnostic>) {
+    pub fn finish(mut self, requirements: Vec<String>) -> (FlatConfig, Diags) {
         let mut adj: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
         let mut fed: HashSet<(usize, usize)> = HashSet::new();
         for (k, e) in self.edges.iter().enumerate() {
@@ -446,6 +444,7 @@ impl<'a> Expander<'a> {
         }
         let mut reported: HashSet<(usize, usize)> = HashSet::new();
         let mut msgs = Vec::new();
+        let mut unshown: Option<(Landmark, usize)> = None;
         // A configuration cut short has ports left dangling by the cut: say nothing of them.
         let edges = if self.too_large {
             &[][..]
@@ -466,6 +465,10 @@ impl<'a> Expander<'a> {
                 if !dead || !reported.insert((n, p)) {
                     continue;
                 }
+                if self.diags.count() + msgs.len() >= MAX_DIAGNOSTICS {
+                    unshown.get_or_insert_with(|| (t.lm.clone(), 0)).1 += 1;
+                    continue;
+                }
                 let name = match t.inst {
                     Some(i) => self.path_name(self.paths[i].0, &self.paths[i].1),
                     None => "<anonymous group>".into(),
@@ -481,6 +484,9 @@ impl<'a> Expander<'a> {
         }
         for (lm, m) in msgs {
             self.error(&lm, m);
+        }
+        if let Some((lm, n)) = unshown {
+            self.diags.skip(&lm, n);
         }
         let mut index = vec![usize::MAX; self.nodes.len()];
         let mut elements = Vec::new();

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod args;
+mod diags;
 mod expand;
 mod lexer;
 pub mod names;
@@ -202,10 +203,10 @@ pub fn parse_config_with_classes(
     ex.expand(&top, env);
     let (cfg, d) = ex.finish(requirements);
     diags.extend(d);
-    if diags.is_empty() {
+    if diags.count() == 0 {
         Ok(cfg)
     } else {
-        Err(diags)
+        Err(diags.into_vec())
     }
 }
 

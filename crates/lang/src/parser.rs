@@ -1,8 +1,9 @@
 //! Parser: builds scopes (declarations, connections, compound classes) from tokens.
 
 use crate::args::{split_args, split_words};
+use crate::diags::Diags;
 use crate::lexer::{Lexer, Tok, Token};
-use crate::{Diagnostic, Landmark};
+use crate::Landmark;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 pub(crate) type ClassId = usize;
@@ -99,7 +100,7 @@ pub(crate) struct Parser<'a> {
     is_class: &'a dyn Fn(&str) -> bool,
     /// Tokens looked ahead at (a queue: long lookaheads cost linear time).
     buf: VecDeque<Token>,
-    pub diags: Vec<Diagnostic>,
+    pub diags: Diags,
     pub classes: Vec<ClassDef>,
     pub scopes: Vec<Scope>,
     ctx: Vec<Ctx>,
@@ -157,7 +158,7 @@ impl<'a> Parser<'a> {
             lx: Lexer::new(text, file),
             is_class,
             buf: VecDeque::new(),
-            diags: Vec::new(),
+            diags: Diags::default(),
             classes: Vec::new(),
             scopes: vec![Scope::default()],
             ctx: vec![Ctx::Top],
@@ -191,10 +192,7 @@ impl<'a> Parser<'a> {
     }
 
     fn error(&mut self, lm: Landmark, msg: impl Into<String>) {
-        self.diags.push(Diagnostic {
-            landmark: lm,
-            message: msg.into(),
-        });
+        self.diags.push(&lm, msg);
     }
 
     fn syntax_error(&mut self) {
@@ -357,9 +355,9 @@ impl<'a> Parser<'a> {
                     }
                 }
                 _ => {
-                    let before = self.diags.len();
+                    let before = self.diags.count();
                     self.chain();
-                    if self.diags.len() > before {
+                    if self.diags.count() > before {
                         self.recover(t.lm.line);
                     } else if !matches!(
                         self.peek(),
@@ -597,7 +595,11 @@ impl<'a> Parser<'a> {
         }
         let what = if is_input { "input" } else { "output" };
         for (p, _) in used.iter().enumerate().filter(|(_, u)| !**u) {
-            self.error(lm.clone(), format!("'{name}' {what} {p} missing"));
+            if self.diags.is_full() {
+                self.diags.skip(&lm, 1);
+            } else {
+                self.error(lm.clone(), format!("'{name}' {what} {p} missing"));
+            }
         }
         used.len()
     }

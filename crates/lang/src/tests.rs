@@ -319,6 +319,15 @@ fn error_collection_with_lines() {
     assert!(e.len() >= 3, "{e:?}");
 }
 
+/// A million missing ports make a thousand errors and a count, not a million lines.
+#[test]
+fn errors_are_bounded() {
+    let e = errs("a :: Idle; d :: Discard;\na -> ( [150000] -> d; ) -> d;\n");
+    assert_eq!(e.len(), 1001, "{:?}", &e[..3]);
+    assert_eq!(e[0], "t.click:2: '<anonymous group>' input 0 missing");
+    assert_eq!(e[1000], "t.click:2: too many errors: 299001 more not shown");
+}
+
 #[test]
 fn error_undeclared_and_syntax() {
     let e = errs("a :: Idle;\na -> nosuch;\nb :: Discard :: x;\n");
