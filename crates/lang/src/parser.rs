@@ -596,7 +596,7 @@ impl<'a> Parser<'a> {
         let what = if is_input { "input" } else { "output" };
         for (p, _) in used.iter().enumerate().filter(|(_, u)| !**u) {
             if self.diags.is_full() {
-                self.diags.skip(&lm, 1);
+                self.diags.skip(lm, 1);
             } else {
                 self.error(lm.clone(), format!("'{name}' {what} {p} missing"));
             }
