@@ -451,6 +451,21 @@ fn bypass_switches_path() {
     assert_eq!((num(&mut r, "c0.count"), num(&mut r, "c1.count")), (1, 2));
 }
 
+/// The bypass path rejoins through input 1, which always leads to output 0 (Click's
+/// test/standard/Bypass-01: an active Bypass whose path loops back must not loop forever).
+#[test]
+fn bypass_path_rejoins_on_input_one() {
+    let mut r = router(
+        "i :: Idle -> b :: Bypass(true) -> c0 :: Counter -> Discard;
+         b[1] -> c1 :: Counter -> [1]b;",
+    );
+    inject(&mut r, "i", 0, &[b"a", b"b"]);
+    assert_eq!((num(&mut r, "c0.count"), num(&mut r, "c1.count")), (2, 2));
+    r.write_path("b.active", "false").unwrap();
+    inject(&mut r, "i", 0, &[b"c"]);
+    assert_eq!((num(&mut r, "c0.count"), num(&mut r, "c1.count")), (3, 2));
+}
+
 // ---- queues and schedulers ----
 
 #[test]
