@@ -326,8 +326,13 @@ fn strip_unstrip_resize_pad() {
     assert_eq!(got[0].len(), 8);
     assert_eq!(&got[0][1..6], b"abcde");
     inject(&mut r, "k", 0, &[b"abcd", b"ab"]);
-    assert_eq!(strs(&drain(&mut r, "d3", 0)), ["d\0\0"]);
-    assert_eq!(num(&mut r, "rs.drops"), 1);
+    assert_eq!(
+        strs(&drain(&mut r, "d3", 0)),
+        ["d\0\0", "\0\0"],
+        "as Click: no drops"
+    );
+    r.write_path("rs.head", "-8").unwrap();
+    assert_eq!(text(&mut r, "rs.head"), "-8");
 }
 
 #[test]
