@@ -201,6 +201,27 @@ fn link_unqueue_models_latency_and_bandwidth() {
     assert!((t - 2.25).abs() < 1e-3, "simulated time {}", t);
 }
 
+/// Each packet leaves stamped with its release time; a packet holds the link for its length
+/// plus its extra length annotation (Click's test/standard/LinkUnqueue-01).
+#[test]
+fn link_unqueue_stamps_release_times() {
+    let mut r = router(
+        "InfiniteSource(LIMIT 2, LENGTH 20) -> Queue -> LinkUnqueue(5ms, 100kbps)
+         -> q :: Queue -> d :: Discard(false)",
+    );
+    r.run_until_idle();
+    let d = r.element_index("d").unwrap();
+    let got = r.with_element(d, |_, cx| cx.pull(0, 32)).unwrap();
+    let t: Vec<Timestamp> = got.iter().map(|p| p.timestamp()).collect();
+    assert_eq!(t.len(), 2);
+    assert_eq!(
+        t[1] - t[0],
+        Timestamp::from_parts(0, 1_600_000),
+        "20 bytes at 12500 B/s"
+    );
+    assert!((elapsed(&r) - 0.0082).abs() < 1e-9, "{}", elapsed(&r));
+}
+
 #[test]
 fn delay_unqueue_and_delay_shaper_delay_packets() {
     let mut r = router(
