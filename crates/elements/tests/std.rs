@@ -201,6 +201,27 @@ fn link_unqueue_models_latency_and_bandwidth() {
     assert!((t - 2.25).abs() < 1e-3, "simulated time {}", t);
 }
 
+/// Each packet leaves stamped with its release time; a packet holds the link for its length
+/// plus its extra length annotation (Click's test/standard/LinkUnqueue-01).
+#[test]
+fn link_unqueue_stamps_release_times() {
+    let mut r = router(
+        "InfiniteSource(LIMIT 2, LENGTH 20) -> Queue -> LinkUnqueue(5ms, 100kbps)
+         -> q :: Queue -> d :: Discard(false)",
+    );
+    r.run_until_idle();
+    let d = r.element_index("d").unwrap();
+    let got = r.with_element(d, |_, cx| cx.pull(0, 32)).unwrap();
+    let t: Vec<Timestamp> = got.iter().map(|p| p.timestamp()).collect();
+    assert_eq!(t.len(), 2);
+    assert_eq!(
+        t[1] - t[0],
+        Timestamp::from_parts(0, 1_600_000),
+        "20 bytes at 12500 B/s"
+    );
+    assert!((elapsed(&r) - 0.0082).abs() < 1e-9, "{}", elapsed(&r));
+}
+
 #[test]
 fn delay_unqueue_and_delay_shaper_delay_packets() {
     let mut r = router(
@@ -326,8 +347,13 @@ fn strip_unstrip_resize_pad() {
     assert_eq!(got[0].len(), 8);
     assert_eq!(&got[0][1..6], b"abcde");
     inject(&mut r, "k", 0, &[b"abcd", b"ab"]);
-    assert_eq!(strs(&drain(&mut r, "d3", 0)), ["d\0\0"]);
-    assert_eq!(num(&mut r, "rs.drops"), 1);
+    assert_eq!(
+        strs(&drain(&mut r, "d3", 0)),
+        ["d\0\0", "\0\0"],
+        "as Click: no drops"
+    );
+    r.write_path("rs.head", "-8").unwrap();
+    assert_eq!(text(&mut r, "rs.head"), "-8");
 }
 
 #[test]
@@ -449,6 +475,21 @@ fn bypass_switches_path() {
     r.write_path("b.active", "true").unwrap();
     inject(&mut r, "i", 0, &[b"a", b"b"]);
     assert_eq!((num(&mut r, "c0.count"), num(&mut r, "c1.count")), (1, 2));
+}
+
+/// The bypass path rejoins through input 1, which always leads to output 0 (Click's
+/// test/standard/Bypass-01: an active Bypass whose path loops back must not loop forever).
+#[test]
+fn bypass_path_rejoins_on_input_one() {
+    let mut r = router(
+        "i :: Idle -> b :: Bypass(true) -> c0 :: Counter -> Discard;
+         b[1] -> c1 :: Counter -> [1]b;",
+    );
+    inject(&mut r, "i", 0, &[b"a", b"b"]);
+    assert_eq!((num(&mut r, "c0.count"), num(&mut r, "c1.count")), (2, 2));
+    r.write_path("b.active", "false").unwrap();
+    inject(&mut r, "i", 0, &[b"c"]);
+    assert_eq!((num(&mut r, "c0.count"), num(&mut r, "c1.count")), (3, 2));
 }
 
 // ---- queues and schedulers ----

@@ -1,14 +1,18 @@
 //! Bypass — switches a packet stream onto an optional path
 //!
-//! Synopsis: `Bypass([ACTIVE])`
+//! Synopsis: `Bypass([ACTIVE, *keywords* INLINE])`
 //!
 //! Ports: 1 or 2 inputs, 1 or 2 outputs, agnostic. Normally Bypass acts like Null: push
 //! packets leave on output 0 and pulls go to input 0. While ACTIVE is true, a push Bypass
-//! emits packets on output 1 and a pull Bypass forwards pulls to input 1 (when that port
-//! exists; otherwise port 0 is used).
+//! emits packets received on input 0 on output 1 and a pull Bypass forwards pulls of output
+//! 0 to input 1 (when that port exists; otherwise port 0 is used). The second input (push)
+//! or output (pull) reconnects the bypass path: packets pushed into input 1 leave on output
+//! 0, pulls of output 1 go to input 0, active or not.
 //!
 //! Arguments:
 //! - `ACTIVE` (boolean, default false).
+//! - `INLINE` (boolean, default false): accepted for Click's sake; Sluice's Bypass always
+//!   stays in the graph (a direct call, no rewiring of its neighbours).
 //!
 //! Handlers: `active` (rw).
 //!
@@ -29,16 +33,17 @@ pub struct Bypass {
 impl Element for Bypass {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.active = args.read_p("ACTIVE")?.unwrap_or(false);
+        let _inline: Option<bool> = args.read("INLINE")?;
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
-        let o = usize::from(self.active && cx.noutputs() > 1);
+    fn push(&mut self, port: usize, batch: Batch, cx: &mut Cx) {
+        let o = usize::from(self.active && port == 0 && cx.noutputs() > 1);
         cx.push(o, batch);
     }
 
-    fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        let i = usize::from(self.active && cx.ninputs() > 1);
+    fn pull(&mut self, port: usize, max: usize, cx: &mut Cx) -> Batch {
+        let i = usize::from(self.active && port == 0 && cx.ninputs() > 1);
         cx.pull(i, max)
     }
 

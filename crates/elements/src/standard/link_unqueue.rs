@@ -3,14 +3,17 @@
 //! Synopsis: `LinkUnqueue(LATENCY, BANDWIDTH)`
 //!
 //! Ports: 1 pull input, 1 push output. Models a link: LinkUnqueue pulls a packet only when the
-//! link is free, holds the link for the packet's transmission time (length ÷ BANDWIDTH), and
+//! link is free, holds the link for the packet's transmission time (its length plus its extra
+//! length annotation, divided by BANDWIDTH, in whole microseconds as Click computes it), and
 //! pushes the packet out LATENCY after its last byte was sent. Several packets can be in flight
-//! at once. Tasks sleep on timers and on the upstream empty notifiers, so a run under
-//! `--simtime` finishes at once with the simulated clock showing the link's timing.
+//! at once. Each packet's timestamp annotation is set to the time it leaves, as in Click.
+//! Tasks sleep on timers and on the upstream empty notifiers, so a run under `--simtime`
+//! finishes at once with the simulated clock showing the link's timing.
 //!
 //! Arguments:
 //! - `LATENCY` (time, mandatory): one-way delay.
-//! - `BANDWIDTH` (bandwidth, mandatory): `10Mbps`, `1MBps`, or bytes per second.
+//! - `BANDWIDTH` (bandwidth, mandatory, at least 100 bytes/s): `10Mbps`, `1MBps`, or bytes
+//!   per second.
 //!
 //! Handlers: `latency` (r), `bandwidth` (r, bytes/s), `size` (r, packets in flight),
 //! `count` (r, packets delivered), `reset` (w, zero the count).
@@ -26,6 +29,7 @@ use sluice_core::{
 use sluice_lang::args::{Args, Bandwidth, Seconds};
 
 use super::util::fmt_f64;
+use crate::io::extra_length;
 
 /// The LinkUnqueue element.
 pub struct LinkUnqueue {
@@ -51,8 +55,12 @@ impl Default for LinkUnqueue {
 }
 
 impl LinkUnqueue {
-    fn tx_time(&self, len: usize) -> Timestamp {
-        Timestamp((len as f64 * 1e9 / self.bandwidth).ceil() as i64)
+    /// The time `p` holds the link: its length with the extra length annotation, in whole
+    /// microseconds rounded down as Click computes it (bandwidth in units of 100 bytes/s).
+    fn tx_time(&self, p: &Packet) -> Timestamp {
+        let len = p.len() as u64 + u64::from(extra_length(p));
+        let per_100 = (self.bandwidth / 100.0) as u64;
+        Timestamp::from_parts(0, (len * 10_000 / per_100) as i64 * 1000)
     }
 }
 
@@ -60,8 +68,8 @@ impl Element for LinkUnqueue {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         let Seconds(lat) = args.read_mp::<Seconds>("LATENCY")?;
         let Bandwidth(bw) = args.read_mp::<Bandwidth>("BANDWIDTH")?;
-        if bw <= 0.0 {
-            args.error("BANDWIDTH: must be positive");
+        if bw < 100.0 {
+            args.error("bandwidth too small, minimum 100Bps");
             return Err(());
         }
         self.latency = Timestamp::from_secs_f64(lat);
@@ -90,7 +98,9 @@ impl Element for LinkUnqueue {
             };
             pulled += 1;
             let start = self.link_free.max(now);
-            self.link_free = start + self.tx_time(p.len());
+            self.link_free = start + self.tx_time(&p);
+            let mut p = p;
+            p.set_timestamp(self.link_free + self.latency);
             self.inflight.push_back((self.link_free + self.latency, p));
         }
         // Deliver what has arrived.

@@ -5,25 +5,25 @@
 //! Ports: 1 input, 1 output, agnostic. A positive HEAD adds that many bytes at the front of
 //! each packet (from the headroom: earlier stripped bytes reappear, new buffer space is zero); a
 //! negative HEAD removes bytes from the front. TAIL does the same at the end (added tail bytes
-//! are zero). A packet too short for the bytes to remove is dropped and counted.
+//! are zero). As in Click, removing more bytes than a packet has leaves it empty; nothing is
+//! dropped.
 //!
 //! Arguments:
 //! - `HEAD` (integer, default 0), `TAIL` (integer, default 0): each between -262144 and
 //!   262144 (`MAX_PACKET_LEN`).
 //!
-//! Handlers: `head` (r), `tail` (r), `drops` (r).
+//! Handlers: `head` (rw), `tail` (rw).
 //!
 //! Example: `Resize(0, -4)` removes a trailing frame check sequence.
 
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
-use sluice_lang::args::{Args, PacketLenDelta};
+use sluice_lang::args::{Args, FromArg, PacketLenDelta};
 
 /// The Resize element.
 #[derive(Default)]
 pub struct Resize {
     head: i64,
     tail: i64,
-    drops: u64,
 }
 
 impl Element for Resize {
@@ -38,13 +38,8 @@ impl Element for Resize {
     }
 
     fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
-        let remove = (self.head.min(0).unsigned_abs() + self.tail.min(0).unsigned_abs()) as usize;
-        if p.len() < remove {
-            self.drops += 1;
-            return None;
-        }
         if self.head < 0 {
-            p.pull_front(self.head.unsigned_abs() as usize);
+            p.pull_front((self.head.unsigned_abs() as usize).min(p.len()));
         } else if self.head > 0 {
             let n = self.head as usize;
             if p.headroom() >= n {
@@ -54,7 +49,7 @@ impl Element for Resize {
             }
         }
         if self.tail < 0 {
-            p.take(self.tail.unsigned_abs() as usize);
+            p.take((self.tail.unsigned_abs() as usize).min(p.len()));
         } else if self.tail > 0 {
             p.put(self.tail as usize);
         }
@@ -62,16 +57,26 @@ impl Element for Resize {
     }
 
     fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("head"), Handler::r("tail"), Handler::r("drops")] }
+        const { &[Handler::rw("head"), Handler::rw("tail")] }
     }
 
     fn read_handler(&self, name: &str) -> Option<String> {
         Some(match name {
             "head" => self.head.to_string(),
             "tail" => self.tail.to_string(),
-            "drops" => self.drops.to_string(),
             _ => return None,
         })
+    }
+
+    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
+        let PacketLenDelta(d) =
+            PacketLenDelta::from_arg(v.trim()).map_err(|e| format!("{name}: {e}"))?;
+        match name {
+            "head" => self.head = d as i64,
+            "tail" => self.tail = d as i64,
+            _ => return Err(format!("no handler {name}")),
+        }
+        Ok(())
     }
 }
 
