@@ -25,7 +25,7 @@ fn configuration_errors_name_element_and_device() {
         .err()
         .unwrap();
     assert!(e.contains("ToDevice(nosuchdev1)"), "{}", e);
-    let e = build("FromDevice(lo, METHOD PCAP) -> Discard")
+    let e = build("FromDevice(lo, METHOD NETMAP) -> Discard")
         .err()
         .unwrap();
     assert!(e.contains("METHOD"), "{}", e);

@@ -1,6 +1,6 @@
 //! Compound-element expansion, parameter substitution and pseudo-port splicing.
 
-use crate::args::{keyword_split, split_args};
+use crate::args::{keyword_split, split_args, split_words};
 use crate::diags::{Diags, MAX_DIAGNOSTICS};
 use crate::parser::{Alt, ClassDef, ClassRef, DeclKind, Formal, Scope};
 use crate::{FlatConfig, FlatConnection, FlatElement, Landmark};
@@ -108,12 +108,23 @@ pub(crate) fn substitute(s: &str, envs: &Envs, env: usize) -> String {
             let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
             if c.get(i + 1) == Some(&'{') {
                 if let Some(close) = c[i + 2..].iter().position(|&x| x == '}') {
-                    let name: String = c[i + 2..i + 2 + close].iter().collect();
-                    if let Some(v) = envs.get(env, &name) {
-                        out.push_str(v);
-                        i += close + 3;
-                        continue;
+                    let raw: String = c[i + 2..i + 2 + close].iter().collect();
+                    let inner = if raw.contains('$') {
+                        substitute(&raw, envs, env)
+                    } else {
+                        raw.clone()
+                    };
+                    match braced(&inner, envs, env) {
+                        Some(v) => out.push_str(&v),
+                        None if inner != raw => out.push_str(&format!("${{{inner}}}")),
+                        None => {
+                            out.push(ch);
+                            i += 1;
+                            continue;
+                        }
                     }
+                    i += close + 3;
+                    continue;
                 }
             } else {
                 let mut e = i + 1;
@@ -134,6 +145,37 @@ pub(crate) fn substitute(s: &str, envs: &Envs, env: usize) -> String {
         i += 1;
     }
     out
+}
+
+/// The value of a braced reference as Click reads it: `NAME`, `NAME[INDEX]` (the INDEX-th
+/// space-separated word of the value, from 0; empty past the last), and `NAME-DEFAULT` or
+/// `NAME[INDEX]-DEFAULT` (DEFAULT, substituted, when NAME is not defined). `None` when NAME is
+/// not defined and there is no default.
+fn braced(spec: &str, envs: &Envs, env: usize) -> Option<String> {
+    let spec = spec.trim_start();
+    let name_end = spec
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(spec.len());
+    let name = &spec[..name_end];
+    let mut rest = spec[name_end..].trim_start();
+    let mut index = None;
+    if let Some(r) = rest.strip_prefix('[') {
+        if let Some((n, after)) = r.split_once(']') {
+            if let Ok(n) = n.trim().parse::<usize>() {
+                index = Some(n);
+                rest = after.trim_start();
+            }
+        }
+    }
+    match envs.get(env, name) {
+        Some(v) => Some(match index {
+            Some(n) => split_words(v).into_iter().nth(n).unwrap_or_default(),
+            None => v.to_string(),
+        }),
+        None => rest
+            .strip_prefix('-')
+            .map(|default| substitute(default, envs, env)),
+    }
 }
 
 /// Binds actual arguments to formals; `None` if the argument count does not fit.

@@ -136,6 +136,23 @@ fn comments_and_line_directives() {
     assert_eq!(elem(&c, "y").landmark.to_string(), "A:5");
 }
 
+/// Click's braced references: `${a[N]}` is the Nth word (from 0, empty past the end; N may
+/// itself be a variable), `${a-DEFAULT}` stands for DEFAULT when `a` is not defined, and an
+/// undefined reference is left as written (test/compound/variables-01).
+#[test]
+fn braced_variables_index_words_and_default() {
+    let c = parse(
+        "define($a A B C, $n 2);\n\
+         x0 :: Idle(${a[0]}); x2 :: Idle(${a[$n]}); x3 :: Idle(\"${a[3]}\");\n\
+         d :: Idle(${nope-none here}, ${a-unused}); u :: Idle(${nope}, ${nope[$n]});",
+    );
+    assert_eq!(elem(&c, "x0").config, "A");
+    assert_eq!(elem(&c, "x2").config, "C");
+    assert_eq!(elem(&c, "x3").config, "\"\"");
+    assert_eq!(elem(&c, "d").config, "none here, A B C");
+    assert_eq!(elem(&c, "u").config, "${nope}, ${nope[2]}");
+}
+
 #[test]
 fn require_and_define() {
     let c = parse(

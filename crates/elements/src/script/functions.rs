@@ -21,9 +21,9 @@ thread_local! {
     static OUTSIDE: Cell<bool> = const { Cell::new(true) };
 }
 
-/// Confines the Scripts that run on this thread to the process: opening files (`print
-/// >FILE`, `save`, `append`, `cat`, `catq`) and sending signals (`kill`) fail with an error
-/// instead. The fuzzing bodies call it, so that no fuzzed input reaches outside however it
+/// Confines the Scripts that run on this thread to the process: opening files
+/// (`print >FILE`, `save`, `append`, `cat`, `catq`) and sending signals (`kill`) fail with an
+/// error instead. The fuzzing bodies call it, so that no fuzzed input reaches outside however it
 /// spells its instructions.
 pub fn confine() {
     OUTSIDE.set(false);
