@@ -20,6 +20,12 @@ In pcap and bench modes the inputs stop at their end, and a DriverManager stops 
 
 Extra routes: --route PREFIX[:GATEWAY]:IFNAME (e.g. 0.0.0.0/0:198.18.0.254:eth0).
 
+With --names the interfaces' addresses are declared once, in an AddressInfo element (NAME
+ADDR/LEN ETH), and every element refers to them by name as Click configurations do: the bare
+name where an address, a prefix or an Ethernet address is expected (ARPResponder(NAME),
+ARPQuerier(NAME), HostEtherFilter(NAME), CheckIPHeader(INTERFACES NAME...)), and the suffixes
+NAME:ip, NAME:ipnet and NAME:bcast in the route table and the ICMP errors' BADADDRS.
+
 Per interface the configuration has: input (FromDump or FromDevice), HostEtherFilter (sets
 the packet type that DropBroadcasts reads), a Classifier splitting ARP queries, ARP replies,
 IP and other frames, an ARPResponder and an ARPQuerier, Paint, Strip(14), CheckIPHeader,
@@ -28,7 +34,7 @@ GetIPAddress(16) into the shared route lookup; and on the way out DropBroadcasts
 FixIPSrc, DecIPTTL, IPFragmenter(MTU), each error path to an ICMPError that goes back into
 the route lookup. Route lookup output 0 holds packets for the router itself (host output).
 
-Usage: make-ip-conf.py [--mode pcap|device|bench] [--lookup CLASS]
+Usage: make-ip-conf.py [--mode pcap|device|bench] [--lookup CLASS] [--names]
                        [--host FILE|discard|tap:DEVNAME:ADDR/LEN]
                        [--route R]... [--timing] IFSPEC...
 """
@@ -90,10 +96,22 @@ def bench_frame(src_if, dst_if, k):
     return '"\\<' + " ".join(f"{b:02x}" for b in frame) + '>"'
 
 
-def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", timing=False):
+def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", timing=False,
+             by_name=False):
     out = []
     w = out.append
     names = [i["name"] for i in ifs]
+
+    def spell(i, what):
+        """How the configuration spells interface i's address, prefix, Ethernet address..."""
+        if by_name:
+            return {"ip": i["name"], "iplen": i["name"], "eth": i["name"],
+                    "host": f"{i['name']}:ip/32", "bcast": f"{i['name']}:bcast",
+                    "bcast32": f"{i['name']}:bcast/32", "net32": f"{i['net']}/32",
+                    "prefix": f"{i['name']}:ipnet"}[what]
+        return {"ip": i["ip"], "iplen": f"{i['ip']}/{i['len']}", "eth": i["eth"],
+                "host": f"{i['ip']}/32", "bcast": i["bcast"], "bcast32": f"{i['bcast']}/32",
+                "net32": f"{i['net']}/32", "prefix": i["prefix"]}[what]
     if mode == "bench":
         w("define($LIMIT 1000000, $BURST 32);")
     w(f"// IPv4 router with {len(ifs)} interfaces ({', '.join(names)}), Figure 8 of the Click paper.")
@@ -101,16 +119,19 @@ def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", 
     for i in ifs:
         w(f"// {i['name']}: {i['ip']}/{i['len']} {i['eth']} mtu {i['mtu']}")
     w("")
+    if by_name:
+        w("AddressInfo(" + ",\n\t".join(f"{i['name']} {i['ip']}/{i['len']} {i['eth']}" for i in ifs) + ");")
+        w("")
     w("// Shared route table. Output 0: packets for the router itself;")
     w("// output k: interface k (1-based, in the order above).")
     rt = []
     for i in ifs:
-        for a in (i["ip"], i["bcast"], i["net"]):
-            rt.append(f"{a}/32 0")
+        for a in ("host", "bcast32", "net32"):
+            rt.append(f"{spell(i, a)} 0")
     rt.append("255.255.255.255/32 0")
     rt.append("0.0.0.0/32 0")
     for k, i in enumerate(ifs, 1):
-        rt.append(f"{i['prefix']} {k}")
+        rt.append(f"{spell(i, 'prefix')} {k}")
     for r in routes:
         parts = r.split(":")
         if len(parts) == 2:
@@ -126,8 +147,8 @@ def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", 
         rt.append(f"{net} {gw} {k}" if gw else f"{net} {k}")
     w(f"rt :: {lookup}(" + ",\n\t".join(rt) + ");")
     w("")
-    interfaces = " ".join(f"{i['ip']}/{i['len']}" for i in ifs)
-    bad = " ".join(a for i in ifs for a in (i["bcast"], i["net"]))
+    interfaces = " ".join(spell(i, "iplen") for i in ifs)
+    bad = " ".join(a for i in ifs for a in (spell(i, "bcast"), i["net"]))
     w("// Incoming IP packets: strip Ethernet, check the header, look up the route.")
     w(f"ip :: Strip(14)\n   -> chk :: CheckIPHeader(INTERFACES {interfaces})\n   -> GetIPAddress(16)\n   -> rt;")
     w("")
@@ -168,25 +189,30 @@ def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", 
             w(f"in_{n} :: FromDevice({i['dev']});")
             w(f"out_{n} :: Queue(1000) -> ToDevice({i['dev']});")
         w(f"c_{n} :: Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800, -);")
-        w(f"in_{n} -> hf_{n} :: HostEtherFilter({i['eth']}) -> c_{n};")
+        w(f"in_{n} -> hf_{n} :: HostEtherFilter({spell(i, 'eth')}) -> c_{n};")
         proxy = " ".join(i.get("proxy", "").split())
-        ar = f"{i['ip']} {proxy} {i['eth']}" if proxy else f"{i['ip']} {i['eth']}"
+        if by_name:
+            ar = f"{n}, {proxy} {n}" if proxy else n
+            aq = n
+        else:
+            ar = f"{i['ip']} {proxy} {i['eth']}" if proxy else f"{i['ip']} {i['eth']}"
+            aq = f"{i['ip']}/{i['len']}, {i['eth']}"
         w(f"c_{n}[0] -> ar_{n} :: ARPResponder({ar}) -> out_{n};")
-        w(f"arpq_{n} :: ARPQuerier({i['ip']}/{i['len']}, {i['eth']}) -> out_{n};")
+        w(f"arpq_{n} :: ARPQuerier({aq}) -> out_{n};")
         w(f"c_{n}[1] -> [1]arpq_{n};")
         w(f"c_{n}[2] -> Paint({k}) -> ip;")
         w(f"c_{n}[3] -> other_{n} :: Discard;")
         w(f"rt[{k}] -> db_{n} :: DropBroadcasts")
         w(f"   -> cp_{n} :: PaintTee({k})")
-        w(f"   -> gio_{n} :: IPGWOptions({i['ip']})")
-        w(f"   -> FixIPSrc({i['ip']})")
+        w(f"   -> gio_{n} :: IPGWOptions({spell(i, 'ip')})")
+        w(f"   -> FixIPSrc({spell(i, 'ip')})")
         w(f"   -> dt_{n} :: DecIPTTL")
         w(f"   -> fr_{n} :: IPFragmenter({i['mtu']})")
         w(f"   -> [0]arpq_{n};")
-        w(f"cp_{n}[1] -> icmp_redirect_{n} :: ICMPError({i['ip']}, redirect, host, BADADDRS {bad}) -> rt;")
-        w(f"gio_{n}[1] -> icmp_param_{n} :: ICMPError({i['ip']}, parameterproblem, BADADDRS {bad}) -> rt;")
-        w(f"dt_{n}[1] -> icmp_ttl_{n} :: ICMPError({i['ip']}, timeexceeded, BADADDRS {bad}) -> rt;")
-        w(f"fr_{n}[1] -> icmp_frag_{n} :: ICMPError({i['ip']}, unreachable, needfrag, BADADDRS {bad}, PMTU {i['mtu']}) -> rt;")
+        w(f"cp_{n}[1] -> icmp_redirect_{n} :: ICMPError({spell(i, 'ip')}, redirect, host, BADADDRS {bad}) -> rt;")
+        w(f"gio_{n}[1] -> icmp_param_{n} :: ICMPError({spell(i, 'ip')}, parameterproblem, BADADDRS {bad}) -> rt;")
+        w(f"dt_{n}[1] -> icmp_ttl_{n} :: ICMPError({spell(i, 'ip')}, timeexceeded, BADADDRS {bad}) -> rt;")
+        w(f"fr_{n}[1] -> icmp_frag_{n} :: ICMPError({spell(i, 'ip')}, unreachable, needfrag, BADADDRS {bad}, PMTU {i['mtu']}) -> rt;")
         w("")
     if mode in ("pcap", "bench"):
         # The run ends once every input has ended and the packets in flight have drained.
@@ -203,13 +229,15 @@ def main(argv=None):
                     help="pcap file for packets to the router, 'discard', or tap:DEVNAME:ADDR/LEN "
                          "(a KernelTap to the host's own stack)")
     ap.add_argument("--route", action="append", default=[], help="PREFIX[:GATEWAY]:IFNAME")
+    ap.add_argument("--names", action="store_true",
+                    help="declare the addresses in an AddressInfo and refer to them by name")
     ap.add_argument("--timing", action="store_true", help="FromDump TIMING true (pcap mode)")
     ap.add_argument("interfaces", nargs="+", help="name=...,addr=A/L,eth=...,[in=,out=|dev=],mtu=")
     a = ap.parse_args(argv)
     ifs = [parse_if(s, a.mode) for s in a.interfaces]
     if len({i["name"] for i in ifs}) != len(ifs):
         raise SystemExit("make-ip-conf: interface names must be unique")
-    sys.stdout.write(generate(ifs, a.route, a.mode, a.lookup, a.host, a.timing))
+    sys.stdout.write(generate(ifs, a.route, a.mode, a.lookup, a.host, a.timing, a.names))
 
 
 if __name__ == "__main__":

@@ -226,7 +226,8 @@ struct Tunnel {
 }
 
 enum Node {
-    Real(FlatElement),
+    /// An element and its position in Click's order.
+    Real(FlatElement, usize),
     /// Spliced away; no tunnel for undeclared names and failed expansions.
     Virtual(Option<Tunnel>),
 }
@@ -244,6 +245,8 @@ struct Frame<'a> {
     inst: Option<(usize, Landmark)>,
     /// Next declaration to expand.
     next: usize,
+    /// Click's position of declaration 0 in the flat element list (see [`Expander::slots`]).
+    base: usize,
     /// Each expanded declaration's (input node, output node).
     ends: Vec<(usize, usize)>,
     nin: Vec<usize>,
@@ -251,7 +254,7 @@ struct Frame<'a> {
 }
 
 impl<'a> Frame<'a> {
-    fn new(scope: &'a Scope, env: usize, inst: Option<(usize, Landmark)>) -> Self {
+    fn new(scope: &'a Scope, env: usize, inst: Option<(usize, Landmark)>, base: usize) -> Self {
         let mut nin = vec![0usize; scope.decls.len()];
         let mut nout = vec![0usize; scope.decls.len()];
         for c in &scope.conns {
@@ -263,6 +266,7 @@ impl<'a> Frame<'a> {
             env,
             inst,
             next: 0,
+            base,
             ends: Vec::with_capacity(scope.decls.len()),
             nin,
             nout,
@@ -282,6 +286,11 @@ pub(crate) struct Expander<'a> {
     paths: Vec<(Option<usize>, String)>,
     /// Real elements so far.
     elements: usize,
+    /// Positions handed out so far. Click lists a scope's declarations together when it
+    /// expands the scope, and expands the compounds among them afterwards, in order: a
+    /// frame takes one position per declaration when it starts, and the flat elements are
+    /// ordered by position.
+    slots: usize,
     too_large: bool,
 }
 
@@ -295,6 +304,7 @@ impl<'a> Expander<'a> {
             edges: Vec::new(),
             paths: Vec::new(),
             elements: 0,
+            slots: 0,
             too_large: false,
         }
     }
@@ -381,7 +391,8 @@ impl<'a> Expander<'a> {
     /// Expands the file scope `top` in environment `env`. Iterative: compound instances
     /// nested to any depth cost heap, not stack.
     pub fn expand(&mut self, top: &'a Scope, env: usize) {
-        let mut stack = vec![Frame::new(top, env, None)];
+        self.slots = top.decls.len();
+        let mut stack = vec![Frame::new(top, env, None, 0)];
         while let Some(f) = stack.last_mut() {
             let i = f.next;
             if i == f.scope.decls.len() {
@@ -402,7 +413,7 @@ impl<'a> Expander<'a> {
             f.next += 1;
             let scope: &'a Scope = f.scope;
             let d = &scope.decls[i];
-            let (env, nin, nout) = (f.env, f.nin[i], f.nout[i]);
+            let (env, nin, nout, slot) = (f.env, f.nin[i], f.nout[i], f.base + i);
             if self.elements > MAX_ELEMENTS || self.nodes.len() > MAX_NODES {
                 f.ends.push((usize::MAX, usize::MAX));
                 if !self.too_large {
@@ -445,12 +456,15 @@ impl<'a> Expander<'a> {
                     f.ends.push((n, n));
                     let name = self.path_name(path, &d.name);
                     self.elements += 1;
-                    self.push_node(Node::Real(FlatElement {
-                        name,
-                        class,
-                        config,
-                        landmark: d.lm.clone(),
-                    }));
+                    self.push_node(Node::Real(
+                        FlatElement {
+                            name,
+                            class,
+                            config,
+                            landmark: d.lm.clone(),
+                        },
+                        slot,
+                    ));
                 }
                 Ok(Resolved::Body(body, bound)) => {
                     let inner = self.envs.child(Some(env), body.depth);
@@ -463,7 +477,14 @@ impl<'a> Expander<'a> {
                     }
                     self.paths.push((path, d.name.clone()));
                     let inst = self.paths.len() - 1;
-                    stack.push(Frame::new(&body.scope, inner, Some((inst, d.lm.clone()))));
+                    let base = self.slots;
+                    self.slots += body.scope.decls.len();
+                    stack.push(Frame::new(
+                        &body.scope,
+                        inner,
+                        Some((inst, d.lm.clone())),
+                        base,
+                    ));
                 }
                 Err(msg) => {
                     let n = self.nodes.len();
@@ -530,13 +551,19 @@ impl<'a> Expander<'a> {
         if let Some((lm, n)) = unshown {
             self.diags.skip(&lm, n);
         }
-        let mut index = vec![usize::MAX; self.nodes.len()];
-        let mut elements = Vec::new();
+        let nnodes = self.nodes.len();
+        let mut real: Vec<(usize, usize, FlatElement)> = Vec::new();
         for (i, n) in self.nodes.into_iter().enumerate() {
-            if let Node::Real(e) = n {
-                index[i] = elements.len();
-                elements.push(e);
+            if let Node::Real(e, slot) = n {
+                real.push((slot, i, e));
             }
+        }
+        real.sort_unstable_by_key(|r| r.0);
+        let mut index = vec![usize::MAX; nnodes];
+        let mut elements = Vec::with_capacity(real.len());
+        for (_, i, e) in real {
+            index[i] = elements.len();
+            elements.push(e);
         }
         let mut connections = Vec::new();
         let mut seen: HashSet<(usize, usize, usize, usize)> = HashSet::new();

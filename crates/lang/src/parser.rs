@@ -110,6 +110,9 @@ pub(crate) struct Parser<'a> {
     depth: usize,
     /// Library files already read (`require(library FILE)`), each read once.
     libraries: Vec<std::path::PathBuf>,
+    /// Names used as classes that no library or configuration defines. As in Click, such a
+    /// name is a class from then on, in every scope: declaring an element by it is an error.
+    unknown_classes: HashSet<String>,
 }
 
 /// One element of a connection. Port lists as in Click: empty when none was written, a
@@ -167,6 +170,7 @@ impl<'a> Parser<'a> {
             group_count: 0,
             depth: 0,
             libraries: Vec::new(),
+            unknown_classes: HashSet::new(),
         }
     }
 
@@ -253,6 +257,18 @@ impl<'a> Parser<'a> {
 
     fn scope(&mut self) -> &mut Scope {
         self.scopes.last_mut().unwrap()
+    }
+
+    /// The class `name` refers to: a compound in scope, else a primitive (remembered when
+    /// unknown, see [`Parser::unknown_classes`]).
+    fn class_ref(&mut self, name: String) -> ClassRef {
+        if let Some(r) = self.lookup_class(&name) {
+            return r;
+        }
+        if !(self.is_class)(&name) {
+            self.unknown_classes.insert(name.clone());
+        }
+        ClassRef::Primitive(name)
     }
 
     fn lookup_class(&self, name: &str) -> Option<ClassRef> {
@@ -448,9 +464,7 @@ impl<'a> Parser<'a> {
         match self.peek().clone() {
             Tok::Ident(other) => {
                 self.next();
-                let r = self
-                    .lookup_class(&other)
-                    .unwrap_or(ClassRef::Primitive(other.clone()));
+                let r = self.class_ref(other);
                 self.scope().classes.insert(name, r);
                 true
             }
@@ -1086,7 +1100,7 @@ impl<'a> Parser<'a> {
         let t = self.next();
         match t.tok {
             Tok::Ident(c) => {
-                let r = self.lookup_class(&c).unwrap_or(ClassRef::Primitive(c));
+                let r = self.class_ref(c);
                 let config = self.opt_config();
                 Some((DeclKind::Class(r), config))
             }
@@ -1195,10 +1209,8 @@ impl<'a> Parser<'a> {
         }
         let config = self.opt_config();
         let n = self.anon_name(&name);
-        Some((
-            self.declare(n, DeclKind::Class(ClassRef::Primitive(name)), config, lm),
-            Vec::new(),
-        ))
+        let r = self.class_ref(name);
+        Some((self.declare(n, DeclKind::Class(r), config, lm), Vec::new()))
     }
 
     fn check_name_and_declare(
@@ -1217,7 +1229,10 @@ impl<'a> Parser<'a> {
                 format!("element name '{name}' has all-digit component"),
             );
         }
-        if self.lookup_class(&name).is_some() || (self.is_class)(&name) {
+        if self.lookup_class(&name).is_some()
+            || (self.is_class)(&name)
+            || self.unknown_classes.contains(&name)
+        {
             self.error(lm.clone(), format!("class '{name}' used as element name"));
         }
         self.declare(name, kind, config, lm)

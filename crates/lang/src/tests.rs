@@ -153,6 +153,35 @@ fn braced_variables_index_words_and_default() {
     assert_eq!(elem(&c, "u").config, "${nope}, ${nope[2]}");
 }
 
+/// Click lists a scope's declarations together and expands the compounds among them
+/// afterwards, in order, so the elements of a compound come after every element declared
+/// beside it.
+#[test]
+fn flat_elements_follow_clicks_expansion_order() {
+    let c = parse(
+        "elementclass In { input -> p :: Print(in) -> output }\n\
+         elementclass Out { input -> a :: Print(a) -> In -> b :: Print(b) -> output }\n\
+         s :: Idle -> x :: Out -> y :: Out -> d :: Discard;",
+    );
+    let names: Vec<&str> = c.elements.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["s", "d", "x/a", "x/b", "x/In@2/p", "y/a", "y/b", "y/In@2/p"]
+    );
+    assert_eq!(conns(&c).len(), 7);
+}
+
+/// A name used as a class that nothing defines stays a class, in every scope (Click's
+/// lexer-01).
+#[test]
+fn unknown_class_names_cannot_name_elements() {
+    let e = errs("elementclass Foo { A -> B; }\nA :: Idle;");
+    assert_eq!(e, ["t.click:2: class 'A' used as element name"]);
+    let e = errs("elementclass Foo { A :: A -> B; }\nA :: Idle;");
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(parse_config("elementclass Foo { A :: AA -> B; }\nA :: Idle;", "t", &[]).is_ok());
+}
+
 #[test]
 fn require_and_define() {
     let c = parse(
@@ -303,7 +332,7 @@ fn ellipsis_extension_and_synonyms() {
 #[test]
 fn rest_parameter() {
     let c = parse("elementclass V { $a, __REST__ $r | input -> X($a; $r) -> output } Idle -> V(1, 2, 3) -> Discard");
-    assert_eq!(c.elements[1].config, "1; 2, 3");
+    assert_eq!(c.elements[2].config, "1; 2, 3");
 }
 
 #[test]
@@ -436,7 +465,7 @@ fn long_compound_chains_expand() {
     let c = parse(&s);
     assert_eq!(c.elements.len(), 3);
     assert_eq!(conns(&c).len(), 2);
-    assert!(c.elements[1].name.ends_with("/A0@1/Counter@1"));
+    assert!(c.elements[2].name.ends_with("/A0@1/Counter@1"));
 }
 
 #[test]
