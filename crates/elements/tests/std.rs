@@ -124,6 +124,65 @@ fn rated_unqueue_paces_a_queue() {
     assert!((2.9..=3.05).contains(&t), "simulated time {}", t);
 }
 
+/// Click's RatedUnqueue-01, BandwidthRatedUnqueue-01 and BandwidthRatedSplitter-01 tests:
+/// four rate limiters each, 10 simulated seconds, Click's counts (its token bucket refills
+/// once per millisecond, so RATE 100 with a 1-packet burst sends one packet every 11 ms).
+#[test]
+fn rate_limiters_let_through_what_clicks_do() {
+    let chain = |i: usize, mid: &str| {
+        format!("InfiniteSource(LENGTH 100) -> Queue(10) -> u{i} :: {mid} -> c{i} :: Counter -> Discard;\n")
+    };
+    let cases: [(&[&str], [u64; 4]); 3] = [
+        (
+            &[
+                "RatedUnqueue(RATE 2)",
+                "RatedUnqueue(RATE 2, BURST_SIZE 50)",
+                "RatedUnqueue(RATE 2, BURST_DURATION 25)",
+                "RatedUnqueue(RATE 100, BURST_SIZE 1)",
+            ],
+            [20, 69, 69, 910],
+        ),
+        (
+            &[
+                "BandwidthRatedUnqueue(RATE 200Bps)",
+                "BandwidthRatedUnqueue(RATE 200Bps, BURST_BYTES 5000)",
+                "BandwidthRatedUnqueue(RATE 200Bps, BURST_DURATION 25)",
+                "BandwidthRatedUnqueue(RATE 10000Bps, BURST_BYTES 100)",
+            ],
+            [21, 71, 71, 1001],
+        ),
+        (
+            &[
+                "BandwidthRatedUnqueue(RATE 2000Bps) -> BandwidthRatedSplitter(RATE 200Bps)",
+                "BandwidthRatedUnqueue(RATE 2000Bps) -> BandwidthRatedSplitter(RATE 200Bps, BURST_BYTES 5000)",
+                "BandwidthRatedUnqueue(RATE 2000Bps) -> BandwidthRatedSplitter(RATE 200Bps, BURST_DURATION 25)",
+                "BandwidthRatedUnqueue(RATE 20000Bps) -> BandwidthRatedSplitter(RATE 10000Bps, BURST_BYTES 100)",
+            ],
+            [20, 70, 70, 1001],
+        ),
+    ];
+    for (mids, want) in cases {
+        let mut conf: String = mids
+            .iter()
+            .enumerate()
+            .map(|(i, m)| chain(i + 1, m))
+            .collect();
+        // Click's tests read the counts at 10 s; the pullers stop there, before the stop's
+        // drain.
+        conf.push_str("Script(wait 10");
+        for i in 1..=4 {
+            conf.push_str(&format!(", write u{i}.active false"));
+        }
+        conf.push_str(", write stop);");
+        let mut r = router(&conf);
+        r.run_until_idle();
+        let got: Vec<u64> = (1..=4)
+            .map(|i| num(&mut r, &format!("c{i}.count")))
+            .collect();
+        assert_eq!(got, want, "{conf}");
+    }
+}
+
 #[test]
 fn pull_to_push_is_unqueue() {
     let mut r =

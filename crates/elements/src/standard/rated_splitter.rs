@@ -11,8 +11,9 @@
 //!
 //! RatedSplitter counts packets: RATE is packets per second. BandwidthRatedSplitter counts
 //! bytes: RATE is a bandwidth (`10Mbps`, `1MBps`, or plain bytes per second), and a packet
-//! conforms while the bucket is positive and then takes its length (so the bucket may go into
-//! debt by one packet, and a packet longer than the bucket's capacity can still conform).
+//! conforms while the bucket holds Click's threshold of 131,072 bytes (the capacity holds it on
+//! top of the burst), then takes its length. The bucket is Click's, bit for bit (see
+//! RatedUnqueue); BURST_DURATION and a size are not both allowed.
 //!
 //! Handlers: `rate` (rw; packets/s or bytes/s), `drops` (r), `count0` (r), `count1` (r).
 //!
@@ -21,13 +22,13 @@
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
 use sluice_lang::args::Args;
 
-use super::util::{fmt_f64, read_burst, TokenBucket, Unit};
+use super::util::{read_burst, Burst, TokenBucket, Unit};
 
 /// The RatedSplitter and BandwidthRatedSplitter elements.
 pub struct RatedSplitter {
     unit: Unit,
     bucket: TokenBucket,
-    burst_dur: f64,
+    burst: Burst,
     drops: u64,
     counts: [u64; 2],
 }
@@ -36,8 +37,8 @@ impl RatedSplitter {
     fn new(unit: Unit) -> RatedSplitter {
         RatedSplitter {
             unit,
-            bucket: TokenBucket::new(0.0, 1.0),
-            burst_dur: 0.02,
+            bucket: TokenBucket::new(0, 1),
+            burst: Burst::Millis(20),
             drops: 0,
             counts: [0; 2],
         }
@@ -51,9 +52,8 @@ impl Element for RatedSplitter {
             Unit::Packets => &["BURST_SIZE"],
             Unit::Bytes => &["BURST_SIZE", "BURST_BYTES"],
         };
-        let cap = read_burst(args, rate, burst_keys)?;
-        self.burst_dur = cap / rate.max(1e-9);
-        self.bucket = TokenBucket::new(rate, cap);
+        self.burst = read_burst(args, burst_keys)?;
+        self.bucket = TokenBucket::new(rate, self.burst.capacity(rate, self.unit));
         Ok(())
     }
 
@@ -96,7 +96,7 @@ impl Element for RatedSplitter {
 
     fn read_handler(&self, name: &str) -> Option<String> {
         Some(match name {
-            "rate" => fmt_f64(self.bucket.rate()),
+            "rate" => self.bucket.rate().to_string(),
             "drops" => self.drops.to_string(),
             "count0" => self.counts[0].to_string(),
             "count1" => self.counts[1].to_string(),
@@ -111,7 +111,7 @@ impl Element for RatedSplitter {
                     .unit
                     .parse(value.trim())
                     .map_err(|e| format!("rate: {}", e))?;
-                self.bucket.set(r, r * self.burst_dur);
+                self.bucket.set(r, self.burst.capacity(r, self.unit));
                 Ok(())
             }
             _ => Err(format!("no handler {}", name)),

@@ -10,15 +10,21 @@
 //!
 //! RatedUnqueue counts packets: RATE is packets per second, and a run pulls as many packets
 //! as there are whole tokens. BandwidthRatedUnqueue counts bytes: RATE is a bandwidth
-//! (`10Mbps`, `1MBps`, or plain bytes per second); while the bucket holds a positive number of
-//! bytes the task pulls one packet and takes its length (the bucket may go into debt by at
-//! most one packet).
+//! (`10Mbps`, `1MBps`, or plain bytes per second); while the bucket holds Click's threshold of
+//! 131,072 bytes (the capacity holds the threshold on top of the burst) the task pulls one
+//! packet and takes its length.
+//!
+//! The bucket is Click's, bit for bit: whole tokens per second, refilled once per
+//! millisecond by a whole fraction of the capacity. A rate that does not fit the millisecond
+//! runs slow exactly as in Click (`RatedUnqueue(100, BURST_SIZE 1)` sends one packet every
+//! 11 ms).
 //!
 //! Arguments:
 //! - `RATE` (mandatory): packets per second, or a bandwidth for BandwidthRatedUnqueue.
 //! - `BURST_DURATION` (time, default 20 ms): bucket capacity as RATE × duration.
 //! - `BURST_SIZE` or `BURST` (RatedUnqueue, packets), `BURST_BYTES` or `BURST_SIZE`
-//!   (BandwidthRatedUnqueue, bytes): bucket capacity (overrides the duration); at least 1.
+//!   (BandwidthRatedUnqueue, bytes): bucket capacity instead of the duration (not both); at
+//!   least 1.
 //! - `ACTIVE` (boolean, default true).
 //!
 //! Handlers: `rate` (rw; packets/s, or bytes/s accepting bandwidth units), `count` (r),
@@ -33,13 +39,13 @@ use sluice_core::{
 use sluice_lang::args::Args;
 
 use super::discard::parse_bool;
-use super::util::{fmt_f64, read_burst, TokenBucket, Unit};
+use super::util::{read_burst, Burst, TokenBucket, Unit};
 
 /// The RatedUnqueue and BandwidthRatedUnqueue elements.
 pub struct RatedUnqueue {
     unit: Unit,
     bucket: TokenBucket,
-    burst_dur: f64,
+    burst: Burst,
     active: bool,
     count: u64,
     bytes: u64,
@@ -50,8 +56,8 @@ impl RatedUnqueue {
     fn new(unit: Unit) -> RatedUnqueue {
         RatedUnqueue {
             unit,
-            bucket: TokenBucket::new(0.0, 1.0),
-            burst_dur: 0.02,
+            bucket: TokenBucket::new(0, 1),
+            burst: Burst::Millis(20),
             active: true,
             count: 0,
             bytes: 0,
@@ -67,9 +73,8 @@ impl Element for RatedUnqueue {
             Unit::Packets => &["BURST_SIZE", "BURST"],
             Unit::Bytes => &["BURST_SIZE", "BURST_BYTES"],
         };
-        let cap = read_burst(args, rate, burst_keys)?;
-        self.burst_dur = cap / rate.max(1e-9);
-        self.bucket = TokenBucket::new(rate, cap);
+        self.burst = read_burst(args, burst_keys)?;
+        self.bucket = TokenBucket::new(rate, self.burst.capacity(rate, self.unit));
         self.active = args.read("ACTIVE")?.unwrap_or(true);
         Ok(())
     }
@@ -94,7 +99,7 @@ impl Element for RatedUnqueue {
         while out.len() < BATCH_MAX && self.unit.ready(&self.bucket) {
             // Whole packets' worth of tokens at once; byte buckets one packet at a time.
             let want = match self.unit {
-                Unit::Packets => (self.bucket.tokens() + 1e-6).floor() as usize,
+                Unit::Packets => self.bucket.size() as usize,
                 Unit::Bytes => 1,
             };
             let b = cx.pull(0, want.clamp(1, BATCH_MAX - out.len()));
@@ -103,7 +108,7 @@ impl Element for RatedUnqueue {
                 break;
             }
             for p in b {
-                self.bucket.take(self.unit.cost(&p));
+                self.unit.take(&mut self.bucket, &p);
                 self.bytes += p.len() as u64;
                 let _ = out.push(p);
             }
@@ -121,7 +126,7 @@ impl Element for RatedUnqueue {
             if self.unit.ready(&self.bucket) {
                 cx.reschedule();
             } else {
-                let w = self.bucket.wait_for(1.0);
+                let w = self.bucket.wait_for(self.unit.threshold());
                 cx.schedule_timer(0, now + w);
             }
         }
@@ -162,7 +167,7 @@ impl Element for RatedUnqueue {
 
     fn read_handler(&self, name: &str) -> Option<String> {
         Some(match name {
-            "rate" => fmt_f64(self.bucket.rate()),
+            "rate" => self.bucket.rate().to_string(),
             "count" => self.count.to_string(),
             "byte_count" if self.unit == Unit::Bytes => self.bytes.to_string(),
             "active" => self.active.to_string(),
@@ -177,7 +182,7 @@ impl Element for RatedUnqueue {
                     .unit
                     .parse(value.trim())
                     .map_err(|e| format!("rate: {}", e))?;
-                self.bucket.set(r, r * self.burst_dur);
+                self.bucket.set(r, self.burst.capacity(r, self.unit));
             }
             "reset" => {
                 self.count = 0;

@@ -69,7 +69,7 @@ impl Element for Shaper {
         while out.len() < max && self.rate.ready(now) == shaped {
             let Some(p) = cx.pull_one(0) else { break };
             if shaped {
-                self.rate.sent(self.unit.cost(&p) as u64);
+                self.rate.sent(u64::from(self.unit.cost(&p)));
             }
             let _ = out.push(p);
         }

@@ -16,132 +16,246 @@ pub(crate) enum Unit {
 
 impl Unit {
     /// Reads the mandatory RATE: packets per second, or a bandwidth (`10Mbps`, `1MBps`, bytes
-    /// per second).
-    pub(crate) fn read_rate(self, args: &mut Args) -> Result<f64, ()> {
-        Ok(match self {
+    /// per second). Click keeps it as a whole number of tokens per second.
+    pub(crate) fn read_rate(self, args: &mut Args) -> Result<u32, ()> {
+        Ok(whole(match self {
             Unit::Packets => args.read_mp::<Rate>("RATE")?.0,
             Unit::Bytes => args.read_mp::<Bandwidth>("RATE")?.0,
-        })
+        }))
     }
 
     /// Parses a rate written to a `rate` handler.
-    pub(crate) fn parse(self, s: &str) -> Result<f64, String> {
+    pub(crate) fn parse(self, s: &str) -> Result<u32, String> {
         match self {
-            Unit::Packets => Rate::from_arg(s).map(|r| r.0),
-            Unit::Bytes => Bandwidth::from_arg(s).map(|b| b.0),
+            Unit::Packets => Rate::from_arg(s).map(|r| whole(r.0)),
+            Unit::Bytes => Bandwidth::from_arg(s).map(|b| whole(b.0)),
         }
     }
 
-    /// True if the bucket lets a packet through now: one token for packets; any positive
-    /// amount for bytes (the packet then takes its length, so the bucket may go into debt by
-    /// one packet, and a packet longer than the capacity can still pass).
+    /// Tokens the bucket must hold before a packet may pass: one packet, or (bytes) Click's
+    /// threshold of 131,072 bytes, which the capacity includes on top of the burst.
+    pub(crate) fn threshold(self) -> u32 {
+        match self {
+            Unit::Packets => 1,
+            Unit::Bytes => BANDWIDTH_THRESHOLD,
+        }
+    }
+
+    /// True if the bucket lets a packet through now.
     pub(crate) fn ready(self, bucket: &TokenBucket) -> bool {
+        bucket.contains(self.threshold())
+    }
+
+    /// What `p` costs: one token, or its length in bytes.
+    pub(crate) fn cost(self, p: &Packet) -> u32 {
         match self {
-            Unit::Packets => bucket.has(1.0),
-            Unit::Bytes => bucket.tokens() > 1e-6,
+            Unit::Packets => 1,
+            Unit::Bytes => u32::try_from(p.len()).unwrap_or(u32::MAX),
         }
     }
 
-    /// Tokens a packet costs.
-    pub(crate) fn cost(self, p: &Packet) -> f64 {
-        match self {
-            Unit::Packets => 1.0,
-            Unit::Bytes => p.len() as f64,
-        }
+    /// Takes what `p` costs (down to an empty bucket).
+    pub(crate) fn take(self, bucket: &mut TokenBucket, p: &Packet) {
+        bucket.remove(self.cost(p));
     }
 
-    /// Takes what `p` costs if the bucket lets it through now.
+    /// Takes what `p` costs if the bucket lets it through now (RatedSplitter: one whole
+    /// token; BandwidthRatedSplitter: the threshold, then the packet's length).
     pub(crate) fn conforms(self, bucket: &mut TokenBucket, p: &Packet) -> bool {
-        let ok = self.ready(bucket);
+        match self {
+            Unit::Packets => bucket.remove_if(1),
+            Unit::Bytes => {
+                let ok = self.ready(bucket);
+                if ok {
+                    self.take(bucket, p);
+                }
+                ok
+            }
+        }
+    }
+}
+
+/// The bytes a bandwidth bucket must hold before a packet passes (Click's
+/// `tb_bandwidth_thresh`), so that packets of any size pass at the configured rate.
+const BANDWIDTH_THRESHOLD: u32 = 131_072;
+
+/// A rate as Click's unsigned integer.
+fn whole(r: f64) -> u32 {
+    r.round().clamp(0.0, u32::MAX as f64) as u32
+}
+
+/// How a rate-limiting element sizes its bucket: a number of tokens given outright, or the
+/// tokens earned in a duration at the configured rate.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Burst {
+    Tokens(u32),
+    Millis(u32),
+}
+
+impl Burst {
+    /// The capacity for `rate`, as Click's RatedUnqueue computes it: RATE × duration (whole
+    /// tokens), plus the threshold for bytes, at least one token.
+    pub(crate) fn capacity(self, rate: u32, unit: Unit) -> u32 {
+        let tokens = match self {
+            Burst::Tokens(t) => t,
+            Burst::Millis(ms) => u32::try_from(rate as u64 * ms as u64 / 1000).unwrap_or(u32::MAX),
+        };
+        let tokens = match unit {
+            Unit::Packets => tokens,
+            Unit::Bytes => tokens.saturating_add(BANDWIDTH_THRESHOLD),
+        };
+        tokens.max(1)
+    }
+}
+
+/// Reads Click's token-bucket capacity keywords: BURST_DURATION (default 20 ms) or a size in
+/// tokens under any of `size_keys` (e.g. BURST_SIZE, BURST_BYTES), not both.
+pub(crate) fn read_burst(args: &mut Args, size_keys: &[&str]) -> Result<Burst, ()> {
+    let dur = args.read::<Seconds>("BURST_DURATION")?;
+    let mut size = None;
+    for k in size_keys {
+        if let Some(n) = args.read::<u32>(k)? {
+            size = Some(n);
+        }
+    }
+    match (dur, size) {
+        (Some(_), Some(_)) => {
+            args.error(format!(
+                "cannot specify both BURST_DURATION and {}",
+                size_keys[0]
+            ));
+            Err(())
+        }
+        (_, Some(n)) => Ok(Burst::Tokens(n)),
+        (d, None) => Ok(Burst::Millis(whole(d.map_or(20.0, |s| s.0 * 1000.0)))),
+    }
+}
+
+/// Click's token bucket (`TokenBucket` in Click's `tokenbucket.hh`), bit for bit, so that
+/// rate limiters let through exactly what Click's do: the tokens are a 32-bit fraction of the
+/// capacity, refilled once per millisecond of the router clock (simulated under `--simtime`) by
+/// a whole number of fractions per millisecond. A bucket starts full.
+#[derive(Clone, Debug)]
+pub(crate) struct TokenBucket {
+    /// Fractions per token: `u32::MAX / capacity`.
+    scale: u32,
+    /// Fractions added per millisecond (0: the rate is 0).
+    per_tick: u32,
+    /// Milliseconds from empty to full.
+    until_full: u64,
+    /// Fractions held.
+    fraction: u32,
+    /// The millisecond of the last refill.
+    last: Option<u64>,
+}
+
+const TICKS_PER_SEC: u64 = 1000;
+
+impl TokenBucket {
+    /// A full bucket of `capacity` tokens refilled at `rate` tokens per second.
+    pub(crate) fn new(rate: u32, capacity: u32) -> TokenBucket {
+        let mut b = TokenBucket {
+            scale: 1,
+            per_tick: 0,
+            until_full: u64::MAX,
+            fraction: u32::MAX,
+            last: None,
+        };
+        b.set(rate, capacity);
+        b
+    }
+
+    /// Changes the rate and capacity; the bucket keeps its fill as a fraction of the capacity.
+    pub(crate) fn set(&mut self, rate: u32, capacity: u32) {
+        let (rate, capacity) = if capacity == 0 {
+            (0, u32::MAX)
+        } else {
+            (rate, capacity)
+        };
+        // At least the tokens of one millisecond, so that a tick's fractions fit in 32 bits.
+        let capacity = if rate != 0 {
+            capacity.max((rate - 1) / TICKS_PER_SEC as u32 + 1)
+        } else {
+            capacity
+        };
+        self.scale = u32::MAX / capacity;
+        let per_tick = rate as u64 * self.scale as u64 / TICKS_PER_SEC;
+        if rate != 0 {
+            self.per_tick = per_tick.max(1) as u32;
+            self.until_full = (u32::MAX as u64 - 1) / self.per_tick as u64 + 1;
+        } else {
+            self.per_tick = 0;
+            self.until_full = u64::MAX;
+        }
+    }
+
+    /// The rate in tokens per second, as Click reports it (from the fractions per tick).
+    pub(crate) fn rate(&self) -> u32 {
+        let r =
+            (self.per_tick as u64 * TICKS_PER_SEC + self.per_tick as u64 / 2) / self.scale as u64;
+        u32::try_from(r).unwrap_or(u32::MAX)
+    }
+
+    /// Whole tokens held.
+    pub(crate) fn size(&self) -> u32 {
+        self.fraction / self.scale
+    }
+
+    /// Adds the ticks' worth of fractions since the last refill.
+    pub(crate) fn refill(&mut self, now: Timestamp) {
+        let tick = u64::try_from(now.0).unwrap_or(0) / 1_000_000;
+        if let Some(last) = self.last {
+            let diff = tick.saturating_sub(last);
+            if diff >= self.until_full {
+                self.fraction = u32::MAX;
+            } else if diff > 0 {
+                let f = self.fraction as u64 + diff * self.per_tick as u64;
+                self.fraction = u32::try_from(f).unwrap_or(u32::MAX);
+            }
+        }
+        self.last = Some(tick);
+    }
+
+    /// `t` tokens as fractions, or `None` if more than the capacity.
+    fn fractions(&self, t: u32) -> Option<u32> {
+        t.checked_mul(self.scale)
+    }
+
+    /// True if the bucket holds at least `t` tokens.
+    pub(crate) fn contains(&self, t: u32) -> bool {
+        self.fractions(t).is_some_and(|f| f <= self.fraction)
+    }
+
+    /// Removes `t` tokens, emptying the bucket if it holds fewer.
+    pub(crate) fn remove(&mut self, t: u32) {
+        let f = self.fractions(t).unwrap_or(u32::MAX);
+        self.fraction = self.fraction.saturating_sub(f);
+    }
+
+    /// Removes `t` tokens if the bucket holds them.
+    pub(crate) fn remove_if(&mut self, t: u32) -> bool {
+        let ok = self.contains(t);
         if ok {
-            bucket.take(self.cost(p));
+            self.remove(t);
         }
         ok
     }
-}
 
-/// Reads Click's token-bucket capacity keywords: BURST_DURATION (default 20 ms), or a size in
-/// tokens under any of `size_keys` (e.g. BURST_SIZE, BURST_BYTES). At least one token.
-pub(crate) fn read_burst(args: &mut Args, rate: f64, size_keys: &[&str]) -> Result<f64, ()> {
-    let dur = args
-        .read::<Seconds>("BURST_DURATION")?
-        .map_or(0.02, |s| s.0);
-    let mut cap = rate * dur;
-    for k in size_keys {
-        if let Some(n) = args.read::<f64>(k)? {
-            cap = n;
+    /// Time until the bucket holds `t` tokens, in whole milliseconds as Click schedules it (at
+    /// least 1 ms; a day if it never will).
+    pub(crate) fn wait_for(&self, t: u32) -> Timestamp {
+        let day = Timestamp::from_parts(86_400, 0);
+        let Some(f) = self.fractions(t) else {
+            return day;
+        };
+        if f <= self.fraction {
+            return Timestamp::from_parts(0, 1_000_000);
         }
-    }
-    Ok(cap.max(1.0))
-}
-
-/// A token bucket refilled at `rate` tokens per second up to `capacity`, driven by the router
-/// clock (simulated under `--simtime`).
-#[derive(Clone, Debug)]
-pub(crate) struct TokenBucket {
-    rate: f64,
-    capacity: f64,
-    tokens: f64,
-    last: Option<Timestamp>,
-}
-
-impl TokenBucket {
-    /// A full bucket.
-    pub(crate) fn new(rate: f64, capacity: f64) -> TokenBucket {
-        let capacity = capacity.max(1.0);
-        TokenBucket {
-            rate,
-            capacity,
-            tokens: capacity,
-            last: None,
+        if self.per_tick == 0 {
+            return day;
         }
-    }
-
-    /// Fill rate in tokens per second.
-    pub(crate) fn rate(&self) -> f64 {
-        self.rate
-    }
-
-    /// Changes the rate and capacity, keeping the current tokens (clamped).
-    pub(crate) fn set(&mut self, rate: f64, capacity: f64) {
-        self.rate = rate;
-        self.capacity = capacity.max(1.0);
-        self.tokens = self.tokens.min(self.capacity);
-    }
-
-    /// Adds the tokens earned since the last refill.
-    pub(crate) fn refill(&mut self, now: Timestamp) {
-        if let Some(last) = self.last {
-            let dt = (now - last).0;
-            if dt > 0 {
-                self.tokens = (self.tokens + dt as f64 * 1e-9 * self.rate).min(self.capacity);
-            }
-        }
-        self.last = Some(now);
-    }
-
-    /// True if at least `n` tokens are available (a tiny tolerance absorbs rounding).
-    pub(crate) fn has(&self, n: f64) -> bool {
-        self.tokens + 1e-6 >= n
-    }
-
-    /// Tokens available now (after [`TokenBucket::refill`]).
-    pub(crate) fn tokens(&self) -> f64 {
-        self.tokens
-    }
-
-    /// Removes `n` tokens (the bucket may go into debt).
-    pub(crate) fn take(&mut self, n: f64) {
-        self.tokens -= n;
-    }
-
-    /// Time from now until `n` tokens are available (at least 1 ns; a day if the rate is 0).
-    pub(crate) fn wait_for(&self, n: f64) -> Timestamp {
-        if self.rate <= 0.0 {
-            return Timestamp::from_parts(86_400, 0);
-        }
-        let need = (n - self.tokens).max(0.0);
-        Timestamp(((need / self.rate) * 1e9).ceil().max(1.0) as i64)
+        let ticks = (f - self.fraction - 1) as u64 / self.per_tick as u64 + 1;
+        Timestamp((ticks.min(86_400_000) * 1_000_000) as i64)
     }
 }
 
