@@ -34,10 +34,6 @@ KNOWN_DIFFERENCES = {
     ("iprouter", "eth0-out.pcap"): _PCAP_TIME + "; " + _ICMP,
     ("iprouter", "eth1-out.pcap"): _PCAP_TIME,
     ("iprouter", "host.pcap"): _PCAP_TIME,
-    ("cli-output-compound", "stdout"): (
-        "compound expansion: Click numbers anonymous elements inside a compound from 1 "
-        "(Counter@1; Sluice counts the input/output pseudo-elements: Counter@3) and lists "
-        "a compound's contents after the elements of the enclosing scope"),
 }
 # Outputs whose packets (bytes and order, timestamps aside) differ from Click's.
 KNOWN_PACKET_DIFFERENCES = {("iprouter", "eth0-out.pcap"): _ICMP}

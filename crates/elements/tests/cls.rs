@@ -283,6 +283,12 @@ fn ipclassifier_ports_icmp_tcp_flags() {
         ipc(&["icmp type echo", "icmp type echo-reply", "-"], &r),
         Some(1)
     );
+    // A type name after `icmp`, or alone (Click's conf/test-ping.click).
+    assert_eq!(ipc(&["icmp echo-reply", "-"], &r), Some(0));
+    assert_eq!(ipc(&["icmp echo-reply", "-"], &e), Some(1));
+    assert_eq!(ipc(&["icmp echo", "-"], &e), Some(0));
+    assert_eq!(ipc(&["timeexceeded or echo-reply", "-"], &r), Some(0));
+    assert_eq!(ipc(&["echo-reply", "-"], &u), Some(1));
     assert_eq!(ipc(&["icmp type 8", "-"], &t), Some(1));
     assert_eq!(ipc(&["tcp opt syn", "-"], &t), Some(0));
     assert_eq!(ipc(&["syn and ack", "-"], &t), Some(0));

@@ -472,7 +472,10 @@ impl Parser {
                 "tcp" | "udp" | "icmp"
                     if proto.is_none()
                         && kind.is_none()
-                        && self.peek_at(1).and_then(is_kind_word).is_some() =>
+                        && self.peek_at(1).is_some_and(|n| {
+                            is_kind_word(n).is_some()
+                                || (w == "icmp" && name_of(ICMP_TYPES, n).is_some())
+                        }) =>
                 {
                     proto = name_of(IP_PROTOS, &w);
                     self.pos += 1;
@@ -539,11 +542,17 @@ impl Parser {
                     }
                 } else if sd.is_none() && proto.is_none() && name_of(IP_PROTOS, &word).is_some() {
                     Kind::Proto
+                } else if proto == Some(1) && name_of(ICMP_TYPES, &word).is_some() {
+                    // `icmp echo-reply`: a type name after `icmp` (Click's ICMP type names).
+                    Kind::IcmpType
                 } else if name_of(TCP_OPTS, &word).is_some() && sd.is_none() {
                     proto = Some(6);
                     Kind::Opt
                 } else if service_port(&word).is_some() {
                     Kind::Port
+                } else if sd.is_none() && proto.is_none() && name_of(ICMP_TYPES, &word).is_some() {
+                    proto = Some(1);
+                    Kind::IcmpType
                 } else if parse_int(&word).is_some() {
                     match (&self.last, quals_given) {
                         (Some(q), false) => {
