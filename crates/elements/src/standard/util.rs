@@ -518,28 +518,38 @@ mod tests {
 
     #[test]
     fn bucket_refills_at_rate() {
-        let mut b = TokenBucket::new(100.0, 2.0);
+        let mut b = TokenBucket::new(100, 2);
         let t0 = Timestamp::SIM_START;
         b.refill(t0);
         let p = Packet::from_bytes(&[0; 60]);
         let take = |b: &mut TokenBucket| Unit::Packets.conforms(b, &p);
         assert!(take(&mut b) && take(&mut b) && !take(&mut b));
-        let w = b.wait_for(1.0);
-        assert_eq!(w, Timestamp(10_000_000));
+        // 100 tokens/s with 2 tokens of capacity: 214,748,364 of 2,147,483,647 fractions per
+        // millisecond, so a token takes 11 ms, not 10 (Click's rounding).
+        let w = b.wait_for(1);
+        assert_eq!(w, Timestamp(11_000_000));
+        b.refill(t0 + Timestamp(10_000_000));
+        assert!(!take(&mut b));
         b.refill(t0 + w);
         assert!(take(&mut b));
         b.refill(t0 + Timestamp::from_parts(10, 0));
-        assert!((b.tokens() - 2.0).abs() < 1e-9);
+        assert_eq!(b.size(), 2);
+        assert_eq!(b.rate(), 100);
     }
 
     #[test]
-    fn byte_bucket_goes_into_debt_by_one_packet() {
-        let mut b = TokenBucket::new(1000.0, 100.0);
+    fn byte_bucket_needs_the_threshold_and_empties_at_most() {
+        let rate = 1000;
+        let cap = Burst::Tokens(100).capacity(rate, Unit::Bytes);
+        assert_eq!(cap, 131_172);
+        let mut b = TokenBucket::new(rate, cap);
         b.refill(Timestamp::SIM_START);
         let big = Packet::from_bytes(&[0; 150]);
         assert!(Unit::Bytes.conforms(&mut b, &big));
-        assert!((b.tokens() + 50.0).abs() < 1e-9);
         assert!(!Unit::Bytes.conforms(&mut b, &Packet::from_bytes(&[0; 1])));
+        b.remove(u32::MAX);
+        assert_eq!(b.size(), 0);
+        assert!(!b.contains(cap + 1));
     }
 
     #[test]
