@@ -183,6 +183,29 @@ fn rate_limiters_let_through_what_clicks_do() {
     }
 }
 
+/// A queue's empty notifier sleeps only after ten pulls in a row found it empty (Click's
+/// notifier-05): a Discard fed packet by packet by a source keeps its upstream signal active.
+#[test]
+fn queue_empty_notifier_sleeps_lazily() {
+    // Real time: with a source always busy, simulated time would never reach the waits.
+    let flat = sluice_lang::parse_config(
+        "i :: InfiniteSource(ACTIVE false) -> q :: NotifierQueue(5) -> n :: NotifierDebug -> d :: Discard;
+         s :: Script(export busy x, export idle x, write i.active true, wait 0.05s,
+                     set busy $(n.signal), write i.active false, wait 0.05s,
+                     set idle $(n.signal), write stop);",
+        "test.click",
+        &[],
+    )
+    .unwrap();
+    let mut r = Router::new(flat, &sluice_elements::library(), RouterOptions::default()).unwrap();
+    r.run_until_idle();
+    let busy = r.read_path("s.busy").unwrap();
+    let idle = r.read_path("s.idle").unwrap();
+    assert!(busy.trim_end().ends_with('*'), "{busy}");
+    assert!(idle.trim_end().ends_with(":0"), "{idle}");
+    assert!(num(&mut r, "d.count") > 100);
+}
+
 #[test]
 fn pull_to_push_is_unqueue() {
     let mut r =

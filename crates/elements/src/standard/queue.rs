@@ -7,7 +7,9 @@
 //! queue are dropped (drop tail) and counted; with output 1 connected, they leave there
 //! instead of being freed. The first overflow prints `NAME: overflow` to standard error.
 //! The queue's empty notifier lets downstream pullers (Unqueue, ToDevice, schedulers) sleep
-//! while it is empty. Queue (and its other names FullNoteQueue and QuickNoteQueue) also has a
+//! while it is empty. As in Click, the notifier goes to sleep lazily: only after ten pulls in a
+//! row found the queue empty, so a puller fed packet by packet is not put to sleep and woken
+//! again for every packet. Queue (and its other names FullNoteQueue and QuickNoteQueue) also has a
 //! full notifier, so sources upstream (InfiniteSource, Unqueue) sleep while it is full instead
 //! of feeding drops; NotifierQueue has only the empty notifier. Offers the Storage interface
 //! (length and capacity) that RED finds through router context.
@@ -52,7 +54,13 @@ pub struct Queue {
     drops: u64,
     empty_note: NotifierId,
     full_note: Option<NotifierId>,
+    /// Pulls in a row that found the queue empty (Click's `_sleepiness`).
+    sleepiness: u32,
 }
+
+/// Failed pulls after which the empty notifier sleeps (Click's `SLEEPINESS_TRIGGER`, sleeping
+/// on the pull after).
+const SLEEPINESS_TRIGGER: u32 = 9;
 
 impl Default for Queue {
     fn default() -> Queue {
@@ -65,6 +73,7 @@ impl Default for Queue {
             drops: 0,
             empty_note: 0,
             full_note: None,
+            sleepiness: 0,
         }
     }
 }
@@ -179,8 +188,12 @@ impl Element for Queue {
                 None => break,
             }
         }
-        if self.q.is_empty() {
+        if !b.is_empty() {
+            self.sleepiness = 0;
+        } else if self.sleepiness >= SLEEPINESS_TRIGGER {
             cx.set_notifier(self.empty_note, false);
+        } else {
+            self.sleepiness += 1;
         }
         if let Some(full) = self.full_note {
             if self.q.len() < self.capacity {
