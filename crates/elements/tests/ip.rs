@@ -873,3 +873,36 @@ fn fuzz_corpora_and_mutations_never_panic() {
         assert!(n > 0, "empty corpus {}", name);
     }
 }
+
+#[test]
+fn unstrip_ip_header_and_mark_mac_header_restore_headers() {
+    let mut r = router(
+        "i :: TestInject -> MarkIPHeader -> StripIPHeader -> UnstripIPHeader -> o :: TestCapture;
+         e :: TestInject -> MarkMACHeader(0, 14) -> StripToNetworkHeader -> eo :: TestCapture;
+         n :: TestInject -> UnstripIPHeader -> no :: TestCapture;",
+    );
+    let pkt = udp(A, B, 64, 8);
+    inject(&mut r, "i", Packet::from_bytes(&pkt));
+    assert_eq!(taken(&mut r, "o")[0].data(), &pkt[..]);
+    let mut frame = vec![0u8; 14];
+    frame.extend_from_slice(&pkt);
+    inject(&mut r, "e", Packet::from_bytes(&frame));
+    let eo = taken(&mut r, "eo");
+    assert_eq!(eo[0].data(), &pkt[..]);
+    assert_eq!(eo[0].mac_offset(), Some(-14));
+    // No network header: unchanged.
+    inject(&mut r, "n", Packet::from_bytes(&pkt));
+    assert_eq!(taken(&mut r, "no")[0].data(), &pkt[..]);
+}
+
+#[test]
+fn get_ip_address_takes_clicks_ip_keyword() {
+    let mut r =
+        router("i :: TestInject -> MarkIPHeader -> GetIPAddress(IP src) -> o :: TestCapture;");
+    inject(&mut r, "i", Packet::from_bytes(&udp(A, B, 64, 8)));
+    assert_eq!(taken(&mut r, "o")[0].dst_ip_anno(), Ipv4Addr::from(A));
+    assert!(config_error("Idle -> GetIPAddress(16, IP dst) -> Discard")
+        .contains("set one of OFFSET, IP"));
+    assert!(config_error("Idle -> GetIPAddress -> Discard").contains("set one of OFFSET, IP"));
+    assert!(config_error("Idle -> GetIPAddress(IP both) -> Discard").contains("bad IP"));
+}

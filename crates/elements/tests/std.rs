@@ -207,6 +207,94 @@ fn queue_empty_notifier_sleeps_lazily() {
 }
 
 #[test]
+fn random_sample_keeps_a_fraction_and_counts_the_rest() {
+    let mut r = router(
+        "RandomSeed(7); InfiniteSource(LIMIT 10000) -> rs :: RandomSample(0.25);
+         rs[0] -> c0 :: Counter -> Discard; rs[1] -> c1 :: Counter -> Discard;
+         InfiniteSource(LIMIT 1000) -> Queue -> d :: RandomSample(DROP 1)
+           -> Unqueue -> c2 :: Counter -> Discard;",
+    );
+    r.run_until_idle();
+    let (c0, c1) = (num(&mut r, "c0.count"), num(&mut r, "c1.count"));
+    assert_eq!(c0 + c1, 10000);
+    assert!((2300..=2700).contains(&c0), "{c0}");
+    assert_eq!(num(&mut r, "rs.drops"), c1);
+    assert_eq!(num(&mut r, "c2.count"), 0);
+    assert_eq!(num(&mut r, "d.drops"), 1000);
+    assert_eq!(r.read_path("rs.drop_prob").unwrap().trim(), "0.75");
+    r.write_path("rs.drop_prob", "0.5").unwrap();
+    assert_eq!(r.read_path("rs.sampling_prob").unwrap().trim(), "0.5");
+    assert!(r.write_path("rs.sampling_prob", "2").is_err());
+    let e = sluice_lang::parse_config(
+        "Idle -> RandomSample(SAMPLE 0.5, DROP 0.5) -> Discard",
+        "t",
+        &[],
+    )
+    .map(|f| Router::new(f, &sluice_elements::library(), RouterOptions::default()).err());
+    assert!(
+        format!("{e:?}").contains("at most one of SAMPLE and DROP"),
+        "{e:?}"
+    );
+}
+
+/// Click's perf-01 chain (45 elements of every family) without its two IPRewriter-family
+/// elements: every packet makes it through, by push and by pull.
+#[test]
+fn clicks_perf_chain_runs_without_its_rewriters() {
+    let mut r = router(
+        "InfiniteSource(LENGTH 8, BURST 2)
+         -> Align(4, 0)
+         -> UDPIPEncap(1.1.1.1, 11, 2.2.2.2, 22, CHECKSUM false)
+         -> StripToNetworkHeader
+         -> IPClassifier(src 1.1.1.1)
+         -> IPFilter(allow host 2.2.2.2)
+         -> IPReassembler
+         -> IPFragmenter(MTU 1500)
+         -> CheckIPHeader(0)
+         -> CheckUDPHeader()
+         -> DecIPTTL()
+         -> GetIPAddress(IP dst)
+         -> StoreIPAddress(dst)
+         -> SetIPAddress(1.2.3.4)
+         -> StripIPHeader
+         -> UnstripIPHeader
+         -> EtherEncap(0x0800, 00:01:02:03:04:05, 00:01:02:03:04:06)
+         -> MarkMACHeader(0, 14)
+         -> Classifier(12/0800)
+         -> HostEtherFilter(00:01:02:03:04:06)
+         -> VLANDecap
+         -> VLANEncap
+         -> SetVLANAnno(0)
+         -> AverageCounter
+         -> Null
+         -> Print(ACTIVE false)
+         -> IPPrint(ACTIVE false)
+         -> ARPPrint(ACTIVE false)
+         -> Switch(0)
+         -> StaticSwitch(0)
+         -> Paint(0)
+         -> CheckPaint(0)
+         -> PaintSwitch()
+         -> RandomSample(DROP 0)
+         -> Tee
+         -> Strip(14)
+         -> Unstrip(14)
+         -> c2 :: Counter
+         -> Switch(0)
+         -> Queue(100)
+         -> PrioSched
+         -> RoundRobinSched
+         -> PullSwitch(0)
+         -> Unqueue(BURST 3)
+         -> c3 :: Counter(COUNT_CALL 10000 stop)
+         -> Discard;",
+    );
+    r.run_until_idle();
+    assert!(num(&mut r, "c3.count") >= 10000);
+    assert_eq!(num(&mut r, "c2.count"), num(&mut r, "c3.count"));
+}
+
+#[test]
 fn pull_to_push_is_unqueue() {
     let mut r =
         router("InfiniteSource(LIMIT 77) -> Queue -> PullToPush -> c :: Counter -> Discard");

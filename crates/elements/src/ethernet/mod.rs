@@ -9,6 +9,7 @@ mod ether_encap;
 mod ether_rewrite;
 mod ether_vlan_encap;
 mod host_ether_filter;
+mod mark_mac_header;
 mod set_vlan_anno;
 mod strip_ether_vlan_header;
 mod vlan;
@@ -23,6 +24,7 @@ pub const CLASSES: &[ElementClass] = &[
     ether_encap::CLASS,
     ether_rewrite::CLASS,
     host_ether_filter::CLASS,
+    mark_mac_header::CLASS,
     ether_vlan_encap::CLASS,
     set_vlan_anno::CLASS,
     strip_ether_vlan_header::CLASS,

@@ -1,12 +1,18 @@
 //! GetIPAddress — sets the destination IP address annotation from packet data
 //!
-//! Synopsis: `GetIPAddress(OFFSET)` or `GetIPAddress(src)` / `GetIPAddress(dst)`
+//! Synopsis: `GetIPAddress(OFFSET [, ANNO, *keyword* IP])`
 //!
 //! Ports: 1 input, 1 output, agnostic. Copies the four bytes at OFFSET from the start of the
 //! packet into the destination IP address annotation (16 is the IP destination address when
-//! the packet starts with its IP header). With `src` or `dst`, reads that field of the IP
-//! header marked by the network header annotation. Packets too short to hold the address are
-//! dropped and counted.
+//! the packet starts with its IP header). With `IP src` or `IP dst` instead of an OFFSET
+//! (Sluice also takes `src` or `dst` as the OFFSET), reads that field of the IP header marked
+//! by the network header annotation. Packets too short to hold the address are dropped and
+//! counted.
+//!
+//! Arguments (one of OFFSET and IP):
+//! - `OFFSET` (integer).
+//! - `ANNO` (annotation name): only `DST_IP_ANNO`, the default, is supported.
+//! - `IP` (`src` or `dst`).
 //!
 //! Handlers: `drops` (r): packets too short.
 //!
@@ -29,10 +35,29 @@ pub struct GetIPAddress {
 
 impl Element for GetIPAddress {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        let Word(w) = args.read_mp("OFFSET")?;
+        let offset = args.read_p::<Word>("OFFSET")?;
+        if let Some(Word(a)) = args.read_p::<Word>("ANNO")? {
+            if !a.eq_ignore_ascii_case("DST_IP_ANNO") {
+                args.error("ANNO: only DST_IP_ANNO is supported");
+                return Err(());
+            }
+        }
+        let ip = args.read::<Word>("IP")?;
+        let w = match (offset, ip) {
+            (Some(Word(o)), None) => o,
+            (None, Some(Word(ip))) => format!("ip {ip}"),
+            _ => {
+                args.error("set one of OFFSET, IP");
+                return Err(());
+            }
+        };
         match w.to_ascii_lowercase().as_str() {
             "src" | "ip src" => (self.offset, self.relative_ip) = (12, true),
             "dst" | "ip dst" => (self.offset, self.relative_ip) = (16, true),
+            _ if w.starts_with("ip ") => {
+                args.error("bad IP");
+                return Err(());
+            }
             _ => match w.parse::<usize>() {
                 Ok(o) => self.offset = o,
                 Err(_) => {

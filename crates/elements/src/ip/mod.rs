@@ -25,6 +25,7 @@ mod set_ip_dscp;
 mod store_ip_address;
 mod strip_ip_header;
 mod udp_ip_encap;
+mod unstrip_ip_header;
 
 pub use ip_gw_options::process_options;
 
@@ -51,5 +52,6 @@ pub const CLASSES: &[ElementClass] = &[
     set_ip_dscp::CLASS,
     store_ip_address::CLASS,
     strip_ip_header::CLASS,
+    unstrip_ip_header::CLASS,
     udp_ip_encap::CLASS,
 ];

@@ -35,6 +35,7 @@ mod pull_switch;
 mod pull_tee;
 mod pull_to_push;
 mod queue;
+mod random_sample;
 mod random_seed;
 mod random_switch;
 mod rated_source;
@@ -132,5 +133,6 @@ pub const CLASSES: &[ElementClass] = &[
     clicky_info::CLASS,
     random_seed::CLASS,
     random_switch::CLASS,
+    random_sample::CLASS,
     port_info::CLASS,
 ];
