@@ -1052,7 +1052,9 @@ impl<'a> Parser<'a> {
         let base = class.rsplit('/').next().unwrap_or(class);
         let mut name = format!("{base}@{n}");
         let mut k = n;
-        while self.scope().names.contains_key(&name) {
+        // Not an element's name, nor a name used as a class (which could not name an element
+        // when the flattened configuration is read again).
+        while self.scope().names.contains_key(&name) || self.unknown_classes.contains(&name) {
             k += 1;
             name = format!("{base}@{k}");
         }

@@ -180,6 +180,10 @@ fn unknown_class_names_cannot_name_elements() {
     let e = errs("elementclass Foo { A :: A -> B; }\nA :: Idle;");
     assert_eq!(e.len(), 2, "{e:?}");
     assert!(parse_config("elementclass Foo { A :: AA -> B; }\nA :: Idle;", "t", &[]).is_ok());
+    // An anonymous name never takes the name of a class in use (a fuzzing find: `8@3` the
+    // class, then the third element of class `8`); the flattened form parses again.
+    let c = parse("A@3 8@3 8");
+    assert!(parse_config(&unparse(&c), "flat", &[]).is_ok());
 }
 
 #[test]
