@@ -294,6 +294,20 @@ fn clicks_perf_chain_runs_without_its_rewriters() {
     assert_eq!(num(&mut r, "c2.count"), num(&mut r, "c3.count"));
 }
 
+/// QuickNoteQueue's empty notifier sleeps as soon as the queue is empty, even when no pull
+/// fails afterwards (Click's QuickNoteQueue-01; a Queue's would stay awake and keep the
+/// Discard polling the Idle input).
+#[test]
+fn quick_note_queue_sleeps_at_once() {
+    let mut r = router(
+        "InfiniteSource(LIMIT 1) -> q :: QuickNoteQueue -> n :: NotifierDebug -> s :: PullSwitch
+           -> Counter(COUNT_CALL 1 s.switch 1) -> Discard; Idle -> [1]s;",
+    );
+    r.run_until_idle();
+    let sig = r.read_path("n.signal").unwrap();
+    assert!(sig.trim_end().ends_with(":0"), "{sig}");
+}
+
 #[test]
 fn pull_to_push_is_unqueue() {
     let mut r =

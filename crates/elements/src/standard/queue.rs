@@ -9,7 +9,7 @@
 //! The queue's empty notifier lets downstream pullers (Unqueue, ToDevice, schedulers) sleep
 //! while it is empty. As in Click, the notifier goes to sleep lazily: only after ten pulls in a
 //! row found the queue empty, so a puller fed packet by packet is not put to sleep and woken
-//! again for every packet. Queue (and its other names FullNoteQueue and QuickNoteQueue) also has a
+//! again for every packet; QuickNoteQueue's sleeps as soon as the queue is empty. Queue (and its other names FullNoteQueue and QuickNoteQueue) also has a
 //! full notifier, so sources upstream (InfiniteSource, Unqueue) sleep while it is full instead
 //! of feeding drops; NotifierQueue has only the empty notifier. Offers the Storage interface
 //! (length and capacity) that RED finds through router context.
@@ -56,6 +56,8 @@ pub struct Queue {
     full_note: Option<NotifierId>,
     /// Pulls in a row that found the queue empty (Click's `_sleepiness`).
     sleepiness: u32,
+    /// The empty notifier sleeps as soon as the queue is empty (QuickNoteQueue).
+    quick: bool,
 }
 
 /// Failed pulls after which the empty notifier sleeps (Click's `SLEEPINESS_TRIGGER`, sleeping
@@ -74,6 +76,7 @@ impl Default for Queue {
             empty_note: 0,
             full_note: None,
             sleepiness: 0,
+            quick: false,
         }
     }
 }
@@ -190,10 +193,15 @@ impl Element for Queue {
         }
         if !b.is_empty() {
             self.sleepiness = 0;
-        } else if self.sleepiness >= SLEEPINESS_TRIGGER {
+        }
+        if self.quick && self.q.is_empty() {
             cx.set_notifier(self.empty_note, false);
-        } else {
-            self.sleepiness += 1;
+        } else if b.is_empty() {
+            if self.sleepiness >= SLEEPINESS_TRIGGER {
+                cx.set_notifier(self.empty_note, false);
+            } else {
+                self.sleepiness += 1;
+            }
         }
         if let Some(full) = self.full_note {
             if self.q.len() < self.capacity {
@@ -293,9 +301,15 @@ pub const FULL_NOTE_CLASS: ElementClass = ElementClass {
     ..CLASS
 };
 
-/// `QuickNoteQueue`: Queue whose empty notification is immediate, which Sluice's always is.
+/// `QuickNoteQueue`: Queue whose empty notifier sleeps as soon as the queue is empty.
 pub const QUICK_NOTE_CLASS: ElementClass = ElementClass {
     name: "QuickNoteQueue",
+    make: || {
+        Box::new(Queue {
+            quick: true,
+            ..Queue::default()
+        })
+    },
     ..CLASS
 };
 
