@@ -177,7 +177,7 @@ def test_control_socket_line_limit_applies_while_reading(sluice):
         for _ in range(100):
             c.s.sendall(b"READ cs.connections\n")
             c.line()
-            if c.data() == "1\n":
+            if c.data() == "1":
                 break
             time.sleep(0.05)
         else:
@@ -208,18 +208,18 @@ def test_control_socket_click_argument_forms(sluice, tmp_path):
                     b"GET .version\nREAD 5.count\nREADDATA s.length 3\nabcWRITEUNTIL s.run END\n"
                     b"7\nEND\nREAD s.run\nHELLO\n")
         assert c.line() == "200 Read handler 's.add' OK"
-        assert c.data() == "2\n"
+        assert c.data() == "2"
         assert c.line() == "511 No handler named 's.cat'"
         assert c.line() == "511 Handler 'c.count' not writable"
         assert c.line().startswith("200 ")
         c.data()
         assert c.line() == "200 Read handler '5.count' OK"
-        assert c.data() == "0\n"
+        assert c.data() == "0"
         assert c.line().startswith("200 ")
-        assert c.data() == "3\n"
+        assert c.data() == "3"
         assert c.line() == "200 Write handler 's.run' OK"
         assert c.line().startswith("200 ")
-        assert c.data() == "8\n"
+        assert c.data() == "8"
         assert c.line() == "501 Command 'HELLO' unimplemented"
         u = socket.socket(socket.AF_UNIX)
         u.connect(str(path))

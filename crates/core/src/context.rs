@@ -605,6 +605,16 @@ impl Cx<'_> {
         self.rt.read_path_param(path, Some(param))
     }
 
+    /// Reads handler `path` (with `param` if given) as the handler wrote it, without the
+    /// newline [`Cx::read_handler`] adds (ControlSocket's `READ`, as in Click).
+    pub fn read_handler_verbatim(
+        &mut self,
+        path: &str,
+        param: Option<&str>,
+    ) -> Result<String, HandlerError> {
+        self.rt.read_path_verbatim(path, param)
+    }
+
     /// Checks that handler `path` exists and is readable (`write` false) or writable.
     pub fn check_handler(&self, path: &str, write: bool) -> Result<(), HandlerError> {
         self.rt.check_handler(path, write)

@@ -1018,6 +1018,18 @@ impl Router {
         self.read_handler_param(e, &h, param)
     }
 
+    /// Reads handler `path` as the handler wrote it, without the newline that
+    /// [`Router::read_path`] adds to a value lacking one (what ControlSocket sends, as Click's
+    /// does).
+    pub fn read_path_verbatim(
+        &mut self,
+        path: &str,
+        param: Option<&str>,
+    ) -> Result<String, HandlerError> {
+        let (e, h) = self.split_path(path)?;
+        self.read_value(e, &h, param, true)
+    }
+
     /// Writes handler `path` (`elem.handler` or a router handler).
     pub fn write_path(&mut self, path: &str, value: &str) -> Result<(), HandlerError> {
         let (e, h) = self.split_path(path)?;
@@ -1172,12 +1184,25 @@ impl Router {
     }
 
     /// Reads handler `h` of element `e` (or of the router), with a parameter if `param` is
-    /// given. Replicas of a parameterised handler are not merged: the first one answers.
+    /// given. Replicas of a parameterised handler are not merged: the first one answers. An
+    /// element handler's value ends with a newline.
     pub fn read_handler_param(
         &mut self,
         e: Option<usize>,
         h: &str,
         param: Option<&str>,
+    ) -> Result<String, HandlerError> {
+        self.read_value(e, h, param, false)
+    }
+
+    /// [`Router::read_handler_param`]; `verbatim` leaves an element handler's value as the
+    /// element wrote it.
+    fn read_value(
+        &mut self,
+        e: Option<usize>,
+        h: &str,
+        param: Option<&str>,
+        verbatim: bool,
     ) -> Result<String, HandlerError> {
         let no_param = |full: String| {
             HandlerError::Failed(format!("handler '{}' does not take parameters", full))
@@ -1244,7 +1269,7 @@ impl Router {
         } else {
             threads::merge_values(&vals)
         };
-        if !v.ends_with('\n') {
+        if !verbatim && !v.ends_with('\n') {
             v.push('\n');
         }
         Ok(v)

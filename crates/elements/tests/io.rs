@@ -523,12 +523,12 @@ mod control_socket {
         assert_eq!(reply(&mut rd), "Click::ControlSocket/1.3");
         w.write_all(b"READ c.count\r\n").unwrap();
         assert_eq!(reply(&mut rd), "200 Read handler 'c.count' OK");
-        assert_eq!(data(&mut rd), "7\n");
+        assert_eq!(data(&mut rd), "7");
         w.write_all(b"WRITE c.reset\n").unwrap();
         assert_eq!(reply(&mut rd), "200 Write handler 'c.reset' OK");
         w.write_all(b"read c.count\n").unwrap();
         reply(&mut rd);
-        assert_eq!(data(&mut rd), "0\n");
+        assert_eq!(data(&mut rd), "0");
         w.write_all(b"READ nope.count\n").unwrap();
         assert!(reply(&mut rd).starts_with("510 "));
         w.write_all(b"READ c.nope\n").unwrap();
@@ -549,7 +549,7 @@ mod control_socket {
             .unwrap();
         assert_eq!(reply(&mut rd), "200 Write handler 'src.data' OK");
         reply(&mut rd);
-        assert_eq!(data(&mut rd), "hello\n");
+        assert_eq!(data(&mut rd), "hello");
         w.write_all(b"CHECKREAD c.count\nCHECKWRITE c.count\nCHECKWRITE c.reset\n")
             .unwrap();
         assert!(reply(&mut rd).starts_with("200 "));

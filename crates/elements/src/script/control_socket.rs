@@ -16,7 +16,7 @@
 //! reply line ends with CRLF and starts with a three-digit code (a hyphen after the code marks
 //! a continued message):
 //! - `READ HANDLER [PARAMS]` (or `GET`) → `200 Read handler 'HANDLER' OK`, then `DATA N` and
-//!   N bytes of value. `READDATA HANDLER N` passes the N bytes after the line as parameters;
+//!   N bytes of value, as the handler wrote it (no newline is added: a count of 2 is `DATA 1`). `READDATA HANDLER N` passes the N bytes after the line as parameters;
 //!   `READUNTIL HANDLER [TERMINATOR]` the lines up to one equal to TERMINATOR (default: an
 //!   empty line).
 //! - `WRITE HANDLER [VALUE...]` (or `SET`), `WRITEDATA HANDLER N` (or `SETDATA`),
@@ -772,10 +772,12 @@ impl ControlSocket {
                 .and_then(|h| h.strip_prefix('.'))
                 .filter(|_| data.is_empty())
                 .and_then(|h| self.read_handler(h));
+            // Values go out as the handler wrote them, as Click's ControlSocket sends them
+            // (a count of 2 is `DATA 1`).
             let r = match own {
-                Some(v) => Ok(format!("{v}\n")),
-                None if data.is_empty() => cx.read_handler(&path),
-                None => cx.read_handler_param(&path, data),
+                Some(v) => Ok(v),
+                None if data.is_empty() => cx.read_handler_verbatim(&path, None),
+                None => cx.read_handler_verbatim(&path, Some(data)),
             };
             let c = &mut self.conns[i];
             match r {
