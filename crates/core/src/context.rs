@@ -270,12 +270,14 @@ impl InitCx<'_> {
         self.cx.rt.downstream_full_notifiers(self.cx.me, port)
     }
 
-    /// Adds this element's task (scheduled now if `active`) for pulling from input `port`,
-    /// listening to the empty notifiers of the queues upstream; pass what it returns to
-    /// [`Cx::reschedule_pull`] after each run.
+    /// Adds this element's task for pulling from input `port`, listening to the empty
+    /// notifiers of the queues upstream; pass what it returns to [`Cx::reschedule_pull`] after
+    /// each run. The task is scheduled now if `active` and something upstream may have
+    /// packets (as a Click puller after its first, empty pull).
     pub fn add_pull_task(&mut self, port: usize, active: bool) -> PullNotes {
-        self.add_task(DEFAULT_TICKETS, active);
         let notes = self.upstream_empty_notifiers(port);
+        let ready = notes.as_ref().is_none_or(|ns| self.any_active(ns));
+        self.add_task(DEFAULT_TICKETS, active && ready);
         for &n in notes.iter().flatten() {
             self.listen(n);
         }

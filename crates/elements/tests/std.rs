@@ -308,6 +308,31 @@ fn quick_note_queue_sleeps_at_once() {
     assert!(sig.trim_end().ends_with(":0"), "{sig}");
 }
 
+/// PullSwitch's own notifier follows the selected input, so the puller downstream sleeps
+/// while that input is idle or spent and wakes when `switch` selects one with packets
+/// (Click's PullSwitch-01, through a SimplePullSwitch, which has no notifier).
+#[test]
+fn pull_switch_notifier_follows_the_selected_input() {
+    let mut r = router(
+        r#"i1 :: InfiniteSource(\<11>, LIMIT 4); i2 :: InfiniteSource(\<22>, LIMIT 4);
+           ps :: PullSwitch(-1); i1 -> [0]ps; i2 -> [1]ps; Idle -> [2]ps;
+           ps -> xps :: SimplePullSwitch -> c :: Counter -> d :: Discard;
+           s :: Script(export a x, export b x, export n x, export e x, export f x,
+                       set a $(d.scheduled), write ps.switch 2, wait 0.5s, set f $(d.scheduled),
+                       write ps.switch 0, set b $(d.scheduled), wait 0.5s,
+                       set n $(c.count), set e $(d.scheduled), write ps.switch 1, wait 0.5s,
+                       write stop);"#,
+    );
+    r.run_until_idle();
+    let h = |r: &mut Router, p: &str| r.read_path(p).unwrap().trim().to_string();
+    assert_eq!(h(&mut r, "s.a"), "false");
+    assert_eq!(h(&mut r, "s.f"), "false");
+    assert_eq!(h(&mut r, "s.b"), "true");
+    assert_eq!(h(&mut r, "s.n"), "4");
+    assert_eq!(h(&mut r, "s.e"), "false");
+    assert_eq!(num(&mut r, "c.count"), 8);
+}
+
 #[test]
 fn pull_to_push_is_unqueue() {
     let mut r =

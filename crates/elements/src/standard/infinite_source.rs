@@ -5,7 +5,8 @@
 //! Ports: no inputs, 1 output. Push: a task pushes BURST copies of the packet per run, never
 //! more than the queues downstream have room for (the most room any of them has, found
 //! through their full notifiers), and sleeps while every one of them is full. Pull: each pull
-//! returns copies while the limit allows.
+//! returns copies while the limit allows; an empty notifier tells pullers downstream when the
+//! source is inactive or spent, as in Click.
 //!
 //! Arguments:
 //! - `DATA` (string): packet contents (`\<hex>` escapes allowed). Default: Click's 69 bytes of text.
@@ -47,6 +48,8 @@ pub struct InfiniteSource {
     count: u64,
     ended: bool,
     full: Option<Vec<NotifierId>>,
+    /// Active while a pull would return packets (pull output).
+    empty_note: NotifierId,
 }
 
 impl Default for InfiniteSource {
@@ -62,6 +65,7 @@ impl Default for InfiniteSource {
             count: 0,
             ended: false,
             full: None,
+            empty_note: 0,
         }
     }
 }
@@ -106,7 +110,9 @@ impl InfiniteSource {
 }
 
 impl Element for InfiniteSource {
-    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+    fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
+        self.empty_note = cx.new_notifier(true);
+        cx.provide_empty_notifier(self.empty_note);
         if let Some(d) = args.read_p::<Data>("DATA")? {
             self.data = d.0;
         }
@@ -170,10 +176,12 @@ impl Element for InfiniteSource {
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
         if !self.active {
+            cx.set_notifier(self.empty_note, false);
             return Batch::new();
         }
         if self.remaining() == 0 {
             self.check_end(cx);
+            cx.set_notifier(self.empty_note, false);
             return Batch::new();
         }
         self.make_batch(max, cx)
@@ -236,6 +244,9 @@ impl Element for InfiniteSource {
         }
         if self.active && cx.output_is_push(0) {
             cx.reschedule();
+        }
+        if self.active && self.remaining() > 0 && !cx.output_is_push(0) {
+            cx.set_notifier(self.empty_note, true);
         }
         Ok(())
     }

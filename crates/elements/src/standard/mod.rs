@@ -47,6 +47,7 @@ mod round_robin_switch;
 mod set_timestamp;
 mod set_timestamp_delta;
 mod shaper;
+mod simple_pull_switch;
 mod static_switch;
 mod stride_sched;
 mod strip;
@@ -133,6 +134,7 @@ pub const CLASSES: &[ElementClass] = &[
     clicky_info::CLASS,
     random_seed::CLASS,
     random_switch::CLASS,
+    simple_pull_switch::CLASS,
     random_sample::CLASS,
     port_info::CLASS,
 ];

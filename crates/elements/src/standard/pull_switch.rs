@@ -3,8 +3,13 @@
 //! Synopsis: `PullSwitch([INPUT])`
 //!
 //! Ports: any number of pull inputs, 1 pull output. A pull on the output is forwarded to input
-//! INPUT; with INPUT -1 (or an input that does not exist) the pull returns nothing. Pullers
-//! downstream sleep on the empty notifiers of every input's queues (found through PullSwitch).
+//! INPUT; with INPUT -1 (or an input that does not exist) the pull returns nothing.
+//!
+//! As in Click, PullSwitch has its own empty notifier, so that pullers downstream sleep while
+//! the selected input has nothing: it sleeps when INPUT is -1, or when a pull finds nothing and
+//! the selected input's upstream notifiers are asleep; it wakes when a pull returns packets,
+//! when the selected input's upstream notifiers wake, and when `switch` selects an input that
+//! has packets. An input without notifiers upstream (a pull source) always has packets.
 //!
 //! Arguments:
 //! - `INPUT` (integer, default 0).
@@ -14,7 +19,7 @@
 //! Example: `q0 -> [0]ps :: PullSwitch(0); q1 -> [1]ps; ps -> Unqueue -> ...`, then write
 //! `ps.switch 1`.
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId};
 use sluice_lang::args::Args;
 
 use super::switch::parse_output;
@@ -23,24 +28,78 @@ use super::switch::parse_output;
 #[derive(Default)]
 pub struct PullSwitch {
     input: i32,
+    note: NotifierId,
+    /// Each input's upstream empty notifiers (`None`: that input always has packets).
+    signals: Vec<Option<Vec<NotifierId>>>,
+}
+
+impl PullSwitch {
+    /// True if the selected input may have packets.
+    fn selected_active(&self, cx: &Cx) -> bool {
+        match usize::try_from(self.input)
+            .ok()
+            .and_then(|i| self.signals.get(i))
+        {
+            Some(Some(ns)) => cx.any_active(ns),
+            Some(None) => true,
+            None => false,
+        }
+    }
 }
 
 impl Element for PullSwitch {
-    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+    fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
         self.input = args.read_p("INPUT")?.unwrap_or(0);
         if self.input < -1 {
             args.error("INPUT: must be -1 or an input number");
             return Err(());
         }
+        self.note = cx.new_notifier(self.input >= 0);
+        cx.provide_empty_notifier(self.note);
         Ok(())
     }
 
-    fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        if self.input >= 0 && (self.input as usize) < cx.ninputs() {
-            cx.pull(self.input as usize, max)
-        } else {
-            Batch::new()
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        // The task is Click's wake callback: it runs when an input's notifier wakes.
+        cx.add_task(sluice_core::sched::DEFAULT_TICKETS, false);
+        self.signals = (0..cx.ninputs())
+            .map(|i| cx.upstream_empty_notifiers(i))
+            .collect();
+        for n in self
+            .signals
+            .iter()
+            .flatten()
+            .flatten()
+            .copied()
+            .collect::<Vec<_>>()
+        {
+            cx.listen(n);
         }
+        if self.input >= cx.ninputs() as i32 {
+            self.input = -1;
+        }
+        Ok(())
+    }
+
+    fn run_task(&mut self, cx: &mut Cx) -> bool {
+        if self.selected_active(cx) {
+            cx.set_notifier(self.note, true);
+        }
+        false
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
+        let Ok(i) = usize::try_from(self.input) else {
+            cx.set_notifier(self.note, false);
+            return Batch::new();
+        };
+        let b = cx.pull(i, max);
+        if !b.is_empty() {
+            cx.set_notifier(self.note, true);
+        } else if !self.selected_active(cx) {
+            cx.set_notifier(self.note, false);
+        }
+        b
     }
 
     fn handlers(&self) -> &'static [Handler] {
@@ -55,6 +114,11 @@ impl Element for PullSwitch {
         match name {
             "switch" => self.input = parse_output(value, cx.ninputs())?,
             _ => return Err(format!("no handler {}", name)),
+        }
+        if self.input < 0 {
+            cx.set_notifier(self.note, false);
+        } else if self.selected_active(cx) {
+            cx.set_notifier(self.note, true);
         }
         Ok(())
     }
