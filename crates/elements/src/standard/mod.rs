@@ -47,7 +47,6 @@ mod round_robin_switch;
 mod set_timestamp;
 mod set_timestamp_delta;
 mod shaper;
-mod simple_pull_switch;
 mod static_switch;
 mod stride_sched;
 mod strip;
@@ -96,6 +95,7 @@ pub const CLASSES: &[ElementClass] = &[
     print::CLASS,
     prio_sched::CLASS,
     pull_switch::CLASS,
+    pull_switch::SIMPLE_CLASS,
     pull_tee::CLASS,
     pull_to_push::CLASS,
     queue::CLASS,
@@ -134,7 +134,6 @@ pub const CLASSES: &[ElementClass] = &[
     clicky_info::CLASS,
     random_seed::CLASS,
     random_switch::CLASS,
-    simple_pull_switch::CLASS,
     random_sample::CLASS,
     port_info::CLASS,
 ];

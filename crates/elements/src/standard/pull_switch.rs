@@ -16,6 +16,9 @@
 //!
 //! Handlers: `switch` (rw: the input, -1 for none).
 //!
+//! SimplePullSwitch is the same switch without a notifier of its own: pullers downstream see
+//! the notifiers of every input, whichever is selected.
+//!
 //! Example: `q0 -> [0]ps :: PullSwitch(0); q1 -> [1]ps; ps -> Unqueue -> ...`, then write
 //! `ps.switch 1`.
 
@@ -24,10 +27,12 @@ use sluice_lang::args::Args;
 
 use super::switch::parse_output;
 
-/// The PullSwitch element.
+/// The PullSwitch and SimplePullSwitch elements.
 #[derive(Default)]
 pub struct PullSwitch {
     input: i32,
+    /// Has its own empty notifier (PullSwitch, not SimplePullSwitch).
+    notify: bool,
     note: NotifierId,
     /// Each input's upstream empty notifiers (`None`: that input always has packets).
     signals: Vec<Option<Vec<NotifierId>>>,
@@ -54,29 +59,27 @@ impl Element for PullSwitch {
             args.error("INPUT: must be -1 or an input number");
             return Err(());
         }
-        self.note = cx.new_notifier(self.input >= 0);
-        cx.provide_empty_notifier(self.note);
+        if self.notify {
+            self.note = cx.new_notifier(self.input >= 0);
+            cx.provide_empty_notifier(self.note);
+        }
         Ok(())
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        if self.input >= cx.ninputs() as i32 {
+            self.input = -1;
+        }
+        if !self.notify {
+            return Ok(());
+        }
         // The task is Click's wake callback: it runs when an input's notifier wakes.
         cx.add_task(sluice_core::sched::DEFAULT_TICKETS, false);
         self.signals = (0..cx.ninputs())
             .map(|i| cx.upstream_empty_notifiers(i))
             .collect();
-        for n in self
-            .signals
-            .iter()
-            .flatten()
-            .flatten()
-            .copied()
-            .collect::<Vec<_>>()
-        {
+        for &n in self.signals.iter().flatten().flatten() {
             cx.listen(n);
-        }
-        if self.input >= cx.ninputs() as i32 {
-            self.input = -1;
         }
         Ok(())
     }
@@ -90,10 +93,15 @@ impl Element for PullSwitch {
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
         let Ok(i) = usize::try_from(self.input) else {
-            cx.set_notifier(self.note, false);
+            if self.notify {
+                cx.set_notifier(self.note, false);
+            }
             return Batch::new();
         };
         let b = cx.pull(i, max);
+        if !self.notify {
+            return b;
+        }
         if !b.is_empty() {
             cx.set_notifier(self.note, true);
         } else if !self.selected_active(cx) {
@@ -115,6 +123,9 @@ impl Element for PullSwitch {
             "switch" => self.input = parse_output(value, cx.ninputs())?,
             _ => return Err(format!("no handler {}", name)),
         }
+        if !self.notify {
+            return Ok(());
+        }
         if self.input < 0 {
             cx.set_notifier(self.note, false);
         } else if self.selected_active(cx) {
@@ -131,5 +142,17 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "l/l",
     flow: "",
     source: include_str!("pull_switch.rs"),
+    make: || {
+        Box::new(PullSwitch {
+            notify: true,
+            ..PullSwitch::default()
+        })
+    },
+};
+
+/// `SimplePullSwitch`: PullSwitch without a notifier of its own.
+pub const SIMPLE_CLASS: ElementClass = ElementClass {
+    name: "SimplePullSwitch",
     make: || Box::new(PullSwitch::default()),
+    ..CLASS
 };

@@ -80,19 +80,19 @@ impl RandomSample {
         }
     }
 
-    fn split(&mut self, batch: Batch, cx: &mut Cx) -> Batch {
+    /// Keeps the sampled packets of `batch`; the others go to [`RandomSample::reject`].
+    fn split(&mut self, mut batch: Batch, cx: &mut Cx) -> Batch {
         let mut rejected = Batch::new();
-        let mut kept = Batch::new();
-        for p in batch {
-            let to: &mut Batch = if self.keep() {
-                &mut kept
+        batch.filter_map(|p| {
+            if self.keep() {
+                Some(p)
             } else {
-                &mut rejected
-            };
-            let _ = to.push(p);
-        }
+                let _ = rejected.push(p);
+                None
+            }
+        });
         self.reject(rejected, cx);
-        kept
+        batch
     }
 }
 
