@@ -486,6 +486,12 @@ impl Cx<'_> {
         self.rt.selects.retain(|&(f, e)| !(f == fd && e == me));
     }
 
+    /// Lets this element pass packets straight through it, its callers wired to its peers
+    /// (`None`: it is called again on every port). See [`crate::PassThrough`].
+    pub fn pass_through(&mut self, pass: Option<crate::PassThrough>) {
+        self.rt.set_pass_through(self.me, pass);
+    }
+
     /// Raises a driver stop event (Click's `please_stop_driver`): the input is finished. The
     /// router drains and stops, or steps the DriverManager if there is one.
     pub fn request_driver_stop(&mut self) {

@@ -22,6 +22,9 @@ use crate::threads::{self, Adoption, Concurrency, Placement, PlacementInput, Req
 use crate::time::Clock;
 
 mod driver;
+mod wiring;
+
+pub use wiring::PassThrough;
 
 /// Sluice's version string.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -150,6 +153,8 @@ pub struct Router {
     pub(crate) names: HashMap<String, usize>,
     outs: Vec<Box<[Option<PortRef>]>>,
     ins: Vec<Box<[Option<PortRef>]>>,
+    /// Elements that pass packets straight through ([`PassThrough`]), by element.
+    pass: HashMap<usize, PassThrough>,
     pub(crate) tasks: TaskList,
     pub(crate) timers: TimerQueue,
     pub(crate) notifiers: Arc<Vec<Notifier>>,
@@ -316,6 +321,7 @@ impl Router {
             names,
             outs: Vec::new(),
             ins: Vec::new(),
+            pass: HashMap::new(),
             tasks: TaskList::default(),
             timers: TimerQueue::default(),
             notifiers: Arc::new(Vec::new()),
@@ -515,7 +521,6 @@ impl Router {
         }
         for e in 0..self.info.len() {
             let inf = &self.info[e];
-            let mut outs = Vec::with_capacity(inf.noutputs);
             for p in 0..inf.noutputs {
                 let peers = &inf.out_peers[p];
                 if peers.is_empty() {
@@ -533,13 +538,7 @@ impl Router {
                         p
                     ));
                 }
-                outs.push(if inf.out_push[p] {
-                    peers.first().copied()
-                } else {
-                    None
-                });
             }
-            let mut ins = Vec::with_capacity(inf.ninputs);
             for p in 0..inf.ninputs {
                 let peers = &inf.in_peers[p];
                 if peers.is_empty() {
@@ -557,15 +556,9 @@ impl Router {
                         p
                     ));
                 }
-                ins.push(if inf.in_push[p] {
-                    None
-                } else {
-                    peers.first().copied()
-                });
             }
-            self.outs.push(outs.into_boxed_slice());
-            self.ins.push(ins.into_boxed_slice());
         }
+        self.rewire();
     }
 
     fn configure_all(&mut self, errors: &mut Vec<String>) {

@@ -701,6 +701,67 @@ fn bypass_path_rejoins_on_input_one() {
     assert_eq!((num(&mut r, "c0.count"), num(&mut r, "c1.count")), (3, 2));
 }
 
+/// A pull Bypass switched on while a pull runs through it (a Counter upstream writes
+/// `active`): the next pull takes the bypass path, which pulls Bypass's own input again
+/// (Click's test/standard/Bypass-01). Bypass wires its callers to its peers, so no element
+/// is entered twice.
+#[test]
+fn pull_bypass_switches_during_a_pull() {
+    let mut r = router(
+        "i :: Idle -> q :: Queue -> Counter(COUNT_CALL 3 b.active true) -> b :: Bypass -> c0 :: Counter
+           -> d :: Discard(false);
+         b[1] -> c1 :: Counter -> [1]b;",
+    );
+    inject(&mut r, "i", 0, &[b"1", b"2", b"3", b"4"]);
+    let d = r.element_index("d").expect("element");
+    for want in ["1", "2", "3", "4"] {
+        let b = r.with_element(d, |_, cx| cx.pull(0, 1)).expect("free");
+        assert_eq!(
+            strs(&b.into_iter().map(|p| p.data().to_vec()).collect::<Vec<_>>()),
+            [want]
+        );
+    }
+    assert_eq!((num(&mut r, "c0.count"), num(&mut r, "c1.count")), (4, 1));
+}
+
+/// Chains of Bypasses resolve to the element the active path reaches, and INLINE keeps
+/// Bypass in the path with the same results.
+#[test]
+fn bypass_chains_follow_every_switch() {
+    for inline in ["false", "true"] {
+        let mut r = router(&format!(
+            "i :: Idle -> b1 :: Bypass(INLINE {inline}) -> b2 :: Bypass(INLINE {inline})
+               -> c0 :: Counter -> Discard;
+             b1[1] -> c1 :: Counter -> Discard; b2[1] -> c2 :: Counter -> Discard;"
+        ));
+        let counts = |r: &mut Router| ["c0", "c1", "c2"].map(|c| num(r, &format!("{c}.count")));
+        inject(&mut r, "i", 0, &[b"a"]);
+        r.write_path("b2.active", "true").unwrap();
+        inject(&mut r, "i", 0, &[b"b"]);
+        r.write_path("b1.active", "true").unwrap();
+        inject(&mut r, "i", 0, &[b"c"]);
+        r.write_path("b1.active", "false").unwrap();
+        r.write_path("b2.active", "false").unwrap();
+        inject(&mut r, "i", 0, &[b"d"]);
+        assert_eq!(counts(&mut r), [2, 1, 1], "INLINE {inline}");
+    }
+}
+
+#[test]
+fn input_switch_accepts_one_input() {
+    let mut r = router(
+        "i :: Idle; i[0] -> [0]s :: InputSwitch(1); i[1] -> [1]s; s -> c :: Counter -> Discard",
+    );
+    inject(&mut r, "i", 0, &[b"a"]);
+    inject(&mut r, "i", 1, &[b"b", b"c"]);
+    assert_eq!((num(&mut r, "c.count"), num(&mut r, "s.drops")), (2, 1));
+    r.write_path("s.switch", "5").unwrap();
+    assert_eq!(text(&mut r, "s.switch"), "-1");
+    inject(&mut r, "i", 1, &[b"d"]);
+    assert_eq!((num(&mut r, "c.count"), num(&mut r, "s.drops")), (2, 2));
+    assert!(errors("Idle -> InputSwitch(1) -> Discard").contains("input must be < 1"));
+}
+
 // ---- queues and schedulers ----
 
 #[test]

@@ -548,6 +548,7 @@ impl Router {
             names: self.names.clone(),
             outs: self.outs.clone(),
             ins: self.ins.clone(),
+            pass: self.pass.clone(),
             tasks: self.tasks.clone(),
             timers: TimerQueue::default(),
             notifiers: self.notifiers.clone(),

@@ -11,15 +11,18 @@
 //!
 //! Arguments:
 //! - `ACTIVE` (boolean, default false).
-//! - `INLINE` (boolean, default false): accepted for Click's sake; Sluice's Bypass always
-//!   stays in the graph (a direct call, no rewiring of its neighbours).
+//! - `INLINE` (boolean, default false): if true, Bypass stays in the path and is called for
+//!   every packet. Otherwise, as in Click, it takes itself out: the elements that call it are
+//!   wired straight to the peers it currently forwards to, and rewired when `active`
+//!   changes, so chains and loops of Bypasses cost nothing and never call an element
+//!   re-entrantly.
 //!
 //! Handlers: `active` (rw).
 //!
 //! Example: `src -> b :: Bypass -> sink; b[1] -> Print(debug) -> sink;`, then write
 //! `b.active true` to turn printing on.
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, PassThrough};
 use sluice_lang::args::Args;
 
 use super::discard::parse_bool;
@@ -28,12 +31,33 @@ use super::discard::parse_bool;
 #[derive(Default)]
 pub struct Bypass {
     active: bool,
+    inline: bool,
+}
+
+impl Bypass {
+    /// Wires the callers to the ports this state forwards to (Click's `fix`).
+    fn fix(&self, cx: &mut Cx) {
+        if self.inline {
+            return;
+        }
+        let (nin, nout) = (cx.ninputs(), cx.noutputs());
+        let active = |port: usize, n: usize| usize::from(self.active && port == 0 && n > 1);
+        cx.pass_through(Some(PassThrough {
+            push: (0..nin).map(|p| Some(active(p, nout))).collect(),
+            pull: (0..nout).map(|p| Some(active(p, nin))).collect(),
+        }));
+    }
 }
 
 impl Element for Bypass {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.active = args.read_p("ACTIVE")?.unwrap_or(false);
-        let _inline: Option<bool> = args.read("INLINE")?;
+        self.inline = args.read("INLINE")?.unwrap_or(false);
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        self.fix(cx);
         Ok(())
     }
 
@@ -55,9 +79,15 @@ impl Element for Bypass {
         (name == "active").then(|| self.active.to_string())
     }
 
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
+    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
         match name {
-            "active" => self.active = parse_bool(value)?,
+            "active" => {
+                let active = parse_bool(value)?;
+                if active != self.active {
+                    self.active = active;
+                    self.fix(cx);
+                }
+            }
             _ => return Err(format!("no handler {}", name)),
         }
         Ok(())

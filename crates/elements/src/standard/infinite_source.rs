@@ -242,11 +242,12 @@ impl Element for InfiniteSource {
             }
             _ => return Err(format!("no handler {}", name)),
         }
-        if self.active && cx.output_is_push(0) {
-            cx.reschedule();
-        }
-        if self.active && self.remaining() > 0 && !cx.output_is_push(0) {
-            cx.set_notifier(self.empty_note, true);
+        if self.active && self.remaining() > 0 {
+            if cx.output_is_push(0) {
+                cx.reschedule();
+            } else {
+                cx.set_notifier(self.empty_note, true);
+            }
         }
         Ok(())
     }

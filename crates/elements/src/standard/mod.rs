@@ -19,6 +19,7 @@ mod hash_switch;
 mod hub;
 mod idle;
 mod infinite_source;
+mod input_switch;
 mod link_unqueue;
 mod message;
 mod mixed_queue;
@@ -82,6 +83,7 @@ pub const CLASSES: &[ElementClass] = &[
     hash_switch::CLASS,
     idle::CLASS,
     infinite_source::CLASS,
+    input_switch::CLASS,
     link_unqueue::CLASS,
     message::CLASS,
     mixed_queue::CLASS,
