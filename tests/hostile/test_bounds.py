@@ -158,10 +158,11 @@ def test_thread_count_is_capped(sluice):
 def test_sharing_error_suggests_a_thread_safe_queue(sluice):
     code, _, err, _ = sluice(
         "-j", "2", "-e",
-        "a :: InfiniteSource -> q :: Queue -> u :: Unqueue -> Discard; StaticThreadSched(a 0, u 1)",
+        "a :: InfiniteSource -> q :: FrontDropQueue -> u :: Unqueue -> Discard;"
+        " StaticThreadSched(a 0, u 1)",
     )
     assert code == 1
-    assert "'q :: Queue' cannot be shared" in err and "ThreadSafeQueue" in err, err
+    assert "'q :: FrontDropQueue' cannot be shared" in err and "ThreadSafeQueue" in err, err
 
 
 # ---- FromDump and ToDump --------------------------------------------------------------------

@@ -43,6 +43,11 @@ pub enum Concurrency {
     Replicated,
     /// The element converts itself into a thread-safe [`crate::SharedElement`].
     Shared,
+    /// Kept on one thread like an exclusive element while placement is free to choose; when
+    /// fixed placements (StaticThreadSched) put the tasks that reach it on different threads,
+    /// it converts itself into a [`crate::SharedElement`] instead (Click's Queue: one thread
+    /// may push while another pulls).
+    Separable,
 }
 
 impl crate::Router {
@@ -390,21 +395,33 @@ pub(crate) fn place(inp: &PlacementInput) -> Result<Placement, Vec<String>> {
             out
         })
         .collect();
-    // Tasks that reach a common exclusive element form one group.
+    // Tasks that reach a common exclusive element form one group; so do tasks that reach a
+    // common separable element, unless fixed placements already put them on different threads.
     let mut parent: Vec<usize> = (0..ntasks).collect();
-    let mut owner: HashMap<usize, usize> = HashMap::new();
-    for (t, r) in reach.iter().enumerate() {
-        for &e in r {
-            if inp.concurrency[e] != Concurrency::Exclusive {
-                continue;
-            }
-            match owner.get(&e) {
-                Some(&o) => {
-                    let (a, b) = (find(&mut parent, o), find(&mut parent, t));
-                    parent[a] = b;
+    let mut pinned: Vec<Option<usize>> = (0..ntasks)
+        .map(|t| inp.fixed.get(&inp.task_elem[t]).copied())
+        .collect();
+    for kind in [Concurrency::Exclusive, Concurrency::Separable] {
+        let mut owner: HashMap<usize, usize> = HashMap::new();
+        for (t, r) in reach.iter().enumerate() {
+            for &e in r {
+                if inp.concurrency[e] != kind {
+                    continue;
                 }
-                None => {
+                let Some(&o) = owner.get(&e) else {
                     owner.insert(e, t);
+                    continue;
+                };
+                let (a, b) = (find(&mut parent, o), find(&mut parent, t));
+                if a == b {
+                    continue;
+                }
+                match (pinned[a], pinned[b]) {
+                    (Some(x), Some(y)) if x != y && kind == Concurrency::Separable => {}
+                    (pa, pb) => {
+                        parent[a] = b;
+                        pinned[b] = pb.or(pa);
+                    }
                 }
             }
         }
@@ -657,6 +674,31 @@ mod tests {
             e
         );
         assert!(e[0].contains("with a ThreadSafeQueue"), "{:?}", e);
+    }
+
+    #[test]
+    fn separable_elements_split_only_where_placements_are_fixed() {
+        // source 0 pushes into queue 1; puller 2 pulls from queue 1.
+        let inp = |fixed| PlacementInput {
+            nthreads: 2,
+            task_elem: vec![0, 2],
+            next: vec![vec![1], vec![], vec![1]],
+            concurrency: vec![
+                Concurrency::Exclusive,
+                Concurrency::Separable,
+                Concurrency::Exclusive,
+            ],
+            fixed,
+            describe: &describe,
+        };
+        let free = HashMap::new();
+        let p = place(&inp(&free)).unwrap();
+        assert_eq!(p.task_thread[0], p.task_thread[1]);
+        assert_eq!(p.elem_threads[1].len(), 1);
+        let fixed: HashMap<usize, usize> = [(0, 1), (2, 0)].into_iter().collect();
+        let p = place(&inp(&fixed)).unwrap();
+        assert_eq!(p.task_thread, vec![1, 0]);
+        assert_eq!(p.elem_threads[1], vec![0, 1]);
     }
 
     #[test]

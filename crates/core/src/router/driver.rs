@@ -410,7 +410,7 @@ impl Router {
             let ths = &p.elem_threads[e];
             if ths.len() > 1 {
                 match self.info[e].concurrency {
-                    Concurrency::Shared => {
+                    Concurrency::Shared | Concurrency::Separable => {
                         let el = self.slots[e]
                             .elem
                             .take()

@@ -14,6 +14,11 @@
 //! of feeding drops; NotifierQueue has only the empty notifier. Offers the Storage interface
 //! (length and capacity) that RED finds through router context.
 //!
+//! Threads: as in Click, one thread may push into a Queue, SimpleQueue, NotifierQueue,
+//! FullNoteQueue or QuickNoteQueue while another pulls from it. Sluice keeps both sides on one
+//! thread unless StaticThreadSched places them apart; the queue then holds its packets in
+//! ThreadSafeQueue's lock-free ring and has ThreadSafeQueue's handlers.
+//!
 //! Arguments:
 //! - `CAPACITY` (integer, default 1000): maximum packets held.
 //!
@@ -26,8 +31,14 @@
 //! Example: `FromDevice(eth0) -> q :: Queue(200) -> ToDevice(eth1)`
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, NotifierId, Packet};
+use sluice_core::{
+    Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, NotifierId, Packet,
+    SharedElement, Sharing,
+};
+
+use crate::threads::{shared_queue, QueueParts};
 use sluice_lang::args::Args;
 
 /// Where packets go when they arrive and what is dropped when the queue is full.
@@ -54,6 +65,11 @@ pub struct Queue {
     drops: u64,
     empty_note: NotifierId,
     full_note: Option<NotifierId>,
+    /// The full notifier's identity even where it is not offered (NotifierQueue): a queue
+    /// that becomes shared between threads signals it.
+    full_id: NotifierId,
+    /// One thread may push while another pulls (a drop-tail queue without output 1).
+    separable: bool,
     /// Pulls in a row that found the queue empty (Click's `_sleepiness`).
     sleepiness: u32,
     /// The empty notifier sleeps as soon as the queue is empty (QuickNoteQueue).
@@ -75,6 +91,8 @@ impl Default for Queue {
             drops: 0,
             empty_note: 0,
             full_note: None,
+            full_id: 0,
+            separable: false,
             sleepiness: 0,
             quick: false,
         }
@@ -121,12 +139,35 @@ impl Element for Queue {
         self.q = VecDeque::with_capacity(self.capacity.min(1 << 16));
         self.empty_note = cx.new_notifier(false);
         cx.provide_empty_notifier(self.empty_note);
+        self.separable = self.mode == QueueMode::DropTail && cx.noutputs() == 1;
+        self.full_id = cx.new_notifier(true);
         if self.mode == QueueMode::DropTail && self.notify_full {
-            let full = cx.new_notifier(true);
-            cx.provide_full_notifier(full);
-            self.full_note = Some(full);
+            cx.provide_full_notifier(self.full_id);
+            self.full_note = Some(self.full_id);
         }
         Ok(())
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        if self.separable {
+            Concurrency::Separable
+        } else {
+            Concurrency::Exclusive
+        }
+    }
+
+    fn into_shared(self: Box<Self>, sharing: Sharing) -> Option<Arc<dyn SharedElement>> {
+        shared_queue(
+            QueueParts {
+                packets: self.q.into_iter().collect(),
+                capacity: self.capacity,
+                drops: self.drops,
+                highwater: self.highwater,
+                note: self.empty_note,
+                full: self.full_id,
+            },
+            sharing,
+        )
     }
 
     fn push(&mut self, port: usize, batch: Batch, cx: &mut Cx) {

@@ -10,6 +10,8 @@ mod static_thread_sched;
 pub mod synthetic_load;
 mod thread_safe_queue;
 
+pub(crate) use thread_safe_queue::{shared_queue, QueueParts};
+
 /// Classes of this family.
 pub const CLASSES: &[ElementClass] = &[
     block_thread::CLASS,

@@ -33,6 +33,12 @@ pub trait QueueState: Send + Sync + Sized + 'static {
 /// The state as the router shares it.
 struct Shared<S>(S);
 
+/// The shared element serving `state` (for queues that become shared only when the router
+/// places their two sides on different threads).
+pub(crate) fn share<S: QueueState>(state: S) -> Arc<dyn SharedElement> {
+    Arc::new(Shared(state))
+}
+
 impl<S: QueueState> SharedElement for Shared<S> {
     fn push(&self, _port: usize, batch: Batch, cx: &mut Cx) {
         self.0.push_batch(batch, cx);

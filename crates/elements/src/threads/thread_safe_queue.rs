@@ -27,14 +27,16 @@
 //! `reset_counts` (w).
 
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use sluice_core::ring::{Ring, SpscRing, MAX_CAPACITY};
 use sluice_core::{
-    Batch, ConfigCx, Cx, ElementClass, Handler, NotifierId, Packet, Sharing, Timestamp,
+    Batch, ConfigCx, Cx, ElementClass, Handler, NotifierId, Packet, SharedElement, Sharing,
+    Timestamp,
 };
 use sluice_lang::args::{Args, AtMost, Seconds};
 
-use super::shared_queue::{QueueState, SharedQueue};
+use super::shared_queue::{share, QueueState, SharedQueue};
 
 /// The packet ring: multi-producer in general, single-producer/single-consumer when the
 /// router says only one thread pushes and one pulls (cheaper: no per-slot sequence numbers,
@@ -103,6 +105,33 @@ pub struct QueueCore {
     since: AtomicI64,
 }
 
+impl QueueCore {
+    /// An empty queue of `capacity` packets with the given empty and full notifiers, without
+    /// queue batching; `None` if the ring's memory cannot be had.
+    pub(crate) fn new(capacity: usize, note: NotifierId, full: NotifierId) -> Option<QueueCore> {
+        Some(QueueCore {
+            batch: 1,
+            latency: Timestamp::from_secs_f64(20e-6),
+            since: AtomicI64::new(0),
+            ring: PacketRing::Multi(Ring::new(capacity)?),
+            capacity,
+            drops: AtomicU64::new(0),
+            highwater: AtomicUsize::new(0),
+            note,
+            full,
+        })
+    }
+
+    /// Takes over the packets and counts of a queue that served one thread (no more packets
+    /// than the capacity).
+    pub(crate) fn adopt(&self, packets: Vec<Packet>, drops: u64, highwater: usize) {
+        let n = packets.len().min(self.capacity);
+        self.ring.push_many(&mut packets.into_iter(), n);
+        self.drops.store(drops, Ordering::Relaxed);
+        self.highwater.store(highwater, Ordering::Relaxed);
+    }
+}
+
 impl QueueState for QueueCore {
     const HANDLERS: &'static [Handler] = &[
         Handler::r("length"),
@@ -117,27 +146,18 @@ impl QueueState for QueueCore {
             .read_p::<AtMost<MAX_CAPACITY>>("CAPACITY")?
             .map_or(1000, |c| c.0)
             .max(1);
-        let Some(ring) = Ring::new(capacity) else {
-            args.error(format!("out of memory for {capacity} packets"));
-            return Err(());
-        };
         let note = cx.new_notifier(false);
         cx.provide_empty_notifier(note);
         let full = cx.new_notifier(true);
         cx.provide_full_notifier(full);
-        let batch: usize = args.read("BATCH")?.unwrap_or(1).clamp(1, capacity);
+        let Some(mut core) = QueueCore::new(capacity, note, full) else {
+            args.error(format!("out of memory for {capacity} packets"));
+            return Err(());
+        };
+        core.batch = args.read("BATCH")?.unwrap_or(1).clamp(1, capacity);
         let latency: Seconds = args.read("LATENCY")?.unwrap_or(Seconds(20e-6));
-        Ok(QueueCore {
-            batch,
-            latency: Timestamp::from_secs_f64(latency.0),
-            since: AtomicI64::new(0),
-            ring: PacketRing::Multi(ring),
-            capacity,
-            drops: AtomicU64::new(0),
-            highwater: AtomicUsize::new(0),
-            note,
-            full,
-        })
+        core.latency = Timestamp::from_secs_f64(latency.0);
+        Ok(core)
     }
 
     fn push_batch(&self, batch: Batch, cx: &mut Cx) {
@@ -237,6 +257,30 @@ impl QueueState for QueueCore {
         }
         self
     }
+}
+
+/// What a queue that served one thread holds, to become a queue that threads share.
+pub(crate) struct QueueParts {
+    /// Its packets, head first.
+    pub packets: Vec<Packet>,
+    /// Its capacity.
+    pub capacity: usize,
+    /// Its drop count.
+    pub drops: u64,
+    /// The most packets it held.
+    pub highwater: usize,
+    /// Its empty notifier.
+    pub note: NotifierId,
+    /// Its full notifier.
+    pub full: NotifierId,
+}
+
+/// The thread-safe form of a queue that served one thread: ThreadSafeQueue's state holding
+/// the same packets and counts and signalling the same notifiers.
+pub(crate) fn shared_queue(parts: QueueParts, sharing: Sharing) -> Option<Arc<dyn SharedElement>> {
+    let core = QueueCore::new(parts.capacity, parts.note, parts.full)?.specialise(sharing);
+    core.adopt(parts.packets, parts.drops, parts.highwater);
+    Some(share(core))
 }
 
 /// The ThreadSafeQueue element.
