@@ -174,7 +174,7 @@ pub fn parse_config(
     filename: &str,
     defines: &[(String, String)],
 ) -> Result<FlatConfig, Vec<Diagnostic>> {
-    parse_config_with_classes(text, filename, defines, &|_| false)
+    parse(text, filename, defines, None)
 }
 
 /// Like [`parse_config`], knowing which names are primitive element classes (`is_class`):
@@ -184,6 +184,15 @@ pub fn parse_config_with_classes(
     filename: &str,
     defines: &[(String, String)],
     is_class: &dyn Fn(&str) -> bool,
+) -> Result<FlatConfig, Vec<Diagnostic>> {
+    parse(text, filename, defines, Some(is_class))
+}
+
+fn parse(
+    text: &str,
+    filename: &str,
+    defines: &[(String, String)],
+    is_class: Option<&dyn Fn(&str) -> bool>,
 ) -> Result<FlatConfig, Vec<Diagnostic>> {
     let mut p = parser::Parser::new(text, filename, is_class);
     p.parse_top();

@@ -96,8 +96,9 @@ enum Ctx {
 
 pub(crate) struct Parser<'a> {
     lx: Lexer,
-    /// True for the names of primitive element classes.
-    is_class: &'a dyn Fn(&str) -> bool,
+    /// True for the names of primitive element classes, when the caller knows them (else a
+    /// name that starts with a capital letter is taken for a class).
+    is_class: Option<&'a dyn Fn(&str) -> bool>,
     /// Tokens looked ahead at (a queue: long lookaheads cost linear time).
     buf: VecDeque<Token>,
     pub diags: Diags,
@@ -156,7 +157,11 @@ const MAX_PORT: i64 = 1 << 20;
 const MAX_DEPTH: usize = 200;
 
 impl<'a> Parser<'a> {
-    pub fn new(text: &str, file: &str, is_class: &'a dyn Fn(&str) -> bool) -> Parser<'a> {
+    pub fn new(
+        text: &str,
+        file: &str,
+        is_class: Option<&'a dyn Fn(&str) -> bool>,
+    ) -> Parser<'a> {
         Parser {
             lx: Lexer::new(text, file),
             is_class,
@@ -265,10 +270,15 @@ impl<'a> Parser<'a> {
         if let Some(r) = self.lookup_class(&name) {
             return r;
         }
-        if !(self.is_class)(&name) {
+        if !self.is_class(&name) {
             self.unknown_classes.insert(name.clone());
         }
         ClassRef::Primitive(name)
+    }
+
+    /// True if `name` is a known primitive class.
+    fn is_class(&self, name: &str) -> bool {
+        self.is_class.is_some_and(|f| f(name))
     }
 
     fn lookup_class(&self, name: &str) -> Option<ClassRef> {
@@ -1194,10 +1204,11 @@ impl<'a> Parser<'a> {
             let n = self.anon_name(&name);
             return Some((self.declare(n, DeclKind::Class(r), config, lm), Vec::new()));
         }
-        if !has_config
-            && !(self.is_class)(&name)
-            && name.starts_with(|c: char| c.is_ascii_lowercase())
-        {
+        let maybe_element = match self.is_class {
+            Some(f) => !f(&name),
+            None => name.starts_with(|c: char| c.is_ascii_lowercase()),
+        };
+        if !has_config && maybe_element {
             let s = self.scope();
             let i = s.decls.len();
             s.decls.push(Decl {
@@ -1232,7 +1243,7 @@ impl<'a> Parser<'a> {
             );
         }
         if self.lookup_class(&name).is_some()
-            || (self.is_class)(&name)
+            || self.is_class(&name)
             || self.unknown_classes.contains(&name)
         {
             self.error(lm.clone(), format!("class '{name}' used as element name"));
