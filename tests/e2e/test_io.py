@@ -144,3 +144,42 @@ def test_control_socket_read_write_stop(sluice_bin, tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_hot_swap_over_control_socket(sluice_bin, tmp_path):
+    """`-R`: a configuration written to `hotconfig` replaces the running one; the connection
+    that wrote it goes on with the new one, queued packets move over, and a configuration
+    that fails to initialise is refused with Click's messages while the old one runs on."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(sluice_bin), "-R", "-p", str(port), "-e",
+         "InfiniteSource(LIMIT 5, STOP false) -> q :: Queue -> d :: Discard(ACTIVE false);"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        cl = Client(port)
+        assert cl.line() == "Click::ControlSocket/1.3"
+        assert cl.read("q.length") == "5"
+        new = "Idle -> q :: Queue -> d :: Discard(ACTIVE false); Idle -> c :: Counter -> Discard;"
+        # Both commands at once: the second is answered by the new configuration.
+        cl.s.sendall(f"WRITE hotconfig {new}\r\nREAD c.count\r\n".encode())
+        assert cl.line() == "200 Write handler 'hotconfig' OK"
+        assert cl.line() == "200 Read handler 'c.count' OK"
+        assert cl.line() == "DATA 1" and cl.f.read(1) == b"0"
+        assert cl.read("q.length") == "5"
+        assert cl.cmd("WRITE hotconfig Print") == "520-Write handler 'hotconfig' error:"
+        assert cl.line().endswith("'Print@1 :: Print' input 0 unused")
+        assert cl.line().endswith("'Print@1 :: Print' output 0 unused")
+        assert cl.line() == "520 Router could not be initialized!"
+        assert cl.cmd("WRITE d.active true") == "200 Write handler 'd.active' OK"
+        deadline = time.time() + 10
+        while cl.read("d.count") != "5" and time.time() < deadline:
+            time.sleep(0.05)
+        assert cl.read("d.count") == "5"
+        assert cl.cmd("WRITE stop") == "200 Write handler 'stop' OK"
+        proc.wait(timeout=20)
+        assert proc.returncode == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -14,7 +14,7 @@ mod scaling;
 use std::process::ExitCode;
 
 use options::{Command, Options};
-use sluice_core::{HandlerError, Router, RouterOptions};
+use sluice_core::{HandlerError, Reconfigure, Router, RouterOptions};
 use sluice_lang::{FlatConfig, FlatElement, Landmark};
 
 fn main() -> ExitCode {
@@ -159,8 +159,10 @@ fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
 }
 
 /// Adds the ControlSockets of `-p` and `-u` under Click's names; messages about them name the
-/// option's position on the command line.
-fn add_control_sockets(flat: &mut FlatConfig, opts: &Options) {
+/// option's position on the command line. In a hot-swapped configuration they try to open
+/// their socket once more a second later, quietly, by when they have taken over their
+/// predecessors' socket.
+fn add_control_sockets(flat: &mut FlatConfig, opts: &Options, swapped: bool) {
     let file: std::sync::Arc<str> = "<command line>".into();
     for (i, (config, at)) in opts.control_sockets.iter().enumerate() {
         let name = match i {
@@ -170,7 +172,11 @@ fn add_control_sockets(flat: &mut FlatConfig, opts: &Options) {
         flat.elements.push(FlatElement {
             name,
             class: "ControlSocket".into(),
-            config: config.clone(),
+            config: if swapped {
+                format!("{config}, RETRIES 1, RETRY_WARNINGS false")
+            } else {
+                config.clone()
+            },
             landmark: Landmark {
                 file: file.clone(),
                 line: *at,
@@ -185,13 +191,14 @@ fn build(
     opts: &Options,
     check_only: bool,
 ) -> Result<Router, ()> {
-    add_control_sockets(&mut flat, opts);
+    add_control_sockets(&mut flat, opts, false);
     let lib = sluice_elements::library();
     let ropts = RouterOptions {
         simtime: opts.simtime,
         source,
         check_only,
         threads: opts.threads,
+        reconfigure: opts.reconfigure.then(|| reconfigure(opts, &lib)),
     };
     Router::new(flat, &lib, ropts).map_err(|errors| {
         for e in errors {
@@ -199,6 +206,24 @@ fn build(
         }
         eprintln!("Router could not be initialized!");
     })
+}
+
+/// How `hotconfig` builds a configuration: parsed with the command line's parameters, plus
+/// the command line's ControlSockets.
+fn reconfigure(opts: &Options, lib: &sluice_core::Library) -> Reconfigure {
+    let opts = opts.clone();
+    let classes = lib.clone();
+    Reconfigure {
+        library: lib.clone(),
+        parse: std::sync::Arc::new(move |text: &str| {
+            let is_class = |n: &str| classes.get(n).is_some();
+            let mut flat =
+                sluice_lang::parse_config_with_classes(text, "config", &opts.defines, &is_class)
+                    .map_err(|d| d.iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
+            add_control_sockets(&mut flat, &opts, true);
+            Ok(flat)
+        }),
+    }
 }
 
 /// Runs the router; the exit status is 0, or the `-x` handler's value.

@@ -42,6 +42,8 @@ pub struct Options {
     pub control_sockets: Vec<(String, u32)>,
     pub threads: usize,
     pub simtime: bool,
+    /// `-R`: provide the `hotconfig` write handler.
+    pub reconfigure: bool,
     pub defines: Vec<(String, String)>,
 }
 
@@ -71,6 +73,8 @@ Options (as in Click):
                            address, as in Click; 'N+': N or a later free port).
   -u, --unix-socket PATH   Listen for ControlSocket connections on Unix socket PATH.
   -j, --threads N          Number of worker threads (1 to 256).
+  -R, --allow-reconfigure  Provide a writable 'hotconfig' handler: writing a configuration
+                           to it replaces the running one, keeping same-named elements' state.
       --simtime            Run on a simulated clock: jump to the next timer when idle.
       --help               Print this message.  --version  Print the version.
   PARAM=VALUE              Define configuration parameter $PARAM.
@@ -87,6 +91,7 @@ const OPTIONS: &[(&str, Option<char>, bool)] = &[
     ("port", Some('p'), true),
     ("unix-socket", Some('u'), true),
     ("threads", Some('j'), true),
+    ("allow-reconfigure", Some('R'), false),
     ("simtime", None, false),
     ("help", None, false),
     ("version", Some('v'), false),
@@ -177,6 +182,7 @@ impl Options {
             control_sockets: Vec::new(),
             threads: 1,
             simtime: false,
+            reconfigure: false,
             defines: Vec::new(),
         };
         let mut i = 0;
@@ -231,6 +237,7 @@ impl Options {
                     }
                 }
                 Some("simtime") => o.simtime = true,
+                Some("allow-reconfigure") => o.reconfigure = true,
                 Some("help") => o.command = Command::Help,
                 Some("version") => o.command = Command::Version,
                 _ => {

@@ -237,6 +237,13 @@ impl DerefMut for InitCx<'_> {
 }
 
 impl InitCx<'_> {
+    /// True if this router is being built to replace a running one (hot swap) that has an
+    /// element of this element's name and class, whose state [`crate::Element::take_state`]
+    /// will offer once both are initialised.
+    pub fn has_predecessor(&self) -> bool {
+        self.cx.rt.has_predecessor(self.cx.me)
+    }
+
     /// Gives this element a task with `tickets` (use [`DEFAULT_TICKETS`]), scheduled if `now`.
     pub fn add_task(&mut self, tickets: u32, now: bool) {
         let me = self.cx.me;
@@ -484,6 +491,13 @@ impl Cx<'_> {
     pub fn remove_select(&mut self, fd: i32) {
         let me = self.me;
         self.rt.selects.retain(|&(f, e)| !(f == fd && e == me));
+    }
+
+    /// True once a `hotconfig` write has built the configuration that replaces this one: an
+    /// element leaves work it has not started (a ControlSocket's next commands) to its
+    /// successor, which takes it over in [`crate::Element::take_state`].
+    pub fn swap_pending(&self) -> bool {
+        self.rt.swap_pending()
     }
 
     /// Lets this element pass packets straight through it, its callers wired to its peers

@@ -240,6 +240,14 @@ pub trait Element: AsAny + Send {
         Err(format!("no write handler '{}'", name))
     }
 
+    /// Hot swap (Click's `take_state`): takes what this element keeps from `old`, the element
+    /// of the same name and class in the configuration being replaced — queued packets,
+    /// tables, counters, open sockets. Called after both are initialised and before this
+    /// one runs; `old` is cleaned up afterwards. By default nothing is taken.
+    fn take_state(&mut self, old: &mut dyn Element, cx: &mut Cx) {
+        let _ = (old, cx);
+    }
+
     /// Called when the router stops, before it is dropped (flush files, emit last packets).
     fn cleanup(&mut self, cx: &mut Cx) {
         let _ = cx;

@@ -22,7 +22,7 @@ pub use context::{ConfigCx, Cx, InitCx, NotifierId, NotifierSignal, PullNotes};
 pub use element::{Element, ElementClass, Handler, SharedElement, Sharing};
 pub use library::Library;
 pub use packet::{Anno, Packet, PacketType};
-pub use router::{HandlerError, PassThrough, Router, RouterOptions};
+pub use router::{HandlerError, PassThrough, Reconfigure, Router, RouterOptions};
 pub use sluice_lang::args::Args;
 pub use threads::Concurrency;
 pub use time::Timestamp;

@@ -22,8 +22,10 @@ use crate::threads::{self, Adoption, Concurrency, Placement, PlacementInput, Req
 use crate::time::Clock;
 
 mod driver;
+mod hotswap;
 mod wiring;
 
+pub use hotswap::{ParseConfig, Reconfigure};
 pub use wiring::PassThrough;
 
 /// Sluice's version string.
@@ -98,6 +100,9 @@ pub struct RouterOptions {
     pub check_only: bool,
     /// Worker threads (`-j`); 0 or 1 runs everything on the calling thread.
     pub threads: usize,
+    /// Click's `-R`: a `hotconfig` write handler that replaces the configuration while the
+    /// router runs, built this way.
+    pub reconfigure: Option<Reconfigure>,
 }
 
 /// Why a handler call failed; maps onto ControlSocket reply codes.
@@ -199,9 +204,26 @@ impl Router {
     /// Builds, configures and initialises a router. On failure returns every error found,
     /// each prefixed with the configuration's `file:line`.
     pub fn new(
+        flat: FlatConfig,
+        lib: &Library,
+        opts: RouterOptions,
+    ) -> Result<Router, Vec<String>> {
+        let clock = if opts.simtime {
+            Clock::simulated()
+        } else {
+            Clock::real()
+        };
+        Router::build(flat, lib, opts, clock, HashMap::new())
+    }
+
+    /// [`Router::new`] on a given clock (a hot-swapped router keeps its predecessor's), knowing
+    /// the class of each element of the router it replaces, by name.
+    fn build(
         mut flat: FlatConfig,
         lib: &Library,
         opts: RouterOptions,
+        clock: Clock,
+        predecessors: HashMap<String, &'static str>,
     ) -> Result<Router, Vec<String>> {
         if opts.threads > threads::MAX_THREADS {
             return Err(vec![format!(
@@ -326,11 +348,7 @@ impl Router {
             timers: TimerQueue::default(),
             notifiers: Arc::new(Vec::new()),
             selects: Vec::new(),
-            clock: if opts.simtime {
-                Clock::simulated()
-            } else {
-                Clock::real()
-            },
+            clock,
             stopped: false,
             driver_managers: Vec::new(),
             flat,
@@ -338,7 +356,11 @@ impl Router {
             class_names,
             initialized: false,
             thread: 0,
-            runtime: Arc::new(Runtime::new(opts.threads.max(1))),
+            runtime: Arc::new(Runtime::new(
+                opts.threads.max(1),
+                opts.reconfigure,
+                predecessors,
+            )),
             static_threads: HashMap::new(),
             ticket_scale: HashMap::new(),
             placement: None,
@@ -521,24 +543,6 @@ impl Router {
         }
         for e in 0..self.info.len() {
             let inf = &self.info[e];
-            for p in 0..inf.noutputs {
-                let peers = &inf.out_peers[p];
-                if peers.is_empty() {
-                    errors.push(format!(
-                        "{}: {} output {} unused",
-                        inf.landmark,
-                        self.desc(e),
-                        p
-                    ));
-                } else if inf.out_push[p] && peers.len() > 1 {
-                    errors.push(format!(
-                        "{}: illegal reuse of {} push output {}",
-                        inf.landmark,
-                        self.desc(e),
-                        p
-                    ));
-                }
-            }
             for p in 0..inf.ninputs {
                 let peers = &inf.in_peers[p];
                 if peers.is_empty() {
@@ -551,6 +555,24 @@ impl Router {
                 } else if !inf.in_push[p] && peers.len() > 1 {
                     errors.push(format!(
                         "{}: illegal reuse of {} pull input {}",
+                        inf.landmark,
+                        self.desc(e),
+                        p
+                    ));
+                }
+            }
+            for p in 0..inf.noutputs {
+                let peers = &inf.out_peers[p];
+                if peers.is_empty() {
+                    errors.push(format!(
+                        "{}: {} output {} unused",
+                        inf.landmark,
+                        self.desc(e),
+                        p
+                    ));
+                } else if inf.out_push[p] && peers.len() > 1 {
+                    errors.push(format!(
+                        "{}: illegal reuse of {} push output {}",
                         inf.landmark,
                         self.desc(e),
                         p
@@ -956,6 +978,9 @@ impl Router {
                     .map(|&h| (h.to_string(), if warpable(h) { "rw" } else { "r" }))
                     .collect();
                 v.push(("stop".into(), "w"));
+                if self.reconfigurable() {
+                    v.push(("hotconfig".into(), "w"));
+                }
                 v
             }
             Some(e) => {
@@ -1305,6 +1330,7 @@ impl Router {
                     self.runtime.stop_event();
                     Ok(())
                 }
+                "hotconfig" if self.reconfigurable() => self.hotconfig(value),
                 // Click has no `timewarp` write handler under simulated time.
                 "timewarp" if !self.clock.is_simulated() => {
                     self.clock.set_warp(value).map_err(HandlerError::Failed)

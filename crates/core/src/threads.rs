@@ -127,10 +127,21 @@ pub(crate) struct Runtime {
     pub(crate) task_cycles: Vec<AtomicU64>,
     /// Task groups in transit.
     pub(crate) migrating: AtomicUsize,
+    /// How a `hotconfig` write builds a configuration (`None`: no hot swap).
+    pub(crate) reconfigure: Option<crate::router::Reconfigure>,
+    /// The router a `hotconfig` write built, waiting to be installed.
+    pub(crate) hotswap: Mutex<Option<Box<crate::Router>>>,
+    /// For a router built by a `hotconfig` write: the class of each element of the router it
+    /// replaces, by name.
+    pub(crate) predecessors: HashMap<String, &'static str>,
 }
 
 impl Runtime {
-    pub(crate) fn new(n: usize) -> Runtime {
+    pub(crate) fn new(
+        n: usize,
+        reconfigure: Option<crate::router::Reconfigure>,
+        predecessors: HashMap<String, &'static str>,
+    ) -> Runtime {
         let links = (0..n)
             .map(|_| WorkerLink {
                 woken: Box::new([]),
@@ -155,6 +166,9 @@ impl Runtime {
             elem_home: Vec::new(),
             task_cycles: Vec::new(),
             migrating: AtomicUsize::new(0),
+            reconfigure,
+            hotswap: Mutex::new(None),
+            predecessors,
         }
     }
 

@@ -157,11 +157,7 @@ const MAX_PORT: i64 = 1 << 20;
 const MAX_DEPTH: usize = 200;
 
 impl<'a> Parser<'a> {
-    pub fn new(
-        text: &str,
-        file: &str,
-        is_class: Option<&'a dyn Fn(&str) -> bool>,
-    ) -> Parser<'a> {
+    pub fn new(text: &str, file: &str, is_class: Option<&'a dyn Fn(&str) -> bool>) -> Parser<'a> {
         Parser {
             lx: Lexer::new(text, file),
             is_class,

@@ -181,11 +181,20 @@ impl Router {
     /// thread has anything left to do (or after [`DRAIN_LIMIT`]). A stop signal stops at
     /// once. Either way elements then clean up ([`Router::cleanup`]): files are completed and
     /// packets still held are counted.
+    ///
+    /// A `hotconfig` write stops the run at once; the new configuration is installed in
+    /// this router's place and runs on.
     pub fn run(&mut self) {
-        if self.placement.is_some() {
-            self.run_threads();
-        } else {
-            self.run_loop();
+        self.install_hotswap();
+        loop {
+            if self.placement.is_some() {
+                self.run_threads();
+            } else {
+                self.run_loop();
+            }
+            if !self.install_hotswap() {
+                break;
+            }
         }
     }
 

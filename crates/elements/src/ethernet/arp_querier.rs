@@ -39,6 +39,9 @@
 //! other packets are consumed. Input 1 packets shorter than an Ethernet ARP packet are
 //! counted as drops.
 //!
+//! Hot swap: an ARPQuerier with the same IP, ETH and broadcast address takes its
+//! predecessor's table, waiting packets and counters.
+//!
 //! Every drop is counted in `drops`, by reason in `drop_details`; packets still waiting for
 //! an answer when the router stops are counted as `unresolved at stop` (Click frees them
 //! without counting).
@@ -460,6 +463,31 @@ impl ARPQuerier {
 
 impl Element for ARPQuerier {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+        // Keywords first, as in Click: `ARPQuerier(TIMEOUT 1s, IP, ETH)` is allowed.
+        if let Some(Seconds(s)) = args.read("TIMEOUT")? {
+            self.timeout = secs(s);
+        }
+        if let Some(Seconds(s)) = args.read("POLL_TIMEOUT")? {
+            self.poll_timeout = secs(s);
+        }
+        self.broadcast_poll = args.read("BROADCAST_POLL")?.unwrap_or(false);
+        if let Some(n) = args.read::<usize>("CAPACITY")? {
+            self.capacity = n;
+        }
+        if let Some(n) = args.read::<usize>("ENTRY_PACKET_CAPACITY")? {
+            self.entry_packet_capacity = n;
+        }
+        if let Some(n) = args.read::<usize>("ENTRY_CAPACITY")? {
+            self.entry_capacity = n;
+        }
+        if let Some(n) = args.read::<usize>("CAPACITY_SLIM_FACTOR")? {
+            if n == 0 {
+                args.error("CAPACITY_SLIM_FACTOR cannot be zero");
+                return Err(());
+            }
+            self.slim_factor = n;
+        }
+        let bcast = args.read::<IpArg>("BROADCAST")?;
         let ip: String = args.read_mp("IP")?;
         let t = ip.trim();
         let (addr, len) = if let Some((a, l)) = t.split_once('/') {
@@ -496,36 +524,13 @@ impl Element for ARPQuerier {
             },
         };
         self.eth = eth;
-        self.bcast = match args.read::<IpArg>("BROADCAST")? {
+        self.bcast = match bcast {
             Some(b) => b.0,
             None => match len {
                 Some(l) if l < 31 => Ipv4Addr::from(u32::from(addr) | !Ipv4Prefix::mask_of(l)),
                 _ => Ipv4Addr::BROADCAST,
             },
         };
-        if let Some(Seconds(s)) = args.read("TIMEOUT")? {
-            self.timeout = secs(s);
-        }
-        if let Some(Seconds(s)) = args.read("POLL_TIMEOUT")? {
-            self.poll_timeout = secs(s);
-        }
-        self.broadcast_poll = args.read("BROADCAST_POLL")?.unwrap_or(false);
-        if let Some(n) = args.read::<usize>("CAPACITY")? {
-            self.capacity = n;
-        }
-        if let Some(n) = args.read::<usize>("ENTRY_PACKET_CAPACITY")? {
-            self.entry_packet_capacity = n;
-        }
-        if let Some(n) = args.read::<usize>("ENTRY_CAPACITY")? {
-            self.entry_capacity = n;
-        }
-        if let Some(n) = args.read::<usize>("CAPACITY_SLIM_FACTOR")? {
-            if n == 0 {
-                args.error("CAPACITY_SLIM_FACTOR cannot be zero");
-                return Err(());
-            }
-            self.slim_factor = n;
-        }
         Ok(())
     }
 
@@ -543,6 +548,24 @@ impl Element for ARPQuerier {
         }
         for p in batch {
             self.handle_arp(p, cx);
+        }
+    }
+
+    fn take_state(&mut self, old: &mut dyn Element, cx: &mut Cx) {
+        let Some(old) = old.as_any_mut().downcast_mut::<ARPQuerier>() else {
+            return;
+        };
+        if (old.ip, old.eth, old.bcast) != (self.ip, self.eth, self.bcast) {
+            return;
+        }
+        self.table = std::mem::take(&mut old.table);
+        self.age = std::mem::take(&mut old.age);
+        (self.seq_after, self.seq_before) = (old.seq_after, old.seq_before);
+        self.pending = std::mem::take(&mut old.pending);
+        self.last_now = old.last_now;
+        (self.queries, self.responses, self.drops) = (old.queries, old.responses, old.drops);
+        if self.timeout != Timestamp::ZERO && !self.table.is_empty() {
+            cx.schedule_after(0, self.timeout);
         }
     }
 

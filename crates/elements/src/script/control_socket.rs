@@ -310,7 +310,15 @@ pub struct ControlSocket {
     listen_fd: i32,
     conns: Vec<Conn>,
     count: u64,
+    /// This ControlSocket replaces one of a running configuration (hot swap): it takes that
+    /// one's socket rather than looking for another free port.
+    successor: bool,
 }
+
+/// Timer: try to open the socket again.
+const RETRY_TIMER: usize = 0;
+/// Timer: answer the commands a hot-swapped predecessor left unanswered.
+const RESUME_TIMER: usize = 1;
 
 impl Default for ControlSocket {
     fn default() -> ControlSocket {
@@ -331,6 +339,7 @@ impl Default for ControlSocket {
             listen_fd: -1,
             conns: Vec::new(),
             count: 0,
+            successor: false,
         }
     }
 }
@@ -354,7 +363,7 @@ impl ControlSocket {
         loop {
             match TcpListener::bind((host, port)) {
                 Ok(l) => return Ok(Listener::Tcp(l)),
-                Err(e) if !self.port.or_above || tries >= 10 || port >= 65534 => {
+                Err(e) if !self.port.or_above || self.successor || tries >= 10 || port >= 65534 => {
                     return Err(format!("bind: {}", strerror(&e)))
                 }
                 Err(_) => {
@@ -472,7 +481,8 @@ impl ControlSocket {
     fn serve(&mut self, i: usize, cx: &mut Cx) {
         let mut buf = [0u8; 4096];
         let mut budget = READ_BUDGET;
-        while budget > 0 && !self.conns[i].in_closed && !self.conns[i].closed {
+        while budget > 0 && !self.conns[i].in_closed && !self.conns[i].closed && !cx.swap_pending()
+        {
             let c = &mut self.conns[i];
             match c.stream.read(&mut buf) {
                 Ok(0) => c.in_closed = true,
@@ -495,6 +505,10 @@ impl ControlSocket {
             }
             self.process(i, cx);
         }
+        if cx.swap_pending() {
+            // The rest is for the ControlSocket of the configuration being installed.
+            return;
+        }
         if self.conns[i].in_closed {
             self.process(i, cx);
             self.conns[i].closed = true;
@@ -510,7 +524,7 @@ impl ControlSocket {
     fn process(&mut self, i: usize, cx: &mut Cx) {
         loop {
             let c = &mut self.conns[i];
-            if c.closed {
+            if c.closed || cx.swap_pending() {
                 return;
             }
             match c.expect.clone() {
@@ -907,16 +921,51 @@ impl Element for ControlSocket {
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        self.successor = cx.has_predecessor();
         if !self.try_open(cx)? {
-            cx.schedule_after(0, Timestamp::from_secs_f64(1.0));
+            cx.schedule_after(RETRY_TIMER, Timestamp::from_secs_f64(1.0));
         }
         Ok(())
     }
 
-    fn run_timer(&mut self, _id: usize, cx: &mut Cx) {
+    fn take_state(&mut self, old: &mut dyn Element, cx: &mut Cx) {
+        let Some(old) = old.as_any_mut().downcast_mut::<ControlSocket>() else {
+            return;
+        };
+        if old.unix != self.unix || (self.unix && old.path != self.path) {
+            return;
+        }
+        if self.listener.is_none() {
+            if let Some(l) = old.listener.take() {
+                cx.cancel_timer(RETRY_TIMER);
+                self.listener = Some(l);
+                self.listen_fd = old.listen_fd;
+                self.port = old.port;
+                cx.add_select(self.listen_fd);
+            }
+        }
+        for c in old.conns.drain(..) {
+            cx.add_select(c.stream.fd());
+            self.conns.push(c);
+        }
+        if !self.conns.is_empty() {
+            // Commands that arrived before the swap are answered by this configuration.
+            cx.schedule_after(RESUME_TIMER, Timestamp::ZERO);
+        }
+    }
+
+    fn run_timer(&mut self, id: usize, cx: &mut Cx) {
+        if id == RESUME_TIMER {
+            for i in 0..self.conns.len() {
+                self.process(i, cx);
+                self.serve(i, cx);
+            }
+            self.close_finished(cx);
+            return;
+        }
         match self.try_open(cx) {
             Ok(true) => {}
-            Ok(false) => cx.schedule_after(0, Timestamp::from_secs_f64(1.0)),
+            Ok(false) => cx.schedule_after(RETRY_TIMER, Timestamp::from_secs_f64(1.0)),
             Err(e) => {
                 eprintln!("{}: {e}", cx.name());
                 cx.request_driver_stop();

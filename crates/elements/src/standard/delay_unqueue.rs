@@ -3,8 +3,10 @@
 //! Synopsis: `DelayUnqueue(DELAY)`
 //!
 //! Ports: 1 pull input, 1 push output. Pulls a packet and pushes it out once the current time
-//! reaches the packet's timestamp annotation plus DELAY (at once if that time has passed).
-//! Packets leave in the order they were pulled. While it waits, the task sleeps on a timer;
+//! reaches the packet's timestamp annotation plus DELAY (at once if that time has passed); the
+//! packet leaves with that time as its timestamp. As in Click, a timestamp within the first
+//! second of the epoch (a trace's relative time, or none) counts as unset: the current time is
+//! used. Packets leave in the order they were pulled. While it waits, the task sleeps on a timer;
 //! while the input is empty, on the upstream empty notifiers. Runs instantly under
 //! `--simtime`.
 //!
@@ -58,12 +60,23 @@ impl Element for DelayUnqueue {
         let mut out = Batch::new();
         loop {
             if self.held.is_none() {
-                self.held = cx.pull_one(0);
+                self.held = cx.pull_one(0).map(|mut p| {
+                    // As in Click: a timestamp within the first second of the epoch counts
+                    // as unset, and the packet leaves stamped with its departure time.
+                    let ts = p.timestamp();
+                    let ts = if (0..1_000_000_000).contains(&ts.0) {
+                        now
+                    } else {
+                        ts
+                    };
+                    p.set_timestamp(ts + self.delay);
+                    p
+                });
             }
             let Some(p) = &self.held else {
                 break;
             };
-            let due = p.timestamp() + self.delay;
+            let due = p.timestamp();
             if due > now {
                 cx.schedule_timer(0, due);
                 break;
@@ -81,7 +94,7 @@ impl Element for DelayUnqueue {
             cx.push(0, out);
         }
         let ready = match &self.held {
-            Some(p) => p.timestamp() + self.delay <= now,
+            Some(p) => p.timestamp() <= now,
             None => match &self.notifiers {
                 Some(ns) => cx.any_active(ns),
                 None => true,

@@ -19,6 +19,9 @@
 //! thread unless StaticThreadSched places them apart; the queue then holds its packets in
 //! ThreadSafeQueue's lock-free ring and has ThreadSafeQueue's handlers.
 //!
+//! Hot swap: a queue takes the packets of its predecessor of the same name and class, oldest
+//! first; those beyond its capacity are dropped and counted.
+//!
 //! Arguments:
 //! - `CAPACITY` (integer, default 1000): maximum packets held.
 //!
@@ -153,6 +156,24 @@ impl Element for Queue {
             Concurrency::Separable
         } else {
             Concurrency::Exclusive
+        }
+    }
+
+    fn take_state(&mut self, old: &mut dyn Element, cx: &mut Cx) {
+        let Some(old) = old.as_any_mut().downcast_mut::<Queue>() else {
+            return;
+        };
+        let room = self.capacity.saturating_sub(self.q.len());
+        let n = old.q.len();
+        self.q.extend(old.q.drain(..n.min(room)));
+        self.drops += old.q.len() as u64;
+        old.q.clear();
+        self.highwater = self.highwater.max(self.q.len());
+        if !self.q.is_empty() {
+            cx.set_notifier(self.empty_note, true);
+        }
+        if let Some(full) = self.full_note {
+            cx.set_notifier(full, self.q.len() < self.capacity);
         }
     }
 

@@ -1,0 +1,113 @@
+//! Hot swap (Click's `-R` and its `hotconfig` write handler): a new configuration is built and
+//! initialised while the old one runs, then replaces it between two element calls. Elements of
+//! the new configuration take the state of the old elements of the same name and class
+//! ([`crate::Element::take_state`]): queued packets, tables, counters, open sockets.
+
+use std::fmt;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use sluice_lang::FlatConfig;
+
+use super::{HandlerError, Router, RouterOptions};
+use crate::library::Library;
+
+/// Parses a new configuration's text into a flat graph, adding what the command line adds
+/// (its ControlSockets); errors each start with file:line.
+pub type ParseConfig = dyn Fn(&str) -> Result<FlatConfig, Vec<String>> + Send + Sync;
+
+/// What a `hotconfig` write needs to build a configuration.
+#[derive(Clone)]
+pub struct Reconfigure {
+    /// The element classes configurations may use.
+    pub library: Library,
+    /// How the text written to `hotconfig` becomes a flat graph.
+    pub parse: Arc<ParseConfig>,
+}
+
+impl fmt::Debug for Reconfigure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Reconfigure")
+    }
+}
+
+impl Router {
+    /// True if this router has the `hotconfig` handler.
+    pub(crate) fn reconfigurable(&self) -> bool {
+        self.runtime.reconfigure.is_some()
+    }
+
+    /// True if this router replaces a running one that has an element of `e`'s name and class.
+    pub(crate) fn has_predecessor(&self, e: usize) -> bool {
+        let inf = &self.info[e];
+        self.runtime.predecessors.get(&inf.name) == Some(&inf.class.name)
+    }
+
+    /// True once a `hotconfig` write has built the configuration that replaces this one:
+    /// elements then leave unfinished work (a ControlSocket's next commands) to their
+    /// successors.
+    pub(crate) fn swap_pending(&self) -> bool {
+        self.runtime.hotswap.lock().is_ok_and(|s| s.is_some())
+    }
+
+    /// `write hotconfig TEXT`: builds and initialises TEXT's router on this router's clock.
+    /// On success the run stops at once, installs it ([`Router::install_hotswap`]) and goes on
+    /// with it; on failure this router runs on and the errors are returned.
+    pub(crate) fn hotconfig(&mut self, text: &str) -> Result<(), HandlerError> {
+        let Some(rc) = self.runtime.reconfigure.clone() else {
+            return Err(HandlerError::NoHandler("hotconfig".into()));
+        };
+        let flat = (rc.parse)(text).map_err(|e| HandlerError::Failed(e.join("\n")))?;
+        let opts = RouterOptions {
+            simtime: self.clock.is_simulated(),
+            source: text.to_string(),
+            check_only: false,
+            threads: self.runtime.nthreads(),
+            reconfigure: Some(rc.clone()),
+        };
+        let predecessors = (0..self.info.len())
+            .map(|e| (self.info[e].name.clone(), self.info[e].class.name))
+            .collect();
+        let new = Router::build(flat, &rc.library, opts, self.clock.clone(), predecessors);
+        let new = new.map_err(|mut e| {
+            e.push("Router could not be initialized!".into());
+            HandlerError::Failed(e.join("\n"))
+        })?;
+        if let Ok(mut slot) = self.runtime.hotswap.lock() {
+            *slot = Some(Box::new(new));
+        }
+        self.stop();
+        Ok(())
+    }
+
+    /// Replaces this router by the one a `hotconfig` write built, if any: each new element
+    /// takes the state of the old element of the same name and class (in configuration
+    /// order), the old elements clean up, and the new router takes this one's place. Returns
+    /// true if it did.
+    pub(crate) fn install_hotswap(&mut self) -> bool {
+        let Some(mut new) = self.runtime.hotswap.lock().ok().and_then(|mut s| s.take()) else {
+            return false;
+        };
+        for e in 0..new.slots.len() {
+            let Some(&o) = self.names.get(&new.info[e].name) else {
+                continue;
+            };
+            if self.info[o].class.name != new.info[e].class.name {
+                continue;
+            }
+            let Some(mut old) = self.slots[o].elem.take() else {
+                continue;
+            };
+            new.with_element(e, |el, cx| el.take_state(&mut *old, cx));
+            self.slots[o].elem = Some(old);
+        }
+        if self.run_failed() {
+            new.runtime.failed.store(true, Ordering::Relaxed);
+        }
+        let until_idle = self.runtime.until_idle.load(Ordering::Relaxed);
+        new.runtime.until_idle.store(until_idle, Ordering::Relaxed);
+        self.cleanup();
+        *self = *new;
+        true
+    }
+}

@@ -1,0 +1,117 @@
+//! Hot swap (Click's `-R` and `hotconfig`): the new configuration replaces the running one
+//! once built and initialised; same-named elements take their predecessors' state; a
+//! configuration that fails leaves the running one in place.
+
+use std::sync::Arc;
+
+use sluice_core::{Batch, Packet, Reconfigure, Router, RouterOptions};
+
+fn reconfigurable(conf: &str, threads: usize) -> Router {
+    let lib = sluice_elements::library();
+    let parse = |text: &str| {
+        sluice_lang::parse_config(text, "config", &[])
+            .map_err(|d| d.iter().map(|e| e.to_string()).collect::<Vec<_>>())
+    };
+    let opts = RouterOptions {
+        simtime: true,
+        threads,
+        reconfigure: Some(Reconfigure {
+            library: lib.clone(),
+            parse: Arc::new(parse),
+        }),
+        ..Default::default()
+    };
+    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
+    Router::new(flat, &lib, opts).unwrap_or_else(|e| panic!("{}", e.join("\n")))
+}
+
+fn num(r: &mut Router, path: &str) -> u64 {
+    let v = r.read_path(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    v.trim().parse().unwrap_or_else(|e| panic!("{path}: {v:?}: {e}"))
+}
+
+fn inject(r: &mut Router, name: &str, n: usize) {
+    let e = r.element_index(name).expect("element");
+    r.with_element(e, |_, cx| {
+        let mut b = Batch::new();
+        for i in 0..n {
+            b.push(Packet::from_bytes(&[i as u8; 60])).unwrap();
+        }
+        cx.push(0, b);
+    })
+    .expect("element free");
+}
+
+const QUEUED: &str = "i :: Idle -> q :: Queue(100) -> d :: Discard(ACTIVE false);";
+
+#[test]
+fn queued_packets_move_to_the_new_configuration() {
+    let mut r = reconfigurable(QUEUED, 1);
+    inject(&mut r, "i", 7);
+    assert!(r.handler_list(None).iter().any(|(h, m)| h == "hotconfig" && *m == "w"));
+    r.write_path(
+        "hotconfig",
+        "i :: Idle -> q :: Queue(100) -> d :: Discard; Idle -> c :: Counter -> Discard;",
+    )
+    .expect("new configuration installs");
+    r.run_until_idle();
+    assert_eq!(num(&mut r, "c.count"), 0, "the new configuration runs");
+    assert_eq!(num(&mut r, "d.count"), 7);
+    assert_eq!(num(&mut r, "q.length"), 0);
+}
+
+#[test]
+fn a_smaller_queue_counts_what_it_cannot_take() {
+    let mut r = reconfigurable(QUEUED, 1);
+    inject(&mut r, "i", 7);
+    r.write_path("hotconfig", "i :: Idle -> q :: Queue(5) -> d :: Discard(ACTIVE false);")
+        .unwrap();
+    r.run_until_idle();
+    assert_eq!((num(&mut r, "q.length"), num(&mut r, "q.drops")), (5, 2));
+}
+
+#[test]
+fn a_configuration_that_fails_leaves_the_old_one_running() {
+    let mut r = reconfigurable(QUEUED, 1);
+    inject(&mut r, "i", 3);
+    let e = r.write_path("hotconfig", "Print").unwrap_err().to_string();
+    assert!(e.contains("input 0 unused"), "{e}");
+    assert!(e.ends_with("Router could not be initialized!"), "{e}");
+    let e = r.write_path("hotconfig", "x -> y").unwrap_err().to_string();
+    assert!(e.contains("undeclared element"), "{e}");
+    assert!(!e.contains("Router could not be initialized!"), "{e}");
+    r.run_until_idle();
+    assert_eq!(num(&mut r, "q.length"), 3);
+    assert!(r.element_index("c").is_none());
+}
+
+#[test]
+fn arp_querier_keeps_its_table_when_its_addresses_stay() {
+    let conf = |ip: &str| {
+        format!(
+            "i :: Idle -> a :: ARPQuerier({ip}, 02:00:00:00:00:01, TIMEOUT 0)
+               -> Discard; Idle -> [1]a;"
+        )
+    };
+    for (ip, kept) in [("198.18.0.1", true), ("198.18.0.9", false)] {
+        let mut r = reconfigurable(&conf("198.18.0.1"), 1);
+        r.write_path("a.insert", "198.18.0.2 02:00:00:00:00:02").unwrap();
+        r.write_path("hotconfig", &conf(ip)).unwrap();
+        r.run_until_idle();
+        let t = r.read_path("a.table").unwrap();
+        assert_eq!(t.contains("198.18.0.2 1 02-00-00-00-00-02"), kept, "{ip}: {t}");
+    }
+}
+
+#[test]
+fn hot_swap_works_with_two_threads() {
+    let conf = "a :: InfiniteSource(LIMIT 2000, BURST 8) -> q :: ThreadSafeQueue(4096);
+                q -> u :: Unqueue -> c :: Counter -> Discard;
+                StaticThreadSched(a 0, u 1);";
+    let mut r = reconfigurable(conf, 2);
+    r.run_until_idle();
+    assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 2000);
+    r.write_path("hotconfig", &conf.replace("2000", "500")).unwrap();
+    r.run_until_idle();
+    assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 500);
+}
