@@ -295,6 +295,22 @@ fn ipclassifier_ports_icmp_tcp_flags() {
     assert_eq!(ipc(&["tcp opt fin", "-"], &t), Some(1));
     assert_eq!(ipc(&["rst", "-"], &t), Some(1));
     assert_eq!(ipc(&["tcp win 8192", "-"], &t), Some(0));
+    // `tcpudp`: either protocol (Click's test/ip/IPFilter-04 pattern).
+    let pat = "(proto tcp and !(syn and !ack)) or (tcpudp port >= 1024)";
+    let syn = ipv4(6, A, B, 0, 0, &[], &tcp(80, 80, 0x02));
+    assert_eq!(ipc(&[pat, "-"], &t), Some(0), "SYN-ACK");
+    assert_eq!(ipc(&[pat, "-"], &syn), Some(1), "bare SYN on low ports");
+    assert_eq!(
+        ipc(&[pat, "-"], &ipv4(6, A, B, 0, 0, &[], &tcp(80, 8080, 2))),
+        Some(0)
+    );
+    assert_eq!(ipc(&[pat, "-"], &u), Some(0), "UDP to port 9999");
+    assert_eq!(
+        ipc(&[pat, "-"], &ipv4(17, A, B, 0, 0, &[], &udp(53, 53))),
+        Some(1)
+    );
+    assert_eq!(ipc(&[pat, "-"], &e), Some(1), "ICMP has no ports");
+    assert!(config_error("Idle -> IPClassifier(tcpudp ttl 3) -> Discard").contains("tcpudp"));
 }
 
 #[test]

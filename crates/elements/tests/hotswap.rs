@@ -27,7 +27,9 @@ fn reconfigurable(conf: &str, threads: usize) -> Router {
 
 fn num(r: &mut Router, path: &str) -> u64 {
     let v = r.read_path(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    v.trim().parse().unwrap_or_else(|e| panic!("{path}: {v:?}: {e}"))
+    v.trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{path}: {v:?}: {e}"))
 }
 
 fn inject(r: &mut Router, name: &str, n: usize) {
@@ -48,7 +50,10 @@ const QUEUED: &str = "i :: Idle -> q :: Queue(100) -> d :: Discard(ACTIVE false)
 fn queued_packets_move_to_the_new_configuration() {
     let mut r = reconfigurable(QUEUED, 1);
     inject(&mut r, "i", 7);
-    assert!(r.handler_list(None).iter().any(|(h, m)| h == "hotconfig" && *m == "w"));
+    assert!(r
+        .handler_list(None)
+        .iter()
+        .any(|(h, m)| h == "hotconfig" && *m == "w"));
     r.write_path(
         "hotconfig",
         "i :: Idle -> q :: Queue(100) -> d :: Discard; Idle -> c :: Counter -> Discard;",
@@ -64,8 +69,11 @@ fn queued_packets_move_to_the_new_configuration() {
 fn a_smaller_queue_counts_what_it_cannot_take() {
     let mut r = reconfigurable(QUEUED, 1);
     inject(&mut r, "i", 7);
-    r.write_path("hotconfig", "i :: Idle -> q :: Queue(5) -> d :: Discard(ACTIVE false);")
-        .unwrap();
+    r.write_path(
+        "hotconfig",
+        "i :: Idle -> q :: Queue(5) -> d :: Discard(ACTIVE false);",
+    )
+    .unwrap();
     r.run_until_idle();
     assert_eq!((num(&mut r, "q.length"), num(&mut r, "q.drops")), (5, 2));
 }
@@ -95,11 +103,16 @@ fn arp_querier_keeps_its_table_when_its_addresses_stay() {
     };
     for (ip, kept) in [("198.18.0.1", true), ("198.18.0.9", false)] {
         let mut r = reconfigurable(&conf("198.18.0.1"), 1);
-        r.write_path("a.insert", "198.18.0.2 02:00:00:00:00:02").unwrap();
+        r.write_path("a.insert", "198.18.0.2 02:00:00:00:00:02")
+            .unwrap();
         r.write_path("hotconfig", &conf(ip)).unwrap();
         r.run_until_idle();
         let t = r.read_path("a.table").unwrap();
-        assert_eq!(t.contains("198.18.0.2 1 02-00-00-00-00-02"), kept, "{ip}: {t}");
+        assert_eq!(
+            t.contains("198.18.0.2 1 02-00-00-00-00-02"),
+            kept,
+            "{ip}: {t}"
+        );
     }
 }
 
@@ -111,7 +124,8 @@ fn hot_swap_works_with_two_threads() {
     let mut r = reconfigurable(conf, 2);
     r.run_until_idle();
     assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 2000);
-    r.write_path("hotconfig", &conf.replace("2000", "500")).unwrap();
+    r.write_path("hotconfig", &conf.replace("2000", "500"))
+        .unwrap();
     r.run_until_idle();
     assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 500);
 }

@@ -18,6 +18,9 @@ const IP_PROTOS: &[(&str, u32)] = &[
     ("udp", 17),
 ];
 
+/// The `tcpudp` qualifier: TCP or UDP (Click's port primitives take either).
+const TCPUDP: u32 = 0x100;
+
 const TCP_OPTS: &[(&str, u32)] = &[
     ("fin", 0x01),
     ("syn", 0x02),
@@ -480,6 +483,16 @@ impl Parser {
                     proto = name_of(IP_PROTOS, &w);
                     self.pos += 1;
                 }
+                "tcpudp"
+                    if proto.is_none()
+                        && kind.is_none()
+                        && self
+                            .peek_at(1)
+                            .is_some_and(|n| is_kind_word(n) == Some(Kind::Port)) =>
+                {
+                    proto = Some(TCPUDP);
+                    self.pos += 1;
+                }
                 _ => {
                     if kind.is_none() {
                         if let Some(k) = is_kind_word(&w) {
@@ -655,8 +668,8 @@ impl Parser {
                 let m = fmask.unwrap_or(0xffff) & 0xffff;
                 let guard = match proto {
                     Some(p) if p == 6 || p == 17 => proto_is(p),
+                    Some(TCPUDP) | None => Expr::or(proto_is(6), proto_is(17)),
                     Some(_) => return Err(format!("'port' needs tcp or udp, at '{}'", word)),
-                    None => Expr::or(proto_is(6), proto_is(17)),
                 };
                 let t = sd_combine(&|which| {
                     relate(
