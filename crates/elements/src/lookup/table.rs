@@ -387,6 +387,23 @@ impl Lpm for Linear {
         NH_NONE
     }
 
+    /// A run of packets to one destination (a flow's burst) costs one scan, like the
+    /// last-address cache of Click's LinearIPLookup.
+    #[inline]
+    fn lookup_batch(&self, addrs: &[u32], out: &mut [u32]) {
+        let mut last: Option<(u32, u32)> = None;
+        for (&a, o) in addrs.iter().zip(out.iter_mut()) {
+            *o = match last {
+                Some((la, nh)) if la == a => nh,
+                _ => {
+                    let nh = self.lookup(a);
+                    last = Some((a, nh));
+                    nh
+                }
+            };
+        }
+    }
+
     fn mem_bytes(&self) -> usize {
         self.entries.capacity() * std::mem::size_of::<(u32, u32, u8, u32)>()
     }
