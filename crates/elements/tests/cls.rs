@@ -339,6 +339,39 @@ fn ipclassifier_options_fragments_tos() {
     assert_eq!(ipc(&["ip ttl > 64", "-"], &q), Some(1));
 }
 
+/// Ethernet addresses in the MAC header: `ether host`, or a bare address after `src`, `dst`
+/// or `host` (Click's test/ip/IPFilter-06 patterns).
+#[test]
+fn ipfilter_matches_ethernet_addresses() {
+    let frame = eth(0x0800, &ipv4(17, A, B, 0, 0, &[], &udp(1, 2)));
+    let pre = "MarkMACHeader -> Strip(14) -> MarkIPHeader ->";
+    let filter = |pats: &[&str]| {
+        route_of(
+            pre,
+            &format!("IPClassifier({})", pats.join(", ")),
+            pats.len(),
+            &frame,
+        )
+    };
+    assert_eq!(filter(&["src 2:0:0:0:0:1", "-"]), Some(0));
+    assert_eq!(filter(&["dst 2:0:0:0:0:1", "-"]), Some(1));
+    assert_eq!(filter(&["host ff:ff:ff:ff:ff:ff", "-"]), Some(0));
+    assert_eq!(filter(&["ether host 02-00-00-00-00-01", "-"]), Some(0));
+    assert_eq!(filter(&["src ether host 2:0:0:0:0:2", "-"]), Some(1));
+    assert_eq!(
+        filter(&["dst ff:ff:ff:ff:ff:ff and src host 10.0.0.1", "-"]),
+        Some(0)
+    );
+    // Without a MAC header the test fails.
+    let bare = ipv4(17, A, B, 0, 0, &[], &udp(1, 2));
+    assert_eq!(
+        route_of("", "IPClassifier(src 2:0:0:0:0:1, -)", 2, &bare),
+        Some(1)
+    );
+    let e = config_error("Idle -> IPClassifier(ether host > 2:0:0:0:0:1) -> Discard");
+    assert!(e.contains("only compared whole"), "{e}");
+}
+
 #[test]
 fn ipclassifier_connectives() {
     let t = ipv4(6, A, B, 0, 0, &[], &tcp(1234, 22, 0x02));

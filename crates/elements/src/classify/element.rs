@@ -85,10 +85,13 @@ impl ClassifyElem {
     fn classify(&self, p: &Packet) -> Option<u32> {
         match self.start {
             Start::Data => self.prog.classify(p.data()),
-            Start::Network => match p.network_header() {
-                Some(h) => self.prog.classify(h),
-                None => self.prog.classify(p.data()),
-            },
+            Start::Network => {
+                let net = p.network_header().unwrap_or_else(|| p.data());
+                match p.mac_header() {
+                    Some(mac) if self.prog.reads_mac() => self.prog.classify_with_mac(net, mac),
+                    _ => self.prog.classify(net),
+                }
+            }
         }
     }
 

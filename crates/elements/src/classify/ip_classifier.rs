@@ -14,8 +14,12 @@
 //! Primitives:
 //! - `[SRCDST] host ADDR`, `[SRCDST] net ADDR/LEN` (or `ADDR mask MASK`); SRCDST is `src`,
 //!   `dst`, `src or dst` (the default) or `src and dst`.
-//! - `[SRCDST] [tcp|udp] port PORT` (number or name: www, http, ssh, domain, ...); without
-//!   `tcp`/`udp` either protocol matches.
+//! - `[SRCDST] [tcp|udp|tcpudp] port PORT` (number or name: www, http, ssh, domain, ...);
+//!   without `tcp`/`udp` (or with `tcpudp`) either protocol matches.
+//! - `[SRCDST] ether host ETH` (or a bare Ethernet address after `src`, `dst` or `host`:
+//!   `src 0:1:2:3:4:5`): the source and/or destination address of the Ethernet header at
+//!   the packet's MAC header annotation (set by FromDevice, FromDump, MarkMACHeader); a
+//!   packet without one does not match.
 //! - `ip proto PROTO` (tcp, udp, icmp, igmp, ipip or a number), `ip vers V`, `ip hl HL`,
 //!   `ip id ID`, `ip tos TOS`, `ip dscp DSCP`, `ip ttl TTL`, `ip ect`, `ip ce`,
 //!   `ip frag` (MF set or nonzero offset), `ip unfrag`.

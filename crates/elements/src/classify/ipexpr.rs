@@ -6,6 +6,9 @@
 //! factor | '(' expr ')' | primitive`. A bare value after a primitive repeats its qualifiers:
 //! `src port 80 or 81` is `src port 80 or src port 81`.
 
+use sluice_lang::args::FromArg;
+use sluice_wire::EtherAddr;
+
 use super::program::{Base, Expr, Op, Test};
 use crate::ip::common::service_port;
 use crate::lookup::table::parse_prefix;
@@ -61,6 +64,8 @@ fn parse_int(w: &str) -> Option<u32> {
 }
 
 /// Splits an expression into tokens: words, parentheses, `!`, `&&`, `||`, comparison operators.
+/// A word of hex digits may go on over colons (an Ethernet address); the `?:` operator's colon
+/// stands apart from such a word.
 fn tokenize(s: &str) -> Vec<String> {
     let c: Vec<char> = s.chars().collect();
     let mut out = Vec::new();
@@ -92,7 +97,16 @@ fn tokenize(s: &str) -> Vec<String> {
             }
         }
         let st = i;
-        while i < c.len() && !c[i].is_whitespace() && !"()!<>&?:=|".contains(c[i]) {
+        // An Ethernet address (`0:1:2:3:4:5`) is one word despite its colons.
+        let ether_colon = |i: usize| {
+            c[i] == ':'
+                && c.get(i + 1).is_some_and(|x| x.is_ascii_hexdigit())
+                && c[st..i].iter().all(|x| x.is_ascii_hexdigit() || *x == ':')
+        };
+        while i < c.len()
+            && !c[i].is_whitespace()
+            && (!"()!<>&?:=|".contains(c[i]) || (i > st && ether_colon(i)))
+        {
             i += 1;
         }
         if i == st {
@@ -132,6 +146,8 @@ enum Kind {
     Opt,
     Win,
     IcmpType,
+    /// An Ethernet address in the MAC header (`ether host ETH`, or a bare Ethernet address).
+    Ether,
 }
 
 /// The qualifiers of a primitive, kept to interpret a following bare value.
@@ -424,7 +440,7 @@ impl Parser {
         self.last = None;
         Ok(match base {
             Base::Transp => Expr::and(first_frag(), t),
-            Base::Net => t,
+            Base::Net | Base::Mac => t,
         })
     }
 
@@ -449,6 +465,7 @@ impl Parser {
         let mut sd = None;
         let mut proto: Option<u32> = None;
         let mut ip_qual = false;
+        let mut ether = false;
         let mut kind = None;
         while let Some(w) = self.peek().map(|s| s.to_string()) {
             match w.as_str() {
@@ -470,6 +487,10 @@ impl Parser {
                 }
                 "ip" if !ip_qual && proto.is_none() && kind.is_none() => {
                     ip_qual = true;
+                    self.pos += 1;
+                }
+                "ether" if !ether && proto.is_none() && kind.is_none() => {
+                    ether = true;
                     self.pos += 1;
                 }
                 "tcp" | "udp" | "icmp"
@@ -504,7 +525,13 @@ impl Parser {
                 }
             }
         }
-        let quals_given = sd.is_some() || proto.is_some() || ip_qual || kind.is_some();
+        if ether {
+            if !matches!(kind, None | Some(Kind::Host)) {
+                return Err("'ether' needs 'host'".to_string());
+            }
+            kind = Some(Kind::Ether);
+        }
+        let quals_given = sd.is_some() || proto.is_some() || ip_qual || ether || kind.is_some();
         // Valueless kinds.
         match kind {
             Some(Kind::Frag) => return Ok(self.done(frag(true), sd, proto, Kind::Frag)),
@@ -542,8 +569,11 @@ impl Parser {
             });
         };
         // Infer the kind of a bare value.
+        let is_ether = |w: &str| w.contains([':', '-']) && EtherAddr::from_arg(w).is_ok();
         let kind = match kind {
+            Some(Kind::Host) if !ip_qual && is_ether(&word) => Kind::Ether,
             Some(k) => k,
+            None if !ip_qual && is_ether(&word) => Kind::Ether,
             None => {
                 if ip_qual && proto.is_none() && name_of(IP_PROTOS, &word).is_some() {
                     Kind::Proto
@@ -624,7 +654,7 @@ impl Parser {
             SrcDst::Or => Expr::or(f(0), f(1)),
             SrcDst::And => Expr::and(f(0), f(1)),
         };
-        if sd.is_some() && !matches!(kind, Kind::Host | Kind::Net | Kind::Port) {
+        if sd.is_some() && !matches!(kind, Kind::Host | Kind::Net | Kind::Port | Kind::Ether) {
             return Err(format!("'src'/'dst' make no sense before '{}'", word));
         }
         if proto.is_some() && !matches!(kind, Kind::Port | Kind::Opt | Kind::Win | Kind::IcmpType) {
@@ -732,6 +762,25 @@ impl Parser {
                     v,
                 );
                 Expr::and(Expr::and(proto_is(1), first_frag()), t)
+            }
+            Kind::Ether => {
+                if rel != Rel::Eq || fmask.is_some() {
+                    return Err(format!(
+                        "'{}': an Ethernet address is only compared whole",
+                        word
+                    ));
+                }
+                let b = EtherAddr::from_arg(word).map_err(|_| bad())?.0;
+                let head = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                let tail = u32::from_be_bytes([b[4], b[5], 0, 0]);
+                // The source address follows the destination in the Ethernet header.
+                sd_combine(&|which| {
+                    let off = if which == 0 { 6 } else { 0 };
+                    Expr::and(
+                        Expr::Test(Test::eq(Base::Mac, off, u32::MAX, head)),
+                        Expr::Test(Test::eq(Base::Mac, off + 4, 0xffff_0000, tail)),
+                    )
+                })
             }
             Kind::Frag | Kind::Unfrag | Kind::Ect | Kind::Ce => unreachable!("valueless"),
         })

@@ -19,6 +19,8 @@ pub enum Base {
     Net,
     /// The transport header: the network header plus the IP header length (IHL × 4).
     Transp,
+    /// The MAC (Ethernet) header, where the packet has one (IPClassifier's `ether host`).
+    Mac,
 }
 
 /// The comparison a test makes between the masked word and its value.
@@ -199,6 +201,8 @@ pub struct Insn {
 pub struct Program {
     insns: Vec<Insn>,
     start: Next,
+    /// Some test reads the MAC header.
+    mac: bool,
 }
 
 impl Default for Program {
@@ -206,6 +210,7 @@ impl Default for Program {
         Program {
             insns: Vec::new(),
             start: Next::Drop,
+            mac: false,
         }
     }
 }
@@ -224,7 +229,13 @@ impl Program {
         }
         p.start = next;
         p.optimize();
+        p.mac = p.insns.iter().any(|i| i.test.base == Base::Mac);
         p
+    }
+
+    /// True if a test reads the MAC header ([`Program::classify_with_mac`]).
+    pub fn reads_mac(&self) -> bool {
+        self.mac
     }
 
     /// Emits the instructions deciding `e` (to `yes` or `no`) and returns its entry point.
@@ -431,6 +442,13 @@ impl Program {
     /// `None` for a drop.
     #[inline]
     pub fn classify(&self, net: &[u8]) -> Option<u32> {
+        self.classify_with_mac(net, &[])
+    }
+
+    /// Like [`Program::classify`], with the MAC header's bytes for MAC-header tests (a test
+    /// past their end fails, as a test past the packet's end does).
+    #[inline]
+    pub fn classify_with_mac(&self, net: &[u8], mac: &[u8]) -> Option<u32> {
         let mut n = self.start;
         // Transport header offset, computed lazily.
         let mut transp: Option<usize> = None;
@@ -440,23 +458,27 @@ impl Program {
                 Next::Drop => return None,
                 Next::Insn(j) => {
                     let ins = &self.insns[j as usize];
-                    let base = match ins.test.base {
-                        Base::Net => 0,
-                        Base::Transp => *transp.get_or_insert_with(|| {
-                            net.first()
-                                .map_or(usize::MAX / 2, |b| (*b as usize & 15) * 4)
-                        }),
+                    let (data, base) = match ins.test.base {
+                        Base::Net => (net, 0),
+                        Base::Transp => (
+                            net,
+                            *transp.get_or_insert_with(|| {
+                                net.first()
+                                    .map_or(usize::MAX / 2, |b| (*b as usize & 15) * 4)
+                            }),
+                        ),
+                        Base::Mac => (mac, 0),
                     };
                     let ok = match base.checked_add(ins.need as usize) {
-                        Some(end) if end <= net.len() => {
+                        Some(end) if end <= data.len() => {
                             let off = base + ins.test.off as usize;
-                            let w = match net.get(off..off + 4) {
+                            let w = match data.get(off..off + 4) {
                                 Some(src) => u32::from_be_bytes([src[0], src[1], src[2], src[3]]),
                                 None => {
                                     // Near the end: the missing bytes read as zero.
                                     let mut w = [0u8; 4];
-                                    let avail = net.len().saturating_sub(off).min(4);
-                                    if let Some(src) = net.get(off..off + avail) {
+                                    let avail = data.len().saturating_sub(off).min(4);
+                                    if let Some(src) = data.get(off..off + avail) {
                                         w[..avail].copy_from_slice(src);
                                     }
                                     u32::from_be_bytes(w)
@@ -482,7 +504,7 @@ impl Program {
     /// or `all->[OUT]` when no test is needed, then the safe length (the bytes the tests may
     /// read) and the alignment offset. Offsets from the network header start at `net_base`
     /// and those from the transport header at `2 * net_base` (Click's IPFilter shows them
-    /// from 256 and 512; Classifier from 0).
+    /// from 256 and 512; Classifier from 0); MAC header offsets from 0.
     pub fn unparse(&self, net_base: usize) -> String {
         let nx = |n: Next| match n {
             Next::Insn(j) => format!("step {}", j),
@@ -492,6 +514,7 @@ impl Program {
         let base = |t: &Test| match t.base {
             Base::Net => net_base,
             Base::Transp => 2 * net_base,
+            Base::Mac => 0,
         };
         let mut s = String::new();
         if self.insns.is_empty() {
