@@ -1,7 +1,7 @@
 //! ARPQuerier — encapsulates IP packets in Ethernet headers found with ARP
 //!
-//! Synopsis: `ARPQuerier(IP, ETH, [keywords TIMEOUT, POLL_TIMEOUT, BROADCAST_POLL, CAPACITY,
-//! ENTRY_CAPACITY, ENTRY_PACKET_CAPACITY, CAPACITY_SLIM_FACTOR, BROADCAST])`
+//! Synopsis: `ARPQuerier(IP, ETH, [keywords TABLE, TIMEOUT, POLL_TIMEOUT, BROADCAST_POLL,
+//! CAPACITY, ENTRY_CAPACITY, ENTRY_PACKET_CAPACITY, CAPACITY_SLIM_FACTOR, BROADCAST])`
 //!
 //! Ports: 2 inputs, 1 or 2 outputs, push.
 //!
@@ -28,6 +28,13 @@
 //! oldest entries are removed with their packets. Every TIMEOUT (default 300 s; 0: entries
 //! never expire) expired entries are removed with their packets.
 //!
+//! The table is the querier's own unless `TABLE` names an ARPTable element (`sluice doc
+//! ARPTable`): then the next hops and their waiting packets are kept there, shared with the
+//! other queriers that name it (what one learns from a reply, the others use at once), the
+//! limits are the ARPTable's, and CAPACITY, ENTRY_CAPACITY, ENTRY_PACKET_CAPACITY,
+//! CAPACITY_SLIM_FACTOR and TIMEOUT configure nothing, as in Click. The handlers `table`,
+//! `count`, `length`, `insert`, `delete` and `clear` then act on the shared table.
+//!
 //! An entry in use is polled before it expires: when a packet uses an entry learned at least
 //! POLL_TIMEOUT ago (default 60 s; 0: never poll), the packet still leaves at once, after an
 //! ARP request for the next hop sent to its known Ethernet address (to the broadcast address
@@ -40,114 +47,118 @@
 //! counted as drops.
 //!
 //! Hot swap: an ARPQuerier with the same IP, ETH and broadcast address takes its
-//! predecessor's table, waiting packets and counters.
+//! predecessor's counters and, when both have their own tables, its table and waiting
+//! packets (a shared table moves with its ARPTable).
 //!
 //! Every drop is counted in `drops`, by reason in `drop_details`; packets still waiting for
 //! an answer when the router stops are counted as `unresolved at stop` (Click frees them
-//! without counting).
+//! without counting). With TABLE, the drops the table's limits cause (queue full, expired,
+//! table full, unresolved at stop) are the ARPTable's to count, in its own `drops`.
 //!
-//! Arguments: `IP` (address, `IP/LEN`, or AddressInfo name); `ETH`; `TIMEOUT` (seconds,
-//! default 300); `POLL_TIMEOUT` (seconds, default 60); `BROADCAST_POLL` (boolean, default
-//! false); `CAPACITY` (default 2048); `ENTRY_CAPACITY` (default 0); `ENTRY_PACKET_CAPACITY`
-//! (default 0); `CAPACITY_SLIM_FACTOR` (default 2, not 0); `BROADCAST` (address).
+//! Arguments: `IP` (address, `IP/LEN`, or AddressInfo name); `ETH`; `TABLE` (an ARPTable
+//! element's name; default: a table of the querier's own); `TIMEOUT` (seconds, default
+//! 300); `POLL_TIMEOUT` (seconds, default 60); `BROADCAST_POLL` (boolean, default false);
+//! `CAPACITY` (default 2048); `ENTRY_CAPACITY` (default 0); `ENTRY_PACKET_CAPACITY` (default
+//! 0); `CAPACITY_SLIM_FACTOR` (default 2, not 0); `BROADCAST` (address).
 //!
 //! Handlers: `table` (r): one line per next hop, oldest first, `IP VALID ETH AGE` (AGE:
 //! seconds since the entry was last learned or kept alive, measured at the last packet or
-//! timer). `stats` (r: `N packets killed`, `N ARP queries sent`), `queries` (r), `responses`
-//! (r), `drops` (r), `drop_details` (r), `count` (r, entries), `length` (r, packets waiting),
-//! `broadcast` (rw), `ipaddr` (rw), `insert` (w, `IP ETH`), `delete` (w, `IP`: the entry
-//! becomes unknown), `clear` (w: drops every entry and its packets, and zeroes `queries`,
-//! `responses` and `drops`).
+//! timer). `stats` (r: `N packets killed`, `N ARP queries sent`; a shared table's drops
+//! included, as in Click), `queries` (r), `responses` (r), `drops` (r), `drop_details` (r),
+//! `count` (r, entries), `length` (r, packets waiting), `broadcast` (rw), `ipaddr` (rw),
+//! `insert` (w, `IP ETH`), `delete` (w, `IP`: the entry becomes unknown), `clear` (w: drops
+//! every entry and its packets, and zeroes `queries`, `responses` and `drops`; a shared
+//! table's drop count stays).
 //!
 //! Example: `rt[1] -> ... -> arpq :: ARPQuerier(198.18.0.1, 00:00:c0:ae:67:ef) -> Queue ->
-//! ToDevice(eth0); c0[1] -> [1]arpq;`
+//! ToDevice(eth0); c0[1] -> [1]arpq;` Two interfaces of one host sharing a table:
+//! `arpt :: ARPTable; ... -> ARPQuerier(TABLE arpt, 198.18.0.1, 02:00:00:00:00:01) -> ...;
+//! ... -> ARPQuerier(TABLE arpt, 198.18.0.2, 02:00:00:00:00:02) -> ...;`
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet, Timestamp};
-use sluice_lang::args::{split_words, Args, FromArg, Seconds};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, Timestamp};
+use sluice_lang::args::{Args, FromArg, Seconds, Word};
 use sluice_wire::arp::{OP_REPLY, OP_REQUEST};
 use sluice_wire::ethernet::{ETHERTYPE_ARP, ETHERTYPE_IPV4};
 use sluice_wire::{build_arp, ArpPacket, EtherAddr, EthernetFrame, Ipv4Packet, Ipv4Prefix};
 
+use super::arp_table::{lock, parse_insert, secs, ARPTable, ArpTable, BAD_ARP, NO_DEST, REASONS};
 use crate::ip::address_info;
 use crate::ip::common::{details, ip_offset, EthArg, IpArg};
 
-const REASONS: [&str; 6] = [
-    "queue full",
-    "expired",
-    "table full",
-    "bad ARP packet",
-    "no destination",
-    "unresolved at stop",
-];
-const QUEUE_FULL: usize = 0;
-const EXPIRED: usize = 1;
-const TABLE_FULL: usize = 2;
-const BAD_ARP: usize = 3;
-const NO_DEST: usize = 4;
-const AT_STOP: usize = 5;
-
-/// Where an entry sits in the age list: entries are kept in order of the time they were
-/// last learned or kept alive, ties in the order they got there.
-type AgeKey = (Timestamp, i64);
-
-struct Entry {
-    eth: EtherAddr,
-    known: bool,
-    live_at: Timestamp,
-    polled_at: Timestamp,
-    polls: u8,
-    age: AgeKey,
-    pending: VecDeque<Packet>,
+/// The querier's table: its own, or an ARPTable element's (TABLE).
+enum Table {
+    Own(ArpTable),
+    Shared(Arc<Mutex<ArpTable>>),
 }
 
-impl Entry {
-    /// Whether a query may be sent now: 0.1 s after the last, 2 s once 10 went unanswered.
-    fn allow_poll(&self, now: Timestamp) -> bool {
-        let gap = if self.polls >= 10 { 2.0 } else { 0.1 };
-        now >= self.polled_at + Timestamp::from_secs_f64(gap)
+impl Table {
+    /// The table, for the duration of a batch: directly when it is the querier's own, else
+    /// under the shared table's lock (taken once per batch on the hot path).
+    #[inline]
+    fn get(&mut self) -> TableRef<'_> {
+        match self {
+            Table::Own(t) => TableRef::Own(t),
+            Table::Shared(t) => TableRef::Shared(lock(t)),
+        }
     }
 
-    fn mark_poll(&mut self, now: Timestamp) {
-        self.polled_at = now;
-        self.polls = self.polls.saturating_add(1);
+    /// Reads the table (handlers).
+    fn read<R>(&self, f: impl FnOnce(&ArpTable) -> R) -> R {
+        match self {
+            Table::Own(t) => f(t),
+            Table::Shared(t) => f(&lock(t)),
+        }
     }
 }
 
-/// The ARPQuerier element.
-pub struct ARPQuerier {
+/// The table while a querier uses it (the shared table stays locked until this is dropped).
+enum TableRef<'a> {
+    Own(&'a mut ArpTable),
+    Shared(MutexGuard<'a, ArpTable>),
+}
+
+impl TableRef<'_> {
+    #[inline]
+    fn get(&mut self) -> &mut ArpTable {
+        match self {
+            TableRef::Own(t) => t,
+            TableRef::Shared(t) => t,
+        }
+    }
+}
+
+/// What the packets of one pass (a batch, or the packets a reply releases) share while the
+/// table is held.
+#[derive(Default)]
+struct Pass {
+    /// The time, read once, at the first packet that needs it.
+    now: Option<Timestamp>,
+    /// The pass's last resolved next hop and its address (no poll can be due for it again
+    /// within the pass), so that a batch for one next hop costs one table lookup.
+    last: Option<(Ipv4Addr, EtherAddr)>,
+    /// ARP queries, sent once the table is released.
+    queries: Vec<Packet>,
+}
+
+/// What the querier is apart from its table: addresses, settings and counters.
+struct Querier {
     ip: Ipv4Addr,
     eth: EtherAddr,
     bcast: Ipv4Addr,
-    /// Entry lifetime; zero: entries never expire.
-    timeout: Timestamp,
     /// Poll entries in use this long after they were learned; zero: never.
     poll_timeout: Timestamp,
     broadcast_poll: bool,
-    capacity: usize,
-    entry_capacity: usize,
-    entry_packet_capacity: usize,
-    slim_factor: usize,
-    table: HashMap<Ipv4Addr, Entry>,
-    age: BTreeMap<AgeKey, Ipv4Addr>,
-    /// Counter giving age-list ties their order (up for "after", down for "before").
-    seq_after: i64,
-    seq_before: i64,
-    pending: usize,
-    /// The time of the last packet or timer (read handlers get no clock).
-    last_now: Timestamp,
     queries: u64,
     responses: u64,
+    /// Drops by reason (only the querier's own reasons are counted here; the table counts
+    /// its own).
     drops: [u64; 6],
 }
 
-fn secs(s: f64) -> Timestamp {
-    Timestamp::from_secs_f64(s)
-}
-
-impl ARPQuerier {
+impl Querier {
     /// An ARP request for `target`, sent to Ethernet address `dst`, stamped `ts`.
     fn query_frame(&self, target: Ipv4Addr, dst: EtherAddr, ts: Timestamp) -> Packet {
         let mut q = Packet::new(14 + 28);
@@ -177,10 +188,10 @@ impl ARPQuerier {
         p
     }
 
-    fn send_query(&mut self, target: Ipv4Addr, dst: EtherAddr, ts: Timestamp, cx: &mut Cx) {
-        let q = self.query_frame(target, dst, ts);
+    /// Makes an ARP query; it is sent once the table is released.
+    fn query(&mut self, target: Ipv4Addr, dst: EtherAddr, ts: Timestamp, pass: &mut Pass) {
+        pass.queries.push(self.query_frame(target, dst, ts));
         self.queries += 1;
-        cx.push_one(cx.noutputs() - 1, q);
     }
 
     fn next_hop(p: &Packet) -> Ipv4Addr {
@@ -195,176 +206,33 @@ impl ARPQuerier {
         }
     }
 
-    fn expired(&self, e: &Entry, now: Timestamp) -> bool {
-        self.timeout != Timestamp::ZERO && e.live_at + self.timeout < now
-    }
-
-    fn known(&self, e: &Entry, now: Timestamp) -> bool {
-        e.known && !self.expired(e, now)
-    }
-
-    /// Looks up a known next hop: its address and whether to poll it first.
-    fn lookup(&mut self, nh: Ipv4Addr, now: Timestamp) -> Option<(EtherAddr, bool)> {
-        let e = self.table.get(&nh)?;
-        if !self.known(e, now) {
-            return None;
-        }
-        let poll_due = self.poll_timeout != Timestamp::ZERO
-            && now >= e.live_at + self.poll_timeout
-            && e.allow_poll(now);
-        let e = self.table.get_mut(&nh)?;
-        if poll_due {
-            e.mark_poll(now);
-        }
-        Some((e.eth, poll_due))
-    }
-
-    /// Drops every packet of `e` (removed from the table) for `reason`.
-    fn kill_entry(&mut self, e: Entry, reason: usize) {
-        self.pending -= e.pending.len();
-        self.drops[reason] += e.pending.len() as u64;
-    }
-
-    /// Click's slim: removes expired entries (and the oldest ones beyond ENTRY_CAPACITY) with
-    /// their packets, then drops the oldest waiting packets while more than CAPACITY wait.
-    /// `extra` counts entries or packets about to be added.
-    fn slim(&mut self, now: Timestamp, extra_entries: usize, extra_packets: usize) {
-        while let Some((&key, &ip)) = self.age.iter().next() {
-            let e = &self.table[&ip];
-            let over =
-                self.entry_capacity > 0 && self.table.len() + extra_entries > self.entry_capacity;
-            let reason = if self.expired(e, now) {
-                EXPIRED
-            } else if over {
-                TABLE_FULL
-            } else {
-                break;
-            };
-            self.age.remove(&key);
-            if let Some(e) = self.table.remove(&ip) {
-                self.kill_entry(e, reason);
-            }
-        }
-        if self.capacity > 0 && self.pending + extra_packets > self.capacity {
-            let keep = (self.capacity - self.capacity / self.slim_factor).max(1);
-            let ips: Vec<Ipv4Addr> = self.age.values().copied().collect();
-            for ip in ips {
-                if self.pending + extra_packets <= keep {
-                    break;
-                }
-                if let Some(e) = self.table.get_mut(&ip) {
-                    while self.pending + extra_packets > keep && e.pending.pop_front().is_some() {
-                        self.pending -= 1;
-                        self.drops[QUEUE_FULL] += 1;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Moves `ip`'s entry to a new place in the age list.
-    fn set_age(&mut self, ip: Ipv4Addr, key: AgeKey) {
-        if let Some(e) = self.table.get_mut(&ip) {
-            self.age.remove(&e.age);
-            e.age = key;
-            self.age.insert(key, ip);
-        }
-    }
-
-    /// The entry for `ip`, created (as Click's ARPTable::ensure does) if missing.
-    fn ensure(&mut self, ip: Ipv4Addr, now: Timestamp, cx: &mut Cx) {
-        if self.table.contains_key(&ip) {
-            return;
-        }
-        if self.entry_capacity > 0 && self.table.len() >= self.entry_capacity {
-            self.slim(now, 1, 0);
-        }
-        self.seq_after += 1;
-        let age = (now, self.seq_after);
-        self.table.insert(
-            ip,
-            Entry {
-                eth: EtherAddr::BROADCAST,
-                known: false,
-                live_at: now,
-                polled_at: now - secs(1.0),
-                polls: 0,
-                age,
-                pending: VecDeque::new(),
-            },
-        );
-        self.age.insert(age, ip);
-        if self.timeout != Timestamp::ZERO && !cx.timer_scheduled(0) {
-            cx.schedule_after(0, self.timeout);
-        }
-    }
-
-    /// Queues `p` for next hop `nh`, sending a query if the entry allows one.
-    fn append_query(&mut self, nh: Ipv4Addr, p: Packet, now: Timestamp, cx: &mut Cx) {
-        self.ensure(nh, now, cx);
-        // A next hop still in use is kept just short of expiring.
-        if self.timeout != Timestamp::ZERO {
-            let min_live = now - self.timeout;
-            if self.table[&nh].live_at < min_live {
-                self.seq_before -= 1;
-                let key = (min_live, self.seq_before);
-                if let Some(e) = self.table.get_mut(&nh) {
-                    e.live_at = min_live;
-                }
-                self.set_age(nh, key);
-            }
-        }
-        if self.entry_packet_capacity > 0
-            && self.table[&nh].pending.len() >= self.entry_packet_capacity
-        {
-            self.drops[QUEUE_FULL] += 1;
-            return;
-        }
-        if self.capacity > 0 && self.pending + 1 > self.capacity {
-            self.slim(now, 0, 1);
-        }
-        let ts = p.timestamp();
-        let Some(e) = self.table.get_mut(&nh) else {
-            self.drops[TABLE_FULL] += 1;
-            return;
-        };
-        e.pending.push_back(p);
-        self.pending += 1;
-        if e.allow_poll(now) {
-            e.mark_poll(now);
-            self.send_query(nh, EtherAddr::BROADCAST, ts, cx);
-        }
-    }
-
     /// Handles an IP packet: returns it with its Ethernet header when it can leave now, or
-    /// `None` when it waits for ARP or was dropped. `now` is read once per batch; `last`
-    /// caches the batch's last resolved next hop (no poll can be due for it again within
-    /// the batch), so a batch for one next hop costs one table lookup.
+    /// `None` when it waits for ARP or was dropped.
     fn handle_ip(
         &mut self,
+        t: &mut ArpTable,
         p: Packet,
-        now: &mut Option<Timestamp>,
-        last: &mut Option<(Ipv4Addr, EtherAddr)>,
+        pass: &mut Pass,
         cx: &mut Cx,
     ) -> Option<Packet> {
         let nh = Self::next_hop(&p);
-        if let Some((a, eth)) = *last {
+        if let Some((a, eth)) = pass.last {
             if a == nh {
                 return Some(self.encap(p, eth));
             }
         }
-        let now = *now.get_or_insert_with(|| cx.now());
-        self.last_now = now;
-        if let Some((eth, poll)) = self.lookup(nh, now) {
+        let now = *pass.now.get_or_insert_with(|| cx.now());
+        t.last_now = now;
+        if let Some((eth, poll)) = t.lookup(nh, now, self.poll_timeout) {
             if poll {
                 let dst = if self.broadcast_poll {
                     EtherAddr::BROADCAST
                 } else {
                     eth
                 };
-                self.send_query(nh, dst, p.timestamp(), cx);
+                self.query(nh, dst, p.timestamp(), pass);
             }
-            *last = Some((nh, eth));
+            pass.last = Some((nh, eth));
             return Some(self.encap(p, eth));
         }
         if nh.is_broadcast() || nh == self.bcast {
@@ -378,50 +246,78 @@ impl ARPQuerier {
             self.drops[NO_DEST] += 1;
             return None;
         }
-        self.append_query(nh, p, now, cx);
+        if let Some(ts) = t.append(nh, p, now, cx) {
+            self.query(nh, EtherAddr::BROADCAST, ts, pass);
+        }
         None
     }
 
-    /// Learns `ip` at `eth` (a reply or `insert`) and sends the packets that waited for it.
-    fn learn(&mut self, ip: Ipv4Addr, eth: EtherAddr, cx: &mut Cx) {
+    /// Learns `ip` at `eth` (a reply or `insert`) and handles the packets that waited for
+    /// it, in order: those that leave go to `out`.
+    fn learn(
+        &mut self,
+        t: &mut ArpTable,
+        ip: Ipv4Addr,
+        eth: EtherAddr,
+        out: &mut Vec<Batch>,
+        pass: &mut Pass,
+        cx: &mut Cx,
+    ) {
         let now = cx.now();
-        self.last_now = now;
-        self.ensure(ip, now, cx);
-        self.seq_after += 1;
-        let key = (now, self.seq_after);
-        let Some(e) = self.table.get_mut(&ip) else {
-            return;
-        };
-        e.eth = eth;
-        e.known = !eth.is_broadcast();
-        e.live_at = now;
-        e.polls = 0;
-        e.polled_at = now - secs(1.0);
-        let waiting = std::mem::take(&mut e.pending);
-        self.set_age(ip, key);
-        self.pending -= waiting.len();
-        let mut out = Batch::new();
-        for p in waiting {
-            let mut n = None;
-            let mut last = None;
-            if let Some(q) = self.handle_ip(p, &mut n, &mut last, cx) {
-                if out.push(q).is_err() {
-                    cx.push(0, std::mem::take(&mut out));
+        pass.now = Some(now);
+        t.insert(ip, eth, now, cx);
+        let mut b = Batch::new();
+        for p in t.take_waiting(ip) {
+            if let Some(q) = self.handle_ip(t, p, pass, cx) {
+                if let Err(q) = b.push(q) {
+                    out.push(std::mem::take(&mut b));
+                    let _ = b.push(q);
                 }
             }
         }
-        if !out.is_empty() {
-            cx.push(0, out);
+        if !b.is_empty() {
+            out.push(b);
         }
+    }
+}
+
+/// Pushes what a pass made while the table was held: its queries, then `out`.
+fn flush(queries: Vec<Packet>, out: impl IntoIterator<Item = Batch>, cx: &mut Cx) {
+    for q in queries {
+        cx.push_one(cx.noutputs() - 1, q);
+    }
+    for b in out {
+        if !b.is_empty() {
+            cx.push(0, b);
+        }
+    }
+}
+
+/// The ARPQuerier element.
+pub struct ARPQuerier {
+    q: Querier,
+    table: Table,
+    /// TABLE: the ARPTable element's name, and its index if the name was found.
+    table_elem: Option<(String, Option<usize>)>,
+}
+
+impl ARPQuerier {
+    /// Learns `ip` at `eth` and sends the packets that waited for it.
+    fn learn(&mut self, ip: Ipv4Addr, eth: EtherAddr, cx: &mut Cx) {
+        let (mut out, mut pass) = (Vec::new(), Pass::default());
+        let mut table = self.table.get();
+        self.q.learn(table.get(), ip, eth, &mut out, &mut pass, cx);
+        drop(table);
+        flush(pass.queries, out, cx);
     }
 
     fn handle_arp(&mut self, p: Packet, cx: &mut Cx) {
         let d = p.data();
         let (Ok(eth), true) = (EthernetFrame::new_checked(d), d.len() >= 14 + 28) else {
-            self.drops[BAD_ARP] += 1;
+            self.q.drops[BAD_ARP] += 1;
             return;
         };
-        self.responses += 1;
+        self.q.responses += 1;
         let Ok(arp) = ArpPacket::new_checked(eth.payload()) else {
             return;
         };
@@ -435,57 +331,34 @@ impl ARPQuerier {
         }
     }
 
-    /// Drops every entry and its packets.
-    fn clear(&mut self) {
-        for (_, e) in std::mem::take(&mut self.table) {
-            self.drops[EXPIRED] += e.pending.len() as u64;
+    /// Drops by reason: the querier's, plus its own table's.
+    fn drops(&self) -> [u64; 6] {
+        let mut d = self.q.drops;
+        if let Table::Own(t) = &self.table {
+            for (d, t) in d.iter_mut().zip(t.drops) {
+                *d += t;
+            }
         }
-        self.age.clear();
-        self.pending = 0;
-    }
-
-    fn table_string(&self) -> String {
-        let now = self.last_now;
-        let mut s = String::new();
-        for ip in self.age.values() {
-            let e = &self.table[ip];
-            s.push_str(&format!(
-                "{} {} {} {}\n",
-                ip,
-                self.known(e, now) as u8,
-                e.eth,
-                now - e.live_at
-            ));
-        }
-        s
+        d
     }
 }
 
 impl Element for ARPQuerier {
-    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
+    fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
         // Keywords first, as in Click: `ARPQuerier(TIMEOUT 1s, IP, ETH)` is allowed.
-        if let Some(Seconds(s)) = args.read("TIMEOUT")? {
-            self.timeout = secs(s);
-        }
+        let mut own = ArpTable::default();
+        own.read_config(args)?;
         if let Some(Seconds(s)) = args.read("POLL_TIMEOUT")? {
-            self.poll_timeout = secs(s);
+            self.q.poll_timeout = secs(s);
         }
-        self.broadcast_poll = args.read("BROADCAST_POLL")?.unwrap_or(false);
-        if let Some(n) = args.read::<usize>("CAPACITY")? {
-            self.capacity = n;
-        }
-        if let Some(n) = args.read::<usize>("ENTRY_PACKET_CAPACITY")? {
-            self.entry_packet_capacity = n;
-        }
-        if let Some(n) = args.read::<usize>("ENTRY_CAPACITY")? {
-            self.entry_capacity = n;
-        }
-        if let Some(n) = args.read::<usize>("CAPACITY_SLIM_FACTOR")? {
-            if n == 0 {
-                args.error("CAPACITY_SLIM_FACTOR cannot be zero");
-                return Err(());
-            }
-            self.slim_factor = n;
+        self.q.broadcast_poll = args.read("BROADCAST_POLL")?.unwrap_or(false);
+        // With TABLE, the table's keywords are the ARPTable's: these configure nothing.
+        self.table_elem = args
+            .read::<Word>("TABLE")?
+            .map(|w| (w.0.clone(), cx.find_element(&w.0)));
+        if self.table_elem.is_none() {
+            own.check(args)?;
+            self.table = Table::Own(own);
         }
         let bcast = args.read::<IpArg>("BROADCAST")?;
         let ip: String = args.read_mp("IP")?;
@@ -511,7 +384,7 @@ impl Element for ARPQuerier {
                 },
             }
         };
-        self.ip = addr;
+        self.q.ip = addr;
         // ETH may be omitted when IP is an AddressInfo name with an Ethernet address.
         let eth = match args.read_p::<EthArg>("ETH")? {
             Some(e) => e.0,
@@ -523,8 +396,8 @@ impl Element for ARPQuerier {
                 }
             },
         };
-        self.eth = eth;
-        self.bcast = match bcast {
+        self.q.eth = eth;
+        self.q.bcast = match bcast {
             Some(b) => b.0,
             None => match len {
                 Some(l) if l < 31 => Ipv4Addr::from(u32::from(addr) | !Ipv4Prefix::mask_of(l)),
@@ -534,16 +407,37 @@ impl Element for ARPQuerier {
         Ok(())
     }
 
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        let Some((name, idx)) = &self.table_elem else {
+            return Ok(());
+        };
+        let Some(idx) = *idx else {
+            return Err(format!("TABLE: '{}' does not name an element", name));
+        };
+        let shared = cx
+            .element(idx)
+            .and_then(|e| e.as_any().downcast_ref::<ARPTable>())
+            .map(ARPTable::shared)
+            .ok_or_else(|| {
+                format!(
+                    "TABLE: '{}' is not an ARPTable (element type mismatch)",
+                    name
+                )
+            })?;
+        self.table = Table::Shared(shared);
+        Ok(())
+    }
+
     fn push(&mut self, port: usize, mut batch: Batch, cx: &mut Cx) {
         if port == 0 {
             // In place: packets that leave now keep their slots; ARP queries (if any) are
-            // pushed as they are made, before the batch.
-            let mut now = None;
-            let mut last = None;
-            batch.filter_map(|p| self.handle_ip(p, &mut now, &mut last, cx));
-            if !batch.is_empty() {
-                cx.push(0, batch);
-            }
+            // pushed once the table is released, before the batch.
+            let mut pass = Pass::default();
+            let mut table = self.table.get();
+            let (q, t) = (&mut self.q, table.get());
+            batch.filter_map(|p| q.handle_ip(t, p, &mut pass, cx));
+            drop(table);
+            flush(pass.queries, [batch], cx);
             return;
         }
         for p in batch {
@@ -555,34 +449,31 @@ impl Element for ARPQuerier {
         let Some(old) = old.as_any_mut().downcast_mut::<ARPQuerier>() else {
             return;
         };
-        if (old.ip, old.eth, old.bcast) != (self.ip, self.eth, self.bcast) {
+        let (q, o) = (&mut self.q, &old.q);
+        if (o.ip, o.eth, o.bcast) != (q.ip, q.eth, q.bcast) {
             return;
         }
-        self.table = std::mem::take(&mut old.table);
-        self.age = std::mem::take(&mut old.age);
-        (self.seq_after, self.seq_before) = (old.seq_after, old.seq_before);
-        self.pending = std::mem::take(&mut old.pending);
-        self.last_now = old.last_now;
-        (self.queries, self.responses, self.drops) = (old.queries, old.responses, old.drops);
-        if self.timeout != Timestamp::ZERO && !self.table.is_empty() {
-            cx.schedule_after(0, self.timeout);
+        // A shared table moves with its ARPTable; the querier keeps only its counters.
+        if let (Table::Own(t), Table::Own(o)) = (&mut self.table, &mut old.table) {
+            t.take_entries(o);
+            if t.timeout != Timestamp::ZERO && t.count() > 0 {
+                cx.schedule_after(0, t.timeout);
+            }
         }
+        (q.queries, q.responses, q.drops) = (o.queries, o.responses, o.drops);
     }
 
     fn run_timer(&mut self, _id: usize, cx: &mut Cx) {
         let now = cx.now();
-        self.last_now = now;
-        self.slim(now, 0, 0);
-        if !self.table.is_empty() {
-            cx.schedule_after(0, self.timeout + secs(1.0));
+        if let Some(after) = self.table.get().get().expire(now) {
+            cx.schedule_after(0, after);
         }
     }
 
     fn cleanup(&mut self, _cx: &mut Cx) {
-        self.drops[AT_STOP] += self.pending as u64;
-        self.pending = 0;
-        for e in self.table.values_mut() {
-            e.pending.clear();
+        // A shared table's packets are its ARPTable's to count.
+        if let Table::Own(t) = &mut self.table {
+            t.stop();
         }
     }
 
@@ -607,21 +498,22 @@ impl Element for ARPQuerier {
     }
 
     fn read_handler(&self, name: &str) -> Option<String> {
-        let drops: u64 = self.drops.iter().sum();
+        let q = &self.q;
         Some(match name {
-            "table" => self.table_string(),
-            "stats" => format!(
-                "{} packets killed\n{} ARP queries sent\n",
-                drops, self.queries
-            ),
-            "queries" => self.queries.to_string(),
-            "responses" => self.responses.to_string(),
-            "drops" => drops.to_string(),
-            "drop_details" => details(&REASONS, &self.drops),
-            "count" => self.table.len().to_string(),
-            "length" => self.pending.to_string(),
-            "broadcast" => self.bcast.to_string(),
-            "ipaddr" => self.ip.to_string(),
+            "table" => self.table.read(ArpTable::table_string),
+            "stats" => {
+                // As in Click, a shared table's drops too.
+                let drops = q.drops.iter().sum::<u64>() + self.table.read(ArpTable::drop_count);
+                format!("{} packets killed\n{} ARP queries sent\n", drops, q.queries)
+            }
+            "queries" => q.queries.to_string(),
+            "responses" => q.responses.to_string(),
+            "drops" => self.drops().iter().sum::<u64>().to_string(),
+            "drop_details" => details(&REASONS, &self.drops()),
+            "count" => self.table.read(ArpTable::count).to_string(),
+            "length" => self.table.read(ArpTable::length).to_string(),
+            "broadcast" => q.bcast.to_string(),
+            "ipaddr" => q.ip.to_string(),
             _ => return None,
         })
     }
@@ -629,32 +521,25 @@ impl Element for ARPQuerier {
     fn write_handler(&mut self, name: &str, v: &str, cx: &mut Cx) -> Result<(), String> {
         match name {
             "insert" => {
-                let w = split_words(v);
-                if w.len() != 2 {
-                    return Err("expected 'IP ETH'".into());
-                }
-                let ip = IpArg::from_arg(&w[0])?.0;
-                let eth = EthArg::from_arg(&w[1])?.0;
+                let (ip, eth) = parse_insert(v)?;
                 self.learn(ip, eth, cx);
             }
             "delete" => {
                 let ip = IpArg::from_arg(v)?.0;
                 let now = cx.now();
-                self.ensure(ip, now, cx);
-                if let Some(e) = self.table.get_mut(&ip) {
-                    e.eth = EtherAddr::BROADCAST;
-                    e.known = false;
-                    e.live_at = now;
-                }
+                self.table.get().get().delete(ip, now, cx);
             }
             "clear" => {
-                self.clear();
-                self.queries = 0;
-                self.responses = 0;
-                self.drops = [0; 6];
+                self.table.get().get().clear();
+                if let Table::Own(t) = &mut self.table {
+                    t.drops = [0; 6];
+                }
+                self.q.queries = 0;
+                self.q.responses = 0;
+                self.q.drops = [0; 6];
             }
-            "broadcast" => self.bcast = IpArg::from_arg(v)?.0,
-            "ipaddr" => self.ip = IpArg::from_arg(v)?.0,
+            "broadcast" => self.q.bcast = IpArg::from_arg(v)?.0,
+            "ipaddr" => self.q.ip = IpArg::from_arg(v)?.0,
             _ => return Err(format!("no handler {}", name)),
         }
         Ok(())
@@ -670,25 +555,18 @@ pub const CLASS: ElementClass = ElementClass {
     source: include_str!("arp_querier.rs"),
     make: || {
         Box::new(ARPQuerier {
-            ip: Ipv4Addr::UNSPECIFIED,
-            eth: EtherAddr::default(),
-            bcast: Ipv4Addr::BROADCAST,
-            timeout: secs(300.0),
-            poll_timeout: secs(60.0),
-            broadcast_poll: false,
-            capacity: 2048,
-            entry_capacity: 0,
-            entry_packet_capacity: 0,
-            slim_factor: 2,
-            table: HashMap::new(),
-            age: BTreeMap::new(),
-            seq_after: 0,
-            seq_before: 0,
-            pending: 0,
-            last_now: Timestamp::ZERO,
-            queries: 0,
-            responses: 0,
-            drops: [0; 6],
+            q: Querier {
+                ip: Ipv4Addr::UNSPECIFIED,
+                eth: EtherAddr::default(),
+                bcast: Ipv4Addr::BROADCAST,
+                poll_timeout: secs(60.0),
+                broadcast_poll: false,
+                queries: 0,
+                responses: 0,
+                drops: [0; 6],
+            },
+            table: Table::Own(ArpTable::default()),
+            table_elem: None,
         })
     },
 };

@@ -5,6 +5,7 @@ use sluice_core::ElementClass;
 mod arp_print;
 mod arp_querier;
 mod arp_responder;
+mod arp_table;
 mod ether_encap;
 mod ether_rewrite;
 mod ether_vlan_encap;
@@ -21,6 +22,7 @@ pub const CLASSES: &[ElementClass] = &[
     arp_print::CLASS,
     arp_querier::CLASS,
     arp_responder::CLASS,
+    arp_table::CLASS,
     ether_encap::CLASS,
     ether_rewrite::CLASS,
     host_ether_filter::CLASS,
