@@ -129,3 +129,17 @@ fn hot_swap_works_with_two_threads() {
     r.run_until_idle();
     assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 500);
 }
+
+#[test]
+fn a_thread_safe_queue_keeps_its_packets() {
+    let conf = "i :: Idle -> q :: ThreadSafeQueue(100) -> d :: Discard(ACTIVE false);";
+    let mut r = reconfigurable(conf, 1);
+    inject(&mut r, "i", 9);
+    r.write_path(
+        "hotconfig",
+        "i :: Idle -> q :: ThreadSafeQueue(4) -> d :: Discard; Idle -> c :: Counter -> Discard;",
+    )
+    .unwrap();
+    r.run_until_idle();
+    assert_eq!((num(&mut r, "d.count"), num(&mut r, "q.drops")), (4, 5));
+}

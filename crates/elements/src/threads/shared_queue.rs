@@ -23,6 +23,10 @@ pub trait QueueState: Send + Sync + Sized + 'static {
     fn read(&self, name: &str) -> Option<String>;
     /// Writes a handler.
     fn write(&self, name: &str) -> Result<(), String>;
+    /// Hot swap: takes the packets of `old`, the state of the element this one replaces.
+    fn take_from(&self, old: &Self, cx: &mut Cx) {
+        let _ = (old, cx);
+    }
     /// The state once the router knows how many threads push and pull.
     fn specialise(self, sharing: Sharing) -> Self {
         let _ = sharing;
@@ -100,6 +104,14 @@ impl<S: QueueState> Element for SharedQueue<S> {
 
     fn concurrency(&self) -> Concurrency {
         Concurrency::Shared
+    }
+
+    fn take_state(&mut self, old: &mut dyn Element, cx: &mut Cx) {
+        if let Some(old) = old.as_any().downcast_ref::<SharedQueue<S>>() {
+            if let (Some(new), Some(old)) = (&self.0, &old.0) {
+                new.0.take_from(&old.0, cx);
+            }
+        }
     }
 
     fn into_shared(self: Box<Self>, sharing: Sharing) -> Option<Arc<dyn SharedElement>> {

@@ -23,6 +23,10 @@
 //! - `LATENCY` (time, default 20us): longest a packet waits for a batch to build up.
 //!   (Batching is off under `--simtime`, whose clock stands still while tasks run.)
 //!
+//! Hot swap: a ThreadSafeQueue takes the packets of its predecessor of the same name (those
+//! beyond its capacity are dropped and counted), when the old configuration ran on one
+//! thread.
+//!
 //! Handlers: `length` (r), `highwater_length` (r), `capacity` (r), `drops` (r),
 //! `reset_counts` (w).
 
@@ -221,6 +225,20 @@ impl QueueState for QueueCore {
             cx.set_notifier(self.full, true);
         }
         b
+    }
+
+    fn take_from(&self, old: &Self, cx: &mut Cx) {
+        let mut packets = Vec::new();
+        old.ring.pop_many(old.ring.len(), |p| packets.push(p));
+        let n = packets
+            .len()
+            .min(self.capacity.saturating_sub(self.ring.len()));
+        let mut it = packets.into_iter();
+        self.ring.push_many(&mut it, n);
+        self.drops.fetch_add(it.count() as u64, Ordering::Relaxed);
+        if n > 0 {
+            cx.set_notifier(self.note, true);
+        }
     }
 
     fn storage(&self) -> (usize, usize) {
