@@ -1200,9 +1200,12 @@ impl<'a> Parser<'a> {
             let n = self.anon_name(&name);
             return Some((self.declare(n, DeclKind::Class(r), config, lm), Vec::new()));
         }
+        // As in Click, an unknown word at the top level names an element (undeclared unless
+        // declared later); in a compound body a capitalised one names a class.
+        let lowercase = name.starts_with(|c: char| c.is_ascii_lowercase());
         let maybe_element = match self.is_class {
-            Some(f) => !f(&name),
-            None => name.starts_with(|c: char| c.is_ascii_lowercase()),
+            Some(f) => !f(&name) && (self.scopes.len() == 1 || lowercase),
+            None => lowercase,
         };
         if !has_config && maybe_element {
             let s = self.scope();

@@ -505,6 +505,25 @@ fn click_declaration_errors() {
         e[0].to_string(),
         "t.click:1: class 'Idle' used as element name"
     );
+    // A bare unknown word at the top level is an undeclared element (Click's
+    // test/userlevel/uhotswap-01); in a compound body it names a class.
+    let classes = |n: &str| n == "Idle" || n == "Discard";
+    let parse = |t: &str| crate::parse_config_with_classes(t, "t.click", &[], &classes);
+    let e = parse("Idle -> Pofdskaofjdsajfdsa;").unwrap_err();
+    assert_eq!(
+        e[0].to_string(),
+        "t.click:1: undeclared element 'Pofdskaofjdsajfdsa'"
+    );
+    let flat = parse(
+        "elementclass F { input -> Foo -> output }
+Idle -> F -> Discard;",
+    )
+    .unwrap();
+    assert!(flat.elements.iter().any(|e| e.class == "Foo"));
+    assert!(
+        parse("Idle -> Foo(1) -> Discard;").is_ok(),
+        "with a configuration, a class"
+    );
     let e = errs("Idle -> [99999999999] Discard;");
     assert_eq!(e, vec!["t.click:1: port number 99999999999 out of range"]);
     let e = errs("Idle -> [x] Discard;");
