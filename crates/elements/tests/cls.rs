@@ -368,6 +368,21 @@ fn ipfilter_matches_ethernet_addresses() {
         route_of("", "IPClassifier(src 2:0:0:0:0:1, -)", 2, &bare),
         Some(1)
     );
+    // Click's test/ip/IPFilter-06: an address mask, `=`, and a bare address repeating `src`.
+    let ip = ipv4(17, A, B, 0, 0, &[], &udp(1, 2));
+    let ipc_ip = |pats: &[&str]| {
+        route_of(
+            "",
+            &format!("IPClassifier({})", pats.join(", ")),
+            pats.len(),
+            &ip,
+        )
+    };
+    assert_eq!(ipc_ip(&["src 10.0.0.1 & 8.0.0.0 = 8.0.0.0", "-"]), Some(0));
+    assert_eq!(ipc_ip(&["src & 255.0.0.0 = 10.0.0.0", "-"]), Some(0));
+    assert_eq!(ipc_ip(&["src & 255.0.0.0 = 11.0.0.0", "-"]), Some(1));
+    assert_eq!(ipc_ip(&["src host 1.1.1.1 or 192.168.1.7", "-"]), Some(1));
+    assert_eq!(ipc_ip(&["dst host 1.1.1.1 or 192.168.1.7", "-"]), Some(0));
     let e = config_error("Idle -> IPClassifier(ether host > 2:0:0:0:0:1) -> Discard");
     assert!(e.contains("only compared whole"), "{e}");
 }

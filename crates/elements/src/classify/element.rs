@@ -7,6 +7,10 @@ use crate::ip::common::{push_by_port, NO_PORT};
 
 use super::program::{Expr, Program};
 
+/// The MAC header bytes a program sees: two leading bytes, then the 14-byte Ethernet header
+/// (where [`super::program::Base::Mac`] offsets count from).
+const MAC_WINDOW: usize = 16;
+
 /// Compiles one pattern per output (pattern i → output i), each parsed by `parse`.
 pub fn compile_patterns(
     patterns: &[String],
@@ -88,7 +92,13 @@ impl ClassifyElem {
             Start::Network => {
                 let net = p.network_header().unwrap_or_else(|| p.data());
                 match p.mac_header() {
-                    Some(mac) if self.prog.reads_mac() => self.prog.classify_with_mac(net, mac),
+                    Some(mac) if self.prog.reads_mac() => {
+                        // Two bytes before the Ethernet header, as the program counts.
+                        let mut m = [0u8; MAC_WINDOW];
+                        let n = mac.len().min(MAC_WINDOW - 2);
+                        m[2..2 + n].copy_from_slice(&mac[..n]);
+                        self.prog.classify_with_mac(net, &m[..2 + n])
+                    }
                     _ => self.prog.classify(net),
                 }
             }

@@ -379,7 +379,7 @@ impl Parser {
 
     fn relation(&mut self) -> Rel {
         let r = match self.peek() {
-            Some("==") => Rel::Eq,
+            Some("==") | Some("=") => Rel::Eq,
             Some("!=") => Rel::Ne,
             Some("<") => Rel::Lt,
             Some(">") => Rel::Gt,
@@ -554,7 +554,13 @@ impl Parser {
         if self.peek() == Some("&") {
             self.pos += 1;
             let m = self.next().unwrap_or_default();
-            fmask = Some(parse_int(&m).ok_or_else(|| format!("bad mask '{}'", m))?);
+            // An address mask for address primitives: `src & 255.0.0.0 = 10.0.0.0`.
+            let addr = m.parse::<std::net::Ipv4Addr>().ok().map(u32::from);
+            fmask = Some(
+                parse_int(&m)
+                    .or(addr)
+                    .ok_or_else(|| format!("bad mask '{}'", m))?,
+            );
         }
         let rel = if fmask.is_some() {
             self.relation_or(rel)
@@ -578,6 +584,13 @@ impl Parser {
                 if ip_qual && proto.is_none() && name_of(IP_PROTOS, &word).is_some() {
                     Kind::Proto
                 } else if word.contains('.') || word.contains('/') {
+                    // A bare address after an address primitive repeats its `src`/`dst`
+                    // (`src host 10.0.0.1 or 10.0.0.2`, `src 10.0.0.0 & 8.0.0.0 = 8.0.0.0`).
+                    if let (Some(q), false) = (&self.last, quals_given) {
+                        if matches!(q.kind, Kind::Host | Kind::Net) {
+                            sd = q.sd;
+                        }
+                    }
                     if word.contains('/') || self.peek() == Some("mask") {
                         Kind::Net
                     } else {
@@ -771,15 +784,23 @@ impl Parser {
                     ));
                 }
                 let b = EtherAddr::from_arg(word).map_err(|_| bad())?.0;
-                let head = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
-                let tail = u32::from_be_bytes([b[4], b[5], 0, 0]);
-                // The source address follows the destination in the Ethernet header.
+                // MAC offsets count from two bytes before the header (Click's layout): the
+                // destination address is at 2..8, the source at 8..14, in aligned words.
+                let mac = |off: u16, mask: u32, v: [u8; 4]| {
+                    Expr::Test(Test::eq(Base::Mac, off, mask, u32::from_be_bytes(v)))
+                };
                 sd_combine(&|which| {
-                    let off = if which == 0 { 6 } else { 0 };
-                    Expr::and(
-                        Expr::Test(Test::eq(Base::Mac, off, u32::MAX, head)),
-                        Expr::Test(Test::eq(Base::Mac, off + 4, 0xffff_0000, tail)),
-                    )
+                    if which == 0 {
+                        Expr::and(
+                            mac(8, u32::MAX, [b[0], b[1], b[2], b[3]]),
+                            mac(12, 0xffff_0000, [b[4], b[5], 0, 0]),
+                        )
+                    } else {
+                        Expr::and(
+                            mac(0, 0x0000_ffff, [0, 0, b[0], b[1]]),
+                            mac(4, u32::MAX, [b[2], b[3], b[4], b[5]]),
+                        )
+                    }
                 })
             }
             Kind::Frag | Kind::Unfrag | Kind::Ect | Kind::Ce => unreachable!("valueless"),

@@ -19,7 +19,8 @@ pub enum Base {
     Net,
     /// The transport header: the network header plus the IP header length (IHL × 4).
     Transp,
-    /// The MAC (Ethernet) header, where the packet has one (IPClassifier's `ether host`).
+    /// The MAC (Ethernet) header, where the packet has one (IPClassifier's `ether host`),
+    /// counted from two bytes before it as in Click, so that its addresses fill aligned words.
     Mac,
 }
 
@@ -445,8 +446,8 @@ impl Program {
         self.classify_with_mac(net, &[])
     }
 
-    /// Like [`Program::classify`], with the MAC header's bytes for MAC-header tests (a test
-    /// past their end fails, as a test past the packet's end does).
+    /// Like [`Program::classify`], with the bytes that MAC-header tests read: two bytes, then
+    /// the MAC header (a test past their end fails, as a test past the packet's end does).
     #[inline]
     pub fn classify_with_mac(&self, net: &[u8], mac: &[u8]) -> Option<u32> {
         let mut n = self.start;
