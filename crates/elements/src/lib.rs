@@ -18,8 +18,10 @@ pub mod threads;
 
 use sluice_core::Library;
 
-/// Every element class Sluice ships.
+/// Every element class Sluice ships. Also lets address arguments name host network
+/// interfaces (`eth0`, `eth0:gw`), as Click does at user level.
 pub fn library() -> Library {
+    sluice_lang::names::set_host_resolver(device::host_names::host_entry);
     let mut lib = Library::new();
     for family in [
         standard::CLASSES,

@@ -279,3 +279,40 @@ fn kernel_tap_exchanges_frames_with_host() {
     .join()
     .unwrap();
 }
+
+/// As in Click at user level, an address argument may name a host interface: its IPv4
+/// address, prefix or Ethernet address, and `NAME:gw` its default gateway; AddressInfo names
+/// come first.
+#[test]
+fn interface_names_are_addresses() {
+    use sluice_lang::names;
+    std::thread::spawn(|| {
+        let _ = sluice_elements::library();
+        assert_eq!(names::lookup_ip("lo"), Some([127, 0, 0, 1].into()));
+        assert_eq!(names::lookup_ip("nosuchdev0"), None);
+        if !private_netns("interface_names_are_addresses") {
+            return;
+        }
+        veth("sla", "slb");
+        sh("ip addr add 198.18.5.1/24 dev sla && ip route add default via 198.18.5.254 dev sla");
+        let mac = sluice_elements::device::sys::if_ether("sla").unwrap();
+        assert_eq!(names::lookup_ip("sla"), Some([198, 18, 5, 1].into()));
+        assert_eq!(names::lookup_net("sla"), Some(([198, 18, 5, 1].into(), 24)));
+        assert_eq!(names::lookup_ip("sla:gw"), Some([198, 18, 5, 254].into()));
+        assert_eq!(names::lookup_ip("sla:bcast"), Some([198, 18, 5, 255].into()));
+        assert_eq!(names::lookup_eth("sla").map(|e| e.0), Some(mac));
+        assert_eq!(names::lookup_eth(" sla").map(|e| e.0), None);
+        assert_eq!(names::lookup_ip("slb:gw"), None, "no default route through slb");
+        let mut r = router(
+            "i :: Idle -> a :: ARPQuerier(sla, sla) -> Discard; Idle -> [1]a;
+             Idle -> SetIPAddress(sla:gw) -> Discard;",
+        );
+        r.write_path("a.insert", "198.18.5.254 02:00:00:00:00:09").unwrap();
+        let ipaddr = r.read_path("a.ipaddr").unwrap();
+        assert_eq!(ipaddr.trim(), "198.18.5.1");
+        let mut r = router("AddressInfo(sla 198.18.9.9); Idle -> a :: ARPQuerier(sla, sla) -> Discard; Idle -> [1]a;");
+        assert_eq!(r.read_path("a.ipaddr").unwrap().trim(), "198.18.9.9");
+    })
+    .join()
+    .unwrap();
+}

@@ -6,11 +6,13 @@
 //! address, an IPv4 prefix, an Ethernet address, an IPv6 address and an IPv6 prefix at once;
 //! the argument's type picks one, and Click's suffixes pick explicitly: `NAME:ip` (`:ip4`),
 //! `NAME:ipnet` (`:net`, `:ip4net`), `NAME:bcast`, `NAME:gw`, `NAME:eth` (`:ether`,
-//! `:ethernet`), `NAME:ip6`, `NAME:ip6net`.
+//! `:ethernet`), `NAME:ip6`, `NAME:ip6net`. A name no AddressInfo defines may name a host
+//! network interface ([`set_host_resolver`]).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::OnceLock;
 
 use sluice_wire::{EtherAddr, Ipv4Prefix, Ipv6Prefix};
 
@@ -27,6 +29,11 @@ pub struct AddressEntry {
     pub ip6: Option<Ipv6Addr>,
     /// IPv6 prefix, if given.
     pub ip6net: Option<Ipv6Prefix>,
+    /// Gateway (`NAME:gw`), known for host interfaces; an AddressInfo name's is its
+    /// prefix's first host.
+    pub gw: Option<Ipv4Addr>,
+    /// The entry describes a host network interface (whose gateway is never guessed).
+    pub device: bool,
 }
 
 impl AddressEntry {
@@ -173,9 +180,22 @@ pub fn define(name: &str, e: AddressEntry) {
     TABLE.with(|t| t.borrow_mut().insert(scoped(name), e));
 }
 
-/// The entry named `name`.
+/// Resolves names that no AddressInfo defines to the host's network interfaces.
+pub type HostResolver = fn(&str) -> Option<AddressEntry>;
+
+static HOST: OnceLock<HostResolver> = OnceLock::new();
+
+/// Lets a name that AddressInfo does not define mean a host network interface, as in Click at
+/// user level (`eth0`: its IPv4 address, prefix or Ethernet address; `eth0:gw`: its default
+/// gateway). Set once; later calls change nothing.
+pub fn set_host_resolver(f: HostResolver) {
+    let _ = HOST.set(f);
+}
+
+/// The entry named `name`: an AddressInfo name, else a host interface.
 pub fn lookup(name: &str) -> Option<AddressEntry> {
     find_scoped(name, |name| TABLE.with(|t| t.borrow().get(name).copied()))
+        .or_else(|| HOST.get().and_then(|f| f(name)))
 }
 
 /// Every defined name, in order.
@@ -195,19 +215,27 @@ fn split(name: &str) -> (&str, String) {
 /// address of NAME's prefix, `NAME:gw` to the first host of NAME's prefix.
 pub fn lookup_ip(name: &str) -> Option<Ipv4Addr> {
     let (n, s) = split(name);
-    let e = lookup(n)?;
-    match s.as_str() {
+    lookup_kind(n, |e| match s.as_str() {
         "" | "ip" | "ip4" => e.ip,
         "bcast" => {
             let (a, l) = e.net?;
             Some(Ipv4Addr::from(u32::from(a) | !Ipv4Prefix::mask_of(l)))
         }
-        "gw" => {
+        "gw" if e.device => e.gw,
+        "gw" => e.gw.or_else(|| {
             let (a, l) = e.net?;
             Some(Ipv4Addr::from((u32::from(a) & Ipv4Prefix::mask_of(l)) | 1))
-        }
+        }),
         _ => None,
-    }
+    })
+}
+
+/// One kind of address of `name`: from its AddressInfo entry, else (as Click's lookups fall
+/// back to the host's devices kind by kind) from the host interface of that name.
+fn lookup_kind<T>(name: &str, kind: impl Fn(&AddressEntry) -> Option<T>) -> Option<T> {
+    find_scoped(name, |n| TABLE.with(|t| t.borrow().get(n).copied()))
+        .and_then(|e| kind(&e))
+        .or_else(|| HOST.get().and_then(|h| h(name)).and_then(|e| kind(&e)))
 }
 
 /// Resolves `NAME`, `NAME:ipnet` (`:net`, `:ip4net`) to the IPv4 prefix as written: the
@@ -215,7 +243,7 @@ pub fn lookup_ip(name: &str) -> Option<Ipv4Addr> {
 pub fn lookup_net(name: &str) -> Option<(Ipv4Addr, u8)> {
     let (n, s) = split(name);
     match s.as_str() {
-        "" | "net" | "ipnet" | "ip4net" => lookup(n)?.net,
+        "" | "net" | "ipnet" | "ip4net" => lookup_kind(n, |e| e.net),
         _ => None,
     }
 }
@@ -229,7 +257,7 @@ pub fn lookup_prefix(name: &str) -> Option<Ipv4Prefix> {
 pub fn lookup_eth(name: &str) -> Option<EtherAddr> {
     let (n, s) = split(name);
     match s.as_str() {
-        "" | "eth" | "ether" | "ethernet" => lookup(n)?.eth,
+        "" | "eth" | "ether" | "ethernet" => lookup_kind(n, |e| e.eth),
         _ => None,
     }
 }
@@ -238,7 +266,7 @@ pub fn lookup_eth(name: &str) -> Option<EtherAddr> {
 pub fn lookup_ip6(name: &str) -> Option<Ipv6Addr> {
     let (n, s) = split(name);
     match s.as_str() {
-        "" | "ip6" => lookup(n)?.ip6,
+        "" | "ip6" => lookup_kind(n, |e| e.ip6),
         _ => None,
     }
 }
@@ -247,7 +275,7 @@ pub fn lookup_ip6(name: &str) -> Option<Ipv6Addr> {
 pub fn lookup_ip6_prefix(name: &str) -> Option<Ipv6Prefix> {
     let (n, s) = split(name);
     match s.as_str() {
-        "" | "ip6net" => lookup(n)?.ip6net,
+        "" | "ip6net" => lookup_kind(n, |e| e.ip6net),
         _ => None,
     }
 }

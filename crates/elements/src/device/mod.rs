@@ -6,6 +6,7 @@ use sluice_core::ElementClass;
 
 mod from_device;
 mod from_xdp_device;
+pub(crate) mod host_names;
 mod kernel_tun;
 mod poll_device;
 pub mod sys;

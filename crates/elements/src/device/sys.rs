@@ -5,6 +5,7 @@
 //! bounds-checked [`parse_frame`], so a corrupt ring can never make an element read out of
 //! bounds.
 
+use std::net::Ipv4Addr;
 use std::sync::atomic::{fence, Ordering};
 
 /// Size of the receive ring's blocks.
@@ -615,20 +616,74 @@ pub fn dup_fd(raw: i32) -> Result<Fd, String> {
     }
 }
 
+/// Asks the kernel about interface `name` with ioctl `req` on an AF_INET socket (which sees
+/// the calling thread's network namespace); the filled-in request.
+fn ifreq(name: &str, req: libc::c_ulong) -> Result<libc::ifreq, String> {
+    check_ifname(name)?;
+    // SAFETY: socket takes no pointers; a failure returns -1.
+    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(format!("socket: {}", strerror(errno())));
+    }
+    let fd = Fd(raw);
+    // SAFETY: ifreq is plain old data, for which all zeroes is a valid value.
+    let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
+    // check_ifname bounds the name below IFNAMSIZ, so the zeroed tail terminates it.
+    for (d, b) in ifr.ifr_name.iter_mut().zip(name.bytes()) {
+        *d = b as libc::c_char;
+    }
+    // SAFETY: `ifr` is a valid, named ifreq that outlives the call; the kernel writes only
+    // within it.
+    if unsafe { libc::ioctl(fd.raw(), req, &mut ifr) } < 0 {
+        return Err(format!("{name}: {}", strerror(errno())));
+    }
+    Ok(ifr)
+}
+
 /// The Ethernet address of interface `name`.
 pub fn if_ether(name: &str) -> Result<[u8; 6], String> {
-    check_ifname(name)?;
-    let path = format!("/sys/class/net/{}/address", name);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {}", path, e))?;
+    let ifr = ifreq(name, libc::SIOCGIFHWADDR)?;
+    // SAFETY: after SIOCGIFHWADDR the union holds the hardware address as a sockaddr.
+    let sa = unsafe { ifr.ifr_ifru.ifru_hwaddr };
     let mut mac = [0u8; 6];
-    let mut parts = text.trim().split(':');
-    for b in mac.iter_mut() {
-        *b = parts
-            .next()
-            .and_then(|h| u8::from_str_radix(h, 16).ok())
-            .ok_or_else(|| format!("{}: not an Ethernet address", path))?;
+    for (m, b) in mac.iter_mut().zip(sa.sa_data.iter()) {
+        *m = *b as u8;
     }
     Ok(mac)
+}
+
+/// The IPv4 address and prefix length of interface `name`.
+pub fn if_ipv4(name: &str) -> Result<(Ipv4Addr, u8), String> {
+    let get = |req: libc::c_ulong| -> Result<u32, String> {
+        let ifr = ifreq(name, req)?;
+        // SAFETY: after SIOCGIFADDR or SIOCGIFNETMASK on an AF_INET socket the union holds a
+        // sockaddr_in, which fits in it (both are 16 bytes).
+        let sin = unsafe {
+            std::ptr::read_unaligned(
+                &ifr.ifr_ifru.ifru_addr as *const libc::sockaddr as *const libc::sockaddr_in,
+            )
+        };
+        Ok(u32::from_be(sin.sin_addr.s_addr))
+    };
+    let addr = get(libc::SIOCGIFADDR)?;
+    let mask = get(libc::SIOCGIFNETMASK)?;
+    Ok((Ipv4Addr::from(addr), mask.count_ones() as u8))
+}
+
+/// The default gateway through interface `name`, from the kernel's main routing table.
+pub fn default_gateway(name: &str) -> Option<Ipv4Addr> {
+    // The calling thread's network namespace (a thread may have left its process's).
+    let table = std::fs::read_to_string("/proc/thread-self/net/route").ok()?;
+    table.lines().skip(1).find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let hex = |i: usize| f.get(i).and_then(|v| u32::from_str_radix(v, 16).ok());
+        // Destination 0 and mask 0: the default route. The kernel prints the addresses'
+        // bytes as native integers.
+        (f.first() == Some(&name) && hex(1) == Some(0) && hex(7) == Some(0))
+            .then(|| hex(2))
+            .flatten()
+            .map(|g| Ipv4Addr::from(g.to_ne_bytes()))
+    })
 }
 
 /// Reads one packet from `fd` into `buf`: `Ok(len)`, or the error (`EAGAIN` when empty).
