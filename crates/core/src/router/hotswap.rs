@@ -101,16 +101,6 @@ impl Router {
             new.with_element(e, |el, cx| el.take_state(&mut *old, cx));
             self.slots[o].elem = Some(old);
         }
-        let left: usize = (0..self.slots.len())
-            .filter_map(|e| self.storage_of(e))
-            .map(|(len, _)| len)
-            .sum();
-        if left > 0 {
-            eprintln!(
-                "hotconfig: {left} packets held by elements of the replaced configuration \
-                 that took no successor were freed"
-            );
-        }
         if self.run_failed() {
             new.runtime.failed.store(true, Ordering::Relaxed);
         }
