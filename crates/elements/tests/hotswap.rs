@@ -143,3 +143,18 @@ fn a_thread_safe_queue_keeps_its_packets() {
     r.run_until_idle();
     assert_eq!((num(&mut r, "d.count"), num(&mut r, "q.drops")), (4, 5));
 }
+
+#[test]
+fn a_route_table_with_unchanged_routes_keeps_its_updates() {
+    let conf = |routes: &str| format!("i :: Idle -> rt :: RadixIPLookup({routes}) -> Discard;");
+    for (new, kept) in [("198.18.0.0/16 0", true), ("198.18.0.0/15 0", false)] {
+        let mut r = reconfigurable(&conf("198.18.0.0/16 0"), 1);
+        r.write_path("rt.add", "198.18.7.0/24 198.18.0.1 0")
+            .unwrap();
+        r.write_path("hotconfig", &conf(new)).unwrap();
+        r.run_until_idle();
+        let t = r.read_path("rt.table").unwrap();
+        assert_eq!(t.contains("198.18.7.0/24"), kept, "{new}: {t}");
+        assert_eq!(t.lines().count(), if kept { 2 } else { 1 }, "{new}: {t}");
+    }
+}

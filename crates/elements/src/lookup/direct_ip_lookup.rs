@@ -20,6 +20,9 @@
 //! prefixes. Every lookup takes one or two memory accesses; the element uses about 64 MiB
 //! plus 1 KiB per chunk. Routes can be added and removed at run time.
 //!
+//! Hot swap: with the same configured routes, the new element keeps the running table,
+//! including routes changed through the handlers since.
+//!
 //! Handlers:
 //! - `table` (r): the routes, one `ADDR/MASK<TAB>GW<TAB>OUT` line each (`-` for no gateway).
 //! - `lookup ADDR` (r, takes a parameter): the route for address ADDR as `OUT GW` (or `OUT`

@@ -32,6 +32,8 @@ pub const STATIC_HANDLERS: &[Handler] = &[
 /// A route lookup element over structure `T`.
 pub struct LookupElem<T: Lpm> {
     table: RouteTable<T>,
+    /// The routes as configured (a hot swap keeps the running table if they are unchanged).
+    configured: Vec<String>,
     handlers: &'static [Handler],
     noutputs: usize,
     outs: Vec<Batch>,
@@ -43,6 +45,7 @@ impl<T: Lpm + Default> LookupElem<T> {
     pub fn new(handlers: &'static [Handler]) -> LookupElem<T> {
         LookupElem {
             table: RouteTable::default(),
+            configured: Vec::new(),
             handlers,
             noutputs: 0,
             outs: Vec::new(),
@@ -77,7 +80,8 @@ impl<T: Lpm + 'static> Element for LookupElem<T> {
         self.noutputs = cx.noutputs();
         self.outs = (0..self.noutputs).map(|_| Batch::new()).collect();
         let mut ok = true;
-        for a in args.rest() {
+        self.configured = args.rest();
+        for a in self.configured.clone() {
             match self.parse_route(&a).and_then(|r| self.table.add(r, false)) {
                 Ok(()) => {}
                 Err(e) => {
@@ -90,6 +94,16 @@ impl<T: Lpm + 'static> Element for LookupElem<T> {
             Ok(())
         } else {
             Err(())
+        }
+    }
+
+    /// Hot swap: a table that accepts updates and whose configured routes are unchanged
+    /// keeps the running table, routes added, set or removed since included.
+    fn take_state(&mut self, old: &mut dyn Element, _cx: &mut Cx) {
+        if let Some(old) = old.as_any_mut().downcast_mut::<LookupElem<T>>() {
+            if self.dynamic() && old.configured == self.configured {
+                std::mem::swap(&mut self.table, &mut old.table);
+            }
         }
     }
 

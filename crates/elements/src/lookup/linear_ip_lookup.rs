@@ -18,6 +18,9 @@
 //! Every lookup scans every route: use it for small tables only (RadixIPLookup and
 //! DirectIPLookup scale to full Internet tables).
 //!
+//! Hot swap: with the same configured routes, the new element keeps the running table,
+//! including routes changed through the handlers since.
+//!
 //! Handlers:
 //! - `table` (r): the routes, one `ADDR/MASK<TAB>GW<TAB>OUT` line each (`-` for no gateway).
 //! - `lookup ADDR` (r, takes a parameter): the route for address ADDR as `OUT GW` (or `OUT`

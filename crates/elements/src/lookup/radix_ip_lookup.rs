@@ -19,6 +19,9 @@
 //! lookup, three up to /24). Updates touch one node. A full Internet table (565K prefixes)
 //! loads in a fraction of a second.
 //!
+//! Hot swap: with the same configured routes, the new element keeps the running table,
+//! including routes changed through the handlers since.
+//!
 //! Handlers:
 //! - `table` (r): the routes, one `ADDR/MASK<TAB>GW<TAB>OUT` line each (`-` for no gateway).
 //! - `lookup ADDR` (r, takes a parameter): the route for address ADDR as `OUT GW` (or `OUT`

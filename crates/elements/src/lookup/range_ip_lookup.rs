@@ -20,6 +20,9 @@
 //! touched /16s are recomputed. Any number of ranges fits (Click's RangeIPLookup fails past
 //! 262,144).
 //!
+//! Hot swap: with the same configured routes, the new element keeps the running table,
+//! including routes changed through the handlers since.
+//!
 //! Handlers:
 //! - `table` (r): the routes, one `ADDR/MASK<TAB>GW<TAB>OUT` line each (`-` for no gateway).
 //! - `lookup ADDR` (r, takes a parameter): the route for address ADDR as `OUT GW` (or `OUT`
