@@ -1,5 +1,6 @@
 """End-to-end tests of trace I/O and control: FromDump -> ToDump byte identity on pcaps
 written by scapy, and a ControlSocket driven by a TCP client while sluice runs."""
+import contextlib
 import socket
 import subprocess
 import time
@@ -115,28 +116,15 @@ class Client:
         return self.f.read(n).decode()
 
 
-def test_control_socket_read_write_stop(sluice_bin, tmp_path):
-    port = free_port()
-    conf = tmp_path / "cs.click"
-    conf.write_text(
-        f"ControlSocket(TCP, {port});\n"
-        "src :: InfiniteSource(LIMIT 5) -> c :: Counter -> Discard;\n"
-    )
-    proc = subprocess.Popen(
-        [str(sluice_bin), "-f", str(conf)], cwd=tmp_path,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+@contextlib.contextmanager
+def control_session(args, port, cwd):
+    """Runs sluice with `args`; yields a greeted Client on `port`. The session must end with
+    `WRITE stop`: sluice must then exit with status 0."""
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         cl = Client(port)
         assert cl.line() == "Click::ControlSocket/1.3"
-        assert cl.read("c.count") == "5"
-        assert cl.cmd("WRITE c.reset") == "200 Write handler 'c.reset' OK"
-        assert cl.read("c.count") == "0"
-        assert cl.cmd("READ nosuch.count").startswith("510")
-        assert cl.cmd("READ c.nosuch").startswith("511")
-        assert cl.cmd("CHECKWRITE c.reset").startswith("200")
-        assert cl.cmd("LLRPC c#0") == "501 Cannot call LLRPC 'c#0' remotely"
-        assert cl.cmd("LLRPC 0 c") == "500 Syntax error in 'llrpc'"
+        yield cl
         assert cl.cmd("WRITE stop") == "200 Write handler 'stop' OK"
         proc.wait(timeout=20)
         assert proc.returncode == 0, proc.stderr.read()
@@ -146,19 +134,31 @@ def test_control_socket_read_write_stop(sluice_bin, tmp_path):
             proc.wait()
 
 
+def test_control_socket_read_write_stop(sluice_bin, tmp_path):
+    port = free_port()
+    conf = tmp_path / "cs.click"
+    conf.write_text(
+        f"ControlSocket(TCP, {port});\n"
+        "src :: InfiniteSource(LIMIT 5) -> c :: Counter -> Discard;\n"
+    )
+    with control_session([str(sluice_bin), "-f", str(conf)], port, tmp_path) as cl:
+        assert cl.read("c.count") == "5"
+        assert cl.cmd("WRITE c.reset") == "200 Write handler 'c.reset' OK"
+        assert cl.read("c.count") == "0"
+        assert cl.cmd("READ nosuch.count").startswith("510")
+        assert cl.cmd("READ c.nosuch").startswith("511")
+        assert cl.cmd("CHECKWRITE c.reset").startswith("200")
+        assert cl.cmd("LLRPC c#0") == "501 Cannot call LLRPC 'c#0' remotely"
+        assert cl.cmd("LLRPC 0 c") == "500 Syntax error in 'llrpc'"
+
+
 def test_hot_swap_over_control_socket(sluice_bin, tmp_path):
     """`-R`: a configuration written to `hotconfig` replaces the running one; the connection
     that wrote it goes on with the new one, queued packets move over, and a configuration
     that fails to initialise is refused with Click's messages while the old one runs on."""
     port = free_port()
-    proc = subprocess.Popen(
-        [str(sluice_bin), "-R", "-p", str(port), "-e",
-         "InfiniteSource(LIMIT 5, STOP false) -> q :: Queue -> d :: Discard(ACTIVE false);"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        cl = Client(port)
-        assert cl.line() == "Click::ControlSocket/1.3"
+    conf = "InfiniteSource(LIMIT 5, STOP false) -> q :: Queue -> d :: Discard(ACTIVE false);"
+    with control_session([str(sluice_bin), "-R", "-p", str(port), "-e", conf], port, tmp_path) as cl:
         assert cl.read("q.length") == "5"
         new = "Idle -> q :: Queue -> d :: Discard(ACTIVE false); Idle -> c :: Counter -> Discard;"
         # Both commands at once: the second is answered by the new configuration.
@@ -176,10 +176,3 @@ def test_hot_swap_over_control_socket(sluice_bin, tmp_path):
         while cl.read("d.count") != "5" and time.time() < deadline:
             time.sleep(0.05)
         assert cl.read("d.count") == "5"
-        assert cl.cmd("WRITE stop") == "200 Write handler 'stop' OK"
-        proc.wait(timeout=20)
-        assert proc.returncode == 0, proc.stderr.read()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()

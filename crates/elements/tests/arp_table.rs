@@ -5,28 +5,14 @@
 mod ip_common;
 
 use std::net::Ipv4Addr;
-use std::sync::Arc;
 
 use ip_common::*;
-use sluice_core::{Packet, Reconfigure, Router, RouterOptions};
+use sluice_core::Packet;
 
 const ME0: [u8; 6] = [2, 0, 0, 0, 0, 0x10];
 const ME1: [u8; 6] = [2, 0, 0, 0, 0, 0x11];
 const HOST: [u8; 6] = [2, 0, 0, 0, 0, 2];
 const HOST_B: [u8; 6] = [2, 0, 0, 0, 0, 3];
-
-/// An Ethernet ARP frame.
-fn arp(op: u16, sha: [u8; 6], spa: [u8; 4], tha: [u8; 6], tpa: [u8; 4], dst: [u8; 6]) -> Vec<u8> {
-    let mut f = dst.to_vec();
-    f.extend_from_slice(&sha);
-    f.extend_from_slice(&[0x08, 0x06, 0, 1, 8, 0, 6, 4]);
-    f.extend_from_slice(&op.to_be_bytes());
-    f.extend_from_slice(&sha);
-    f.extend_from_slice(&spa);
-    f.extend_from_slice(&tha);
-    f.extend_from_slice(&tpa);
-    f
-}
 
 /// A reply "`spa` is at `sha`" to a querier at `me`.
 fn reply(sha: [u8; 6], spa: [u8; 4], me: [u8; 6]) -> Packet {
@@ -214,24 +200,6 @@ fn table_must_name_an_arp_table() {
     assert!(e.contains("CAPACITY_SLIM_FACTOR cannot be zero"), "{e}");
 }
 
-fn reconfigurable(conf: &str) -> Router {
-    let lib = sluice_elements::library();
-    let parse = |text: &str| {
-        sluice_lang::parse_config(text, "config", &[])
-            .map_err(|d| d.iter().map(|e| e.to_string()).collect::<Vec<_>>())
-    };
-    let opts = RouterOptions {
-        simtime: true,
-        reconfigure: Some(Reconfigure {
-            library: lib.clone(),
-            parse: Arc::new(parse),
-        }),
-        ..Default::default()
-    };
-    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
-    Router::new(flat, &lib, opts).unwrap_or_else(|e| panic!("{}", e.join("\n")))
-}
-
 #[test]
 fn hot_swap_keeps_an_arp_tables_entries() {
     let conf = |timeout: u32, ip: &str| {
@@ -241,7 +209,7 @@ fn hot_swap_keeps_an_arp_tables_entries() {
              Idle -> [1]q;"
         )
     };
-    let mut r = reconfigurable(&conf(600, "198.18.0.1"));
+    let mut r = reconfigurable(&conf(600, "198.18.0.1"), 1);
     r.write_path("arpt.insert", "198.18.0.2 02:00:00:00:00:02")
         .unwrap();
     r.write_path("arpt.insert", "198.18.0.3 02:00:00:00:00:03")
@@ -281,6 +249,7 @@ fn hot_swap_from_an_own_table_to_a_shared_one() {
     let mut r = reconfigurable(
         "i :: Idle -> q :: ARPQuerier(198.18.0.1, 02:00:00:00:00:01) -> Discard;
          Idle -> [1]q;",
+        1,
     );
     r.write_path("q.insert", "198.18.0.2 02:00:00:00:00:02")
         .unwrap();
@@ -302,7 +271,7 @@ fn hot_swap_from_an_own_table_to_a_shared_one() {
 #[test]
 fn hot_swap_of_an_expiring_table() {
     let conf = "arpt :: ARPTable(TIMEOUT 5);";
-    let mut r = reconfigurable(conf);
+    let mut r = reconfigurable(conf, 1);
     r.write_path("arpt.insert", "198.18.0.2 02:00:00:00:00:02")
         .unwrap();
     r.write_path("hotconfig", conf).unwrap();

@@ -2,28 +2,10 @@
 //! once built and initialised; same-named elements take their predecessors' state; a
 //! configuration that fails leaves the running one in place.
 
-use std::sync::Arc;
+mod ip_common;
 
-use sluice_core::{Batch, Packet, Reconfigure, Router, RouterOptions};
-
-fn reconfigurable(conf: &str, threads: usize) -> Router {
-    let lib = sluice_elements::library();
-    let parse = |text: &str| {
-        sluice_lang::parse_config(text, "config", &[])
-            .map_err(|d| d.iter().map(|e| e.to_string()).collect::<Vec<_>>())
-    };
-    let opts = RouterOptions {
-        simtime: true,
-        threads,
-        reconfigure: Some(Reconfigure {
-            library: lib.clone(),
-            parse: Arc::new(parse),
-        }),
-        ..Default::default()
-    };
-    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
-    Router::new(flat, &lib, opts).unwrap_or_else(|e| panic!("{}", e.join("\n")))
-}
+use ip_common::*;
+use sluice_core::{Batch, Packet, Router};
 
 fn num(r: &mut Router, path: &str) -> u64 {
     let v = r.read_path(path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -32,7 +14,8 @@ fn num(r: &mut Router, path: &str) -> u64 {
         .unwrap_or_else(|e| panic!("{path}: {v:?}: {e}"))
 }
 
-fn inject(r: &mut Router, name: &str, n: usize) {
+/// Pushes `n` packets out of `name` at once.
+fn inject_n(r: &mut Router, name: &str, n: usize) {
     let e = r.element_index(name).expect("element");
     r.with_element(e, |_, cx| {
         let mut b = Batch::new();
@@ -49,7 +32,7 @@ const QUEUED: &str = "i :: Idle -> q :: Queue(100) -> d :: Discard(ACTIVE false)
 #[test]
 fn queued_packets_move_to_the_new_configuration() {
     let mut r = reconfigurable(QUEUED, 1);
-    inject(&mut r, "i", 7);
+    inject_n(&mut r, "i", 7);
     assert!(r
         .handler_list(None)
         .iter()
@@ -68,7 +51,7 @@ fn queued_packets_move_to_the_new_configuration() {
 #[test]
 fn a_smaller_queue_counts_what_it_cannot_take() {
     let mut r = reconfigurable(QUEUED, 1);
-    inject(&mut r, "i", 7);
+    inject_n(&mut r, "i", 7);
     r.write_path(
         "hotconfig",
         "i :: Idle -> q :: Queue(5) -> d :: Discard(ACTIVE false);",
@@ -81,7 +64,7 @@ fn a_smaller_queue_counts_what_it_cannot_take() {
 #[test]
 fn a_configuration_that_fails_leaves_the_old_one_running() {
     let mut r = reconfigurable(QUEUED, 1);
-    inject(&mut r, "i", 3);
+    inject_n(&mut r, "i", 3);
     let e = r.write_path("hotconfig", "Print").unwrap_err().to_string();
     assert!(e.contains("input 0 unused"), "{e}");
     assert!(e.ends_with("Router could not be initialized!"), "{e}");
@@ -134,7 +117,7 @@ fn hot_swap_works_with_two_threads() {
 fn a_thread_safe_queue_keeps_its_packets() {
     let conf = "i :: Idle -> q :: ThreadSafeQueue(100) -> d :: Discard(ACTIVE false);";
     let mut r = reconfigurable(conf, 1);
-    inject(&mut r, "i", 9);
+    inject_n(&mut r, "i", 9);
     r.write_path(
         "hotconfig",
         "i :: Idle -> q :: ThreadSafeQueue(4) -> d :: Discard; Idle -> c :: Counter -> Discard;",

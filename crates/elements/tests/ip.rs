@@ -365,18 +365,6 @@ fn fix_ip_src_only_when_annotated() {
     assert_eq!(h(&mut r, "f.fixed"), "1");
 }
 
-fn arp(op: u16, sha: [u8; 6], spa: [u8; 4], tha: [u8; 6], tpa: [u8; 4], dst: [u8; 6]) -> Vec<u8> {
-    let mut f = dst.to_vec();
-    f.extend_from_slice(&sha);
-    f.extend_from_slice(&[0x08, 0x06, 0, 1, 8, 0, 6, 4]);
-    f.extend_from_slice(&op.to_be_bytes());
-    f.extend_from_slice(&sha);
-    f.extend_from_slice(&spa);
-    f.extend_from_slice(&tha);
-    f.extend_from_slice(&tpa);
-    f
-}
-
 const ME: [u8; 6] = [0, 0, 0xc0, 0xae, 0x67, 0xef];
 const HOST: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
 

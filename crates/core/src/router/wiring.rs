@@ -31,65 +31,49 @@ impl Router {
     /// connection reaches, each pull input pulls from its peer, both followed through
     /// elements that pass packets straight through.
     pub(crate) fn rewire(&mut self) {
-        let n = self.info.len();
-        self.outs = (0..n)
-            .map(|e| {
-                let inf = &self.info[e];
-                (0..inf.noutputs)
-                    .map(|p| {
-                        let first = inf.out_peers[p].first().copied();
-                        first
-                            .filter(|_| inf.out_push[p])
-                            .map(|to| self.follow_push(to))
-                    })
-                    .collect()
-            })
-            .collect();
-        self.ins = (0..n)
-            .map(|e| {
-                let inf = &self.info[e];
-                (0..inf.ninputs)
-                    .map(|p| {
-                        let first = inf.in_peers[p].first().copied();
-                        first
-                            .filter(|_| !inf.in_push[p])
-                            .map(|from| self.follow_pull(from))
-                    })
-                    .collect()
-            })
-            .collect();
+        self.outs = self.table(true);
+        self.ins = self.table(false);
     }
 
-    /// The input that really receives packets pushed into `to`. A loop of pass-through
-    /// elements stops at the element where it closes, which is then called.
-    fn follow_push(&self, mut to: PortRef) -> PortRef {
+    /// The push-output table (`push`) or the pull-input table.
+    fn table(&self, push: bool) -> Vec<Box<[Option<PortRef>]>> {
+        self.info
+            .iter()
+            .map(|inf| {
+                let (peers, is_push) = if push {
+                    (&inf.out_peers, &inf.out_push)
+                } else {
+                    (&inf.in_peers, &inf.in_push)
+                };
+                peers
+                    .iter()
+                    .zip(is_push)
+                    .map(|(ps, &p)| ps.first().copied().filter(|_| p == push))
+                    .map(|first| first.map(|at| self.follow(at, push)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The port that really takes packets pushed into `at` (`push`), or really gives packets
+    /// pulled from output `at`, past elements that pass packets straight through. A loop of
+    /// such elements stops at the element where it closes, which is then called.
+    fn follow(&self, mut at: PortRef, push: bool) -> PortRef {
         for _ in 0..=self.pass.len() {
-            let next = self
-                .pass
-                .get(&to.elem)
-                .and_then(|p| p.push.get(to.port).copied().flatten())
-                .and_then(|o| self.info[to.elem].out_peers.get(o)?.first().copied());
+            let next = self.pass.get(&at.elem).and_then(|p| {
+                let (map, peers) = if push {
+                    (&p.push, &self.info[at.elem].out_peers)
+                } else {
+                    (&p.pull, &self.info[at.elem].in_peers)
+                };
+                let port = map.get(at.port).copied().flatten()?;
+                peers.get(port)?.first().copied()
+            });
             match next {
-                Some(n) => to = n,
+                Some(n) => at = n,
                 None => break,
             }
         }
-        to
-    }
-
-    /// The output that really gives packets pulled from `from`.
-    fn follow_pull(&self, mut from: PortRef) -> PortRef {
-        for _ in 0..=self.pass.len() {
-            let next = self
-                .pass
-                .get(&from.elem)
-                .and_then(|p| p.pull.get(from.port).copied().flatten())
-                .and_then(|i| self.info[from.elem].in_peers.get(i)?.first().copied());
-            match next {
-                Some(n) => from = n,
-                None => break,
-            }
-        }
-        from
+        at
     }
 }

@@ -4,7 +4,11 @@
 
 #![allow(dead_code)]
 
-use sluice_core::{Batch, Cx, Element, ElementClass, Library, Packet, Router, RouterOptions};
+use std::sync::Arc;
+
+use sluice_core::{
+    Batch, Cx, Element, ElementClass, Library, Packet, Reconfigure, Router, RouterOptions,
+};
 use sluice_wire::checksum::checksum;
 
 /// Test source: packets are pushed from outside through `inject`.
@@ -42,28 +46,55 @@ pub const TEST_CLASSES: &[ElementClass] = &[
     },
 ];
 
-/// A router for `conf` (test elements included) on simulated time.
-pub fn router(conf: &str) -> Router {
-    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
+/// The element library with the test elements.
+fn library() -> Library {
     let mut lib: Library = sluice_elements::library();
     lib.add(TEST_CLASSES);
-    Router::new(
-        flat,
-        &lib,
+    lib
+}
+
+/// A router for `conf` (test elements included) with `opts`.
+fn router_with(conf: &str, opts: RouterOptions) -> Router {
+    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
+    Router::new(flat, &library(), opts).unwrap_or_else(|e| panic!("{}", e.join("\n")))
+}
+
+/// A router for `conf` (test elements included) on simulated time.
+pub fn router(conf: &str) -> Router {
+    router_with(
+        conf,
         RouterOptions {
             simtime: true,
             ..Default::default()
         },
     )
-    .unwrap_or_else(|e| panic!("{}", e.join("\n")))
+}
+
+/// Like `router`, on `threads` threads, with Click's `-R`: a `hotconfig` write installs a
+/// new configuration.
+pub fn reconfigurable(conf: &str, threads: usize) -> Router {
+    let parse = |text: &str| {
+        sluice_lang::parse_config(text, "config", &[])
+            .map_err(|d| d.iter().map(|e| e.to_string()).collect::<Vec<_>>())
+    };
+    router_with(
+        conf,
+        RouterOptions {
+            simtime: true,
+            threads,
+            reconfigure: Some(Reconfigure {
+                library: library(),
+                parse: Arc::new(parse),
+            }),
+            ..Default::default()
+        },
+    )
 }
 
 /// The errors of a configuration that must fail.
 pub fn config_error(conf: &str) -> String {
     let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
-    let mut lib: Library = sluice_elements::library();
-    lib.add(TEST_CLASSES);
-    match Router::new(flat, &lib, RouterOptions::default()) {
+    match Router::new(flat, &library(), RouterOptions::default()) {
         Ok(_) => panic!("configuration should fail"),
         Err(e) => e.join("\n"),
     }
@@ -131,3 +162,16 @@ pub fn header_ok(b: &[u8]) -> bool {
 /// Test addresses.
 pub const A: Addr = [198, 18, 0, 2];
 pub const B: Addr = [198, 19, 0, 2];
+
+/// An Ethernet ARP frame to `dst`: operation `op`, sender `sha`/`spa`, target `tha`/`tpa`.
+pub fn arp(op: u16, sha: [u8; 6], spa: Addr, tha: [u8; 6], tpa: Addr, dst: [u8; 6]) -> Vec<u8> {
+    let mut f = dst.to_vec();
+    f.extend_from_slice(&sha);
+    f.extend_from_slice(&[0x08, 0x06, 0, 1, 8, 0, 6, 4]);
+    f.extend_from_slice(&op.to_be_bytes());
+    f.extend_from_slice(&sha);
+    f.extend_from_slice(&spa);
+    f.extend_from_slice(&tha);
+    f.extend_from_slice(&tpa);
+    f
+}
