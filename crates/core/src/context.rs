@@ -69,22 +69,22 @@ macro_rules! element_accessors {
     () => {
         /// This element's name.
         pub fn name(&self) -> &str {
-            &self.rt.info[self.me].name
+            &self.rt.graph.info[self.me].name
         }
 
         /// Number of inputs in use.
         pub fn ninputs(&self) -> usize {
-            self.rt.info[self.me].ninputs
+            self.rt.graph.info[self.me].ninputs
         }
 
         /// Number of outputs in use.
         pub fn noutputs(&self) -> usize {
-            self.rt.info[self.me].noutputs
+            self.rt.graph.info[self.me].noutputs
         }
 
         /// True if output `port` is a push port.
         pub fn output_is_push(&self, port: usize) -> bool {
-            self.rt.info[self.me]
+            self.rt.graph.info[self.me]
                 .out_push
                 .get(port)
                 .copied()
@@ -93,7 +93,7 @@ macro_rules! element_accessors {
 
         /// True if input `port` is a push port.
         pub fn input_is_push(&self, port: usize) -> bool {
-            self.rt.info[self.me]
+            self.rt.graph.info[self.me]
                 .in_push
                 .get(port)
                 .copied()
@@ -113,14 +113,14 @@ impl ConfigCx<'_> {
 
     /// Where the element was declared.
     pub fn landmark(&self) -> &Landmark {
-        &self.rt.info[self.me].landmark
+        &self.rt.graph.info[self.me].landmark
     }
 
     /// Prints a configuration message as Click does (`FILE:LINE: While configuring 'NAME ::
     /// CLASS':` and the text's lines indented), for warnings and informational messages that
     /// do not stop the configuration.
     pub fn message(&self, text: &str) {
-        let info = &self.rt.info[self.me];
+        let info = &self.rt.graph.info[self.me];
         eprintln!(
             "{}: While configuring '{} :: {}':",
             info.landmark, info.name, info.class.name
@@ -137,7 +137,7 @@ impl ConfigCx<'_> {
 
     /// Index of the element called `name`.
     pub fn element_index(&self, name: &str) -> Option<usize> {
-        self.rt.names.get(name).copied()
+        self.rt.graph.names.get(name).copied()
     }
 
     /// Creates a notifier signal, initially `active`.
@@ -148,20 +148,20 @@ impl ConfigCx<'_> {
     /// Announces that this element's outputs are empty whenever `nid` is inactive (a queue's
     /// empty notifier), for pullers found by router context.
     pub fn provide_empty_notifier(&mut self, nid: NotifierId) {
-        self.rt.info[self.me].empty_notifier = Some(nid);
+        self.rt.graph_mut().info[self.me].empty_notifier = Some(nid);
     }
 
     /// Like [`ConfigCx::provide_empty_notifier`] for a notifier that never becomes active:
     /// this element never has packets to pull (Click's idle signal).
     pub fn provide_idle_notifier(&mut self, nid: NotifierId) {
         self.provide_empty_notifier(nid);
-        self.rt.info[self.me].idle_notifier = true;
+        self.rt.graph_mut().info[self.me].idle_notifier = true;
     }
 
     /// Announces that pushing into this element is pointless while `nid` is inactive (a
     /// queue's full notifier: active while it has room), for sources found by router context.
     pub fn provide_full_notifier(&mut self, nid: NotifierId) {
-        self.rt.info[self.me].full_notifier = Some(nid);
+        self.rt.graph_mut().info[self.me].full_notifier = Some(nid);
     }
 
     /// True when the router runs on simulated time.
@@ -176,13 +176,13 @@ impl ConfigCx<'_> {
 
     /// Scales the tickets of element `elem`'s task by `factor` (ScheduleInfo).
     pub fn scale_tickets(&mut self, elem: usize, factor: f64) {
-        self.rt.ticket_scale.insert(elem, factor);
+        self.rt.graph_mut().ticket_scale.insert(elem, factor);
     }
 
     /// The compound this element was declared in, as a name prefix ending in `/` (empty at
     /// the top level).
     pub fn name_context(&self) -> &str {
-        let name = &self.rt.info[self.me].name;
+        let name = &self.rt.graph.info[self.me].name;
         &name[..name.rfind('/').map_or(0, |i| i + 1)]
     }
 
@@ -191,7 +191,7 @@ impl ConfigCx<'_> {
     pub fn find_element(&self, name: &str) -> Option<usize> {
         let mut context = self.name_context();
         loop {
-            if let Some(&e) = self.rt.names.get(&format!("{}{}", context, name)) {
+            if let Some(&e) = self.rt.graph.names.get(&format!("{}{}", context, name)) {
                 return Some(e);
             }
             if context.is_empty() {
@@ -205,15 +205,18 @@ impl ConfigCx<'_> {
     /// Element indices whose names are `name` or start with `name/` (a compound's insides).
     pub fn elements_named(&self, name: &str) -> Vec<usize> {
         let prefix = format!("{}/", name);
-        (0..self.rt.info.len())
-            .filter(|&e| self.rt.info[e].name == name || self.rt.info[e].name.starts_with(&prefix))
+        (0..self.rt.graph.info.len())
+            .filter(|&e| {
+                self.rt.graph.info[e].name == name
+                    || self.rt.graph.info[e].name.starts_with(&prefix)
+            })
             .collect()
     }
 
     /// Places the task of element `elem` (and the elements only it reaches) on `thread`
     /// (StaticThreadSched).
     pub fn set_home_thread(&mut self, elem: usize, thread: usize) {
-        self.rt.static_threads.insert(elem, thread);
+        self.rt.graph_mut().static_threads.insert(elem, thread);
     }
 }
 
@@ -247,14 +250,14 @@ impl InitCx<'_> {
     /// Gives this element a task with `tickets` (use [`DEFAULT_TICKETS`]), scheduled if `now`.
     pub fn add_task(&mut self, tickets: u32, now: bool) {
         let me = self.cx.me;
-        let tickets = match self.cx.rt.ticket_scale.get(&me) {
+        let tickets = match self.cx.rt.graph.ticket_scale.get(&me) {
             Some(f) => (tickets as f64 * f)
                 .round()
                 .clamp(1.0, crate::sched::MAX_TICKETS as f64) as u32,
             None => tickets,
         };
         let id = self.cx.rt.tasks.add(me, tickets);
-        self.cx.rt.info[me].task = Some(id);
+        self.cx.rt.graph_mut().info[me].task = Some(id);
         if now {
             self.cx.rt.tasks.schedule(id);
         }
@@ -268,13 +271,13 @@ impl InitCx<'_> {
     /// The empty notifiers upstream of input `port`: pulling there returns nothing while all of
     /// them are inactive. `None` if some upstream path has no notifier (the puller must poll).
     pub fn upstream_empty_notifiers(&self, port: usize) -> Option<Vec<NotifierId>> {
-        self.cx.rt.upstream_empty_notifiers(self.cx.me, port)
+        self.cx.rt.graph.upstream_empty_notifiers(self.cx.me, port)
     }
 
     /// The full notifiers downstream of output `port`: a source may sleep while all of them
     /// are inactive (every queue it feeds is full). `None` if some path never fills.
     pub fn downstream_full_notifiers(&self, port: usize) -> Option<Vec<NotifierId>> {
-        self.cx.rt.downstream_full_notifiers(self.cx.me, port)
+        self.cx.rt.graph.downstream_full_notifiers(self.cx.me, port)
     }
 
     /// Adds this element's task for pulling from input `port`, listening to the empty
@@ -305,7 +308,7 @@ impl InitCx<'_> {
     /// Wakes this element's task whenever `nid` becomes active.
     pub fn listen(&mut self, nid: NotifierId) {
         let me = self.cx.me;
-        if let Some(t) = self.cx.rt.info[me].task {
+        if let Some(t) = self.cx.rt.graph.info[me].task {
             self.cx.rt.add_listener(nid, t);
         }
     }
@@ -385,21 +388,21 @@ impl Cx<'_> {
     /// Runs this element's task again soon.
     #[inline]
     pub fn reschedule(&mut self) {
-        if let Some(t) = self.rt.info[self.me].task {
+        if let Some(t) = self.rt.graph.info[self.me].task {
             self.rt.tasks.schedule(t);
         }
     }
 
     /// Takes this element's task off the run list.
     pub fn unschedule(&mut self) {
-        if let Some(t) = self.rt.info[self.me].task {
+        if let Some(t) = self.rt.graph.info[self.me].task {
             self.rt.tasks.unschedule(t);
         }
     }
 
     /// Changes the tickets of this element's task.
     pub fn set_tickets(&mut self, tickets: u32) {
-        if let Some(t) = self.rt.info[self.me].task {
+        if let Some(t) = self.rt.graph.info[self.me].task {
             self.rt.tasks.set_tickets(t, tickets);
         }
     }
@@ -539,7 +542,7 @@ impl Cx<'_> {
 
     /// Index of the element called `name`.
     pub fn element_index(&self, name: &str) -> Option<usize> {
-        self.rt.names.get(name).copied()
+        self.rt.graph.names.get(name).copied()
     }
 
     /// The signal made of notifiers `nids`, as found by [`InitCx::upstream_empty_notifiers`]
@@ -551,7 +554,7 @@ impl Cx<'_> {
         // their elements; idle notifiers are not numbered.
         let mut named: Vec<(NotifierId, &'static str, usize)> = Vec::new();
         let (mut empties, mut fulls) = (0, 0);
-        for inf in &self.rt.info {
+        for inf in &self.rt.graph.info {
             if let Some(n) = inf.empty_notifier.filter(|_| !inf.idle_notifier) {
                 named.push((n, "empty", empties));
                 empties += 1;
@@ -581,8 +584,8 @@ impl Cx<'_> {
     /// keyword argument is replaced, or the keyword argument added.
     pub fn reconfigure_keyword(&mut self, argno: usize, keyword: &str, value: &str) {
         use sluice_lang::args::{keyword_split, split_args};
-        let info = &mut self.rt.info[self.me];
-        let mut conf = split_args(&info.config);
+        let info = &self.rt.graph.info[self.me];
+        let mut conf = split_args(&info.config());
         let kw = conf
             .iter()
             .rposition(|a| keyword_split(a).is_some_and(|(k, _)| k == keyword));
@@ -593,7 +596,7 @@ impl Cx<'_> {
             }
             None => conf.push(format!("{keyword} {value}")),
         }
-        info.config = conf.join(", ");
+        info.set_config(conf.join(", "));
     }
 
     /// Calls this element's `run` handler once, soon after signal `signo` arrives (Click's
@@ -609,7 +612,7 @@ impl Cx<'_> {
 
     /// Number of elements in the router (indices run from 0).
     pub fn nelements(&self) -> usize {
-        self.rt.info.len()
+        self.rt.graph.info.len()
     }
 
     /// Another element, if it is not running right now.

@@ -7,8 +7,10 @@ use sluice_lang::args::Args;
 
 use crate::batch::Batch;
 use crate::context::{ConfigCx, Cx, InitCx};
+use crate::handlers::Handlers;
 use crate::packet::Packet;
 use crate::threads::Concurrency;
+use crate::toolkit::{pull_sorted, push_sorted, Verdict};
 
 /// Configure phase of elements that define information others use (AddressInfo).
 pub const CONFIGURE_PHASE_INFO: i32 = -100;
@@ -139,7 +141,8 @@ impl<T: Any> AsAny for T {
 /// A packet-processing element.
 ///
 /// Every method has a default, so a simple 1-input/1-output agnostic element only overrides
-/// [`Element::simple_action`]. Push elements override [`Element::push`]; pull elements
+/// [`Element::simple_action`], and one that also sends packets to other outputs
+/// [`Element::action`]. Push elements override [`Element::push`]; pull elements
 /// [`Element::pull`]; sources and pollers [`Element::run_task`]. Emitting packets goes through
 /// the context (`cx.push(port, batch)`), which calls the downstream element directly.
 pub trait Element: AsAny + Send {
@@ -169,23 +172,28 @@ pub trait Element: AsAny + Send {
         Some(p)
     }
 
-    /// Receives a batch pushed into input `port`. Default: `simple_action` on each packet, then
-    /// push the survivors to output 0.
-    fn push(&mut self, port: usize, mut batch: Batch, cx: &mut Cx) {
-        let _ = port;
-        batch.filter_map(|p| self.simple_action(p, cx));
-        if !batch.is_empty() {
-            cx.push(0, batch);
+    /// Decides where one packet goes, for an element that sorts packets between its outputs
+    /// (an error output beside output 0). Default: [`Element::simple_action`], to output 0.
+    fn action(&mut self, p: Packet, cx: &mut Cx) -> Verdict {
+        match self.simple_action(p, cx) {
+            Some(p) => Verdict::Out(0, p),
+            None => Verdict::Gone,
         }
     }
 
+    /// Receives a batch pushed into input `port`. Default: [`Element::action`] on each packet,
+    /// the packets for each output pushed together ([`push_sorted`]).
+    fn push(&mut self, port: usize, batch: Batch, cx: &mut Cx) {
+        let _ = port;
+        push_sorted(batch, cx, |p, cx| self.action(p, cx));
+    }
+
     /// Answers a pull of up to `max` packets on output `port`. Default: pull from input 0 and
-    /// apply `simple_action`.
+    /// apply [`Element::action`], returning the packets for output 0 and pushing the others
+    /// ([`pull_sorted`]).
     fn pull(&mut self, port: usize, max: usize, cx: &mut Cx) -> Batch {
         let _ = port;
-        let mut batch = cx.pull(0, max);
-        batch.filter_map(|p| self.simple_action(p, cx));
-        batch
+        pull_sorted(max, cx, |p, cx| self.action(p, cx))
     }
 
     /// Runs the element's task; returns true if it did useful work. Call `cx.reschedule()` to
@@ -215,29 +223,10 @@ pub trait Element: AsAny + Send {
         None
     }
 
-    /// The element's own handlers (the router adds `name`, `class`, `config`, `ports`, `handlers`).
-    fn handlers(&self) -> &[Handler] {
-        &[]
-    }
-
-    /// Reads handler `name`.
-    fn read_handler(&self, name: &str) -> Option<String> {
-        let _ = name;
-        None
-    }
-
-    /// Reads handler `name`, declared with [`Handler::param`], with parameter `param` (may be
-    /// empty). An `Err` is the handler's error message (e.g. a malformed parameter).
-    fn read_handler_param(&self, name: &str, param: &str) -> Result<String, String> {
-        let _ = param;
-        self.read_handler(name)
-            .ok_or_else(|| format!("no read handler '{}'", name))
-    }
-
-    /// Writes handler `name`.
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        let _ = (value, cx);
-        Err(format!("no write handler '{}'", name))
+    /// The element's own handlers, as a table built with [`crate::Table`] (the router adds
+    /// `name`, `class`, `config`, `ports`, `handlers`). Called once the element is configured.
+    fn handler_table(&self) -> Handlers {
+        Handlers::default()
     }
 
     /// Hot swap (Click's `take_state`): takes what this element keeps from `old`, the element

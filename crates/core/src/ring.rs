@@ -10,11 +10,64 @@
 //! operating system commits a page only when the ring first reaches it: a large ring costs
 //! address space, and memory only as far as it fills. Creation fails cleanly (`None`) when
 //! the capacity is above [`MAX_CAPACITY`] or the address space cannot be had.
+//!
+//! Built with `RUSTFLAGS="--cfg loom"`, the rings use loom's atomics and cells instead of
+//! std's, and the tests in `ring/loom_tests.rs` explore the interleavings of small models up
+//! to a preemption bound (scripts/test.sh has the command).
 
-use std::alloc::Layout;
-use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[cfg(loom)]
+use loom::cell::UnsafeCell;
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+#[cfg(not(loom))]
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+#[cfg(not(loom))]
+use std_cell::UnsafeCell;
+
+#[cfg(all(test, loom))]
+mod loom_tests;
+
+/// std's `UnsafeCell` behind the closure API of loom's, so that slot accesses read the same
+/// in both builds (loom's checks every access against the memory model).
+#[cfg(not(loom))]
+mod std_cell {
+    /// Zero bytes are a valid one whenever they are a valid `T` (`repr(transparent)`).
+    #[repr(transparent)]
+    pub(super) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+    impl<T> UnsafeCell<T> {
+        /// Calls `f` with a pointer to the value.
+        #[inline(always)]
+        pub(super) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+    }
+}
+
+/// Moves `v` into a slot.
+///
+/// # Safety
+/// The calling thread owns the slot (no other thread touches it until this one publishes it)
+/// and the slot holds no value.
+#[inline(always)]
+unsafe fn put<T>(slot: &UnsafeCell<MaybeUninit<T>>, v: T) {
+    // SAFETY: the caller's promise: the pointer is valid and nobody else accesses the slot.
+    slot.with_mut(|p| unsafe { (*p).write(v) });
+}
+
+/// Moves the value out of a slot, which is then logically empty.
+///
+/// # Safety
+/// The calling thread owns the slot (no other thread touches it until this one hands it back)
+/// and the slot holds an initialised value.
+#[inline(always)]
+unsafe fn take<T>(slot: &UnsafeCell<MaybeUninit<T>>) -> T {
+    // SAFETY: the caller's promise: the pointer is valid, nobody else accesses the slot, and
+    // the value is initialised; the caller treats it as gone afterwards.
+    slot.with_mut(|p| unsafe { (*p).assume_init_read() })
+}
 
 /// Largest ring, in items (2^24 = 16,777,216): ThreadSafeQueue and CPUQueue refuse a larger
 /// CAPACITY. A full ring of this size holds 32 GiB of 2 KiB packet buffers; its slots take
@@ -26,8 +79,9 @@ pub const MAX_CAPACITY: usize = 1 << 24;
 ///
 /// # Safety
 /// All-zero bytes must be a valid `S`.
+#[cfg(not(loom))]
 unsafe fn zeroed_slots<S>(n: usize) -> Option<Box<[S]>> {
-    let layout = Layout::array::<S>(n).ok()?;
+    let layout = std::alloc::Layout::array::<S>(n).ok()?;
     if layout.size() == 0 {
         let dangling = std::ptr::NonNull::<S>::dangling().as_ptr();
         // SAFETY: a slice of zero-sized values needs no memory; a dangling, aligned pointer
@@ -80,9 +134,18 @@ impl<T> Ring<T> {
     /// `None` above [`MAX_CAPACITY`] or when memory is short.
     pub fn new(capacity: usize) -> Option<Ring<T>> {
         let cap = slot_count(capacity)?;
+        #[cfg(not(loom))]
         // SAFETY: a zero sequence number and an uninitialised value are a valid slot not used
         // yet (see `claim`).
         let slots = unsafe { zeroed_slots::<Slot<T>>(cap) }?;
+        // Loom's atomics and cells hold model state, so zero bytes are no valid slot there.
+        #[cfg(loom)]
+        let slots: Box<[Slot<T>]> = (0..cap)
+            .map(|_| Slot {
+                seq: AtomicUsize::new(0),
+                val: UnsafeCell::new(MaybeUninit::uninit()),
+            })
+            .collect();
         Some(Ring {
             slots,
             mask: cap - 1,
@@ -158,7 +221,7 @@ impl<T> Ring<T> {
         let slot = &self.slots[pos & self.mask];
         // SAFETY: the CAS in `claim` gave this thread exclusive ownership of the slot until the
         // release store below publishes it to consumers.
-        unsafe { (*slot.val.get()).write(v) };
+        unsafe { put(&slot.val, v) };
         slot.seq.store(pos.wrapping_add(1), Ordering::Release);
         Ok(())
     }
@@ -176,7 +239,7 @@ impl<T> Ring<T> {
             match items.next() {
                 Some(v) => {
                     // SAFETY: slot claimed by this thread in `claim`.
-                    unsafe { (*slot.val.get()).write(v) };
+                    unsafe { put(&slot.val, v) };
                     slot.seq.store(p.wrapping_add(1), Ordering::Release);
                     done += 1;
                 }
@@ -192,7 +255,7 @@ impl<T> Ring<T> {
         let slot = &self.slots[pos & self.mask];
         // SAFETY: claimed slot holds an initialised value published by a producer's release
         // store; we take it and hand the slot back for the producer one lap ahead.
-        let v = unsafe { (*slot.val.get()).assume_init_read() };
+        let v = unsafe { take(&slot.val) };
         slot.seq
             .store(pos.wrapping_add(self.mask + 1), Ordering::Release);
         Some(v)
@@ -207,7 +270,7 @@ impl<T> Ring<T> {
             let p = pos.wrapping_add(i);
             let slot = &self.slots[p & self.mask];
             // SAFETY: as in `pop`.
-            let v = unsafe { (*slot.val.get()).assume_init_read() };
+            let v = unsafe { take(&slot.val) };
             slot.seq
                 .store(p.wrapping_add(self.mask + 1), Ordering::Release);
             f(v);
@@ -222,7 +285,7 @@ impl<T> Drop for Ring<T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;
@@ -345,7 +408,7 @@ pub struct SpscRing<T> {
 struct Side {
     pos: AtomicUsize,
     seen: AtomicUsize,
-    busy: std::sync::atomic::AtomicBool,
+    busy: AtomicBool,
 }
 
 impl Side {
@@ -353,7 +416,7 @@ impl Side {
         Side {
             pos: AtomicUsize::new(0),
             seen: AtomicUsize::new(0),
-            busy: false.into(),
+            busy: AtomicBool::new(false),
         }
     }
 }
@@ -371,9 +434,16 @@ impl<T> SpscRing<T> {
     /// above [`MAX_CAPACITY`] or when memory is short.
     pub fn new(capacity: usize) -> Option<SpscRing<T>> {
         let cap = slot_count(capacity)?;
+        #[cfg(not(loom))]
+        // SAFETY: any bytes are a valid uninitialised slot.
+        let slots = unsafe { zeroed_slots::<UnsafeCell<MaybeUninit<T>>>(cap) }?;
+        // Loom's cells hold model state, so zero bytes are no valid slot there.
+        #[cfg(loom)]
+        let slots: Box<[_]> = (0..cap)
+            .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+            .collect();
         Some(SpscRing {
-            // SAFETY: any bytes are a valid uninitialised slot.
-            slots: unsafe { zeroed_slots::<UnsafeCell<MaybeUninit<T>>>(cap) }?,
+            slots,
             mask: cap - 1,
             prod: CachePadded(Side::new()),
             cons: CachePadded(Side::new()),
@@ -432,7 +502,7 @@ impl<T> SpscRing<T> {
             let Some(v) = items.next() else { break };
             // SAFETY: slots from tail to head + capacity are free and owned by the producer
             // until the release store below publishes them.
-            unsafe { (*self.slots[tail.wrapping_add(n) & self.mask].get()).write(v) };
+            unsafe { put(&self.slots[tail.wrapping_add(n) & self.mask], v) };
             n += 1;
         }
         p.pos.store(tail.wrapping_add(n), Ordering::Release);
@@ -457,8 +527,7 @@ impl<T> SpscRing<T> {
         for i in 0..n {
             // SAFETY: slots from head to tail were published by the producer's release store
             // (acquired above) and belong to the consumer until its release store below.
-            let v =
-                unsafe { (*self.slots[head.wrapping_add(i) & self.mask].get()).assume_init_read() };
+            let v = unsafe { take(&self.slots[head.wrapping_add(i) & self.mask]) };
             f(v);
         }
         c.pos.store(head.wrapping_add(n), Ordering::Release);
@@ -473,7 +542,7 @@ impl<T> Drop for SpscRing<T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod spsc_tests {
     use super::*;
     use std::sync::Arc;

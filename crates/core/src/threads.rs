@@ -127,6 +127,8 @@ pub(crate) struct Runtime {
     pub(crate) task_cycles: Vec<AtomicU64>,
     /// Task groups in transit.
     pub(crate) migrating: AtomicUsize,
+    /// Packets each element pushed to an output that is not connected (dropped), all threads.
+    pub(crate) lost: Vec<AtomicU64>,
     /// How a `hotconfig` write builds a configuration (`None`: no hot swap).
     pub(crate) reconfigure: Option<crate::router::Reconfigure>,
     /// The router a `hotconfig` write built, waiting to be installed.
@@ -139,6 +141,7 @@ pub(crate) struct Runtime {
 impl Runtime {
     pub(crate) fn new(
         n: usize,
+        elements: usize,
         reconfigure: Option<crate::router::Reconfigure>,
         predecessors: HashMap<String, &'static str>,
     ) -> Runtime {
@@ -166,6 +169,7 @@ impl Runtime {
             elem_home: Vec::new(),
             task_cycles: Vec::new(),
             migrating: AtomicUsize::new(0),
+            lost: (0..elements).map(|_| AtomicU64::new(0)).collect(),
             reconfigure,
             hotswap: Mutex::new(None),
             predecessors,
@@ -641,7 +645,33 @@ pub(crate) fn merge_values(vals: &[String]) -> String {
     {
         return format!("{}\n", fl.iter().sum::<f64>());
     }
+    if let Some(table) = merge_details(vals) {
+        return table;
+    }
     vals.first().cloned().unwrap_or_default()
+}
+
+/// Merges `drop_details`-style tables (`COUNT LABEL` lines) with the same labels in the same
+/// order, summing each line's count; `None` if the values are not such tables.
+fn merge_details(vals: &[String]) -> Option<String> {
+    let tables: Vec<Vec<(String, u64)>> = vals
+        .iter()
+        .map(|v| crate::handlers::parse_details(v))
+        .collect();
+    let first = tables.first()?;
+    let lines = vals[0].lines().count();
+    if first.is_empty() || first.len() != lines {
+        return None;
+    }
+    let same = |t: &Vec<(String, u64)>| {
+        t.len() == first.len() && t.iter().zip(first).all(|(a, b)| a.0 == b.0)
+    };
+    if !tables.iter().all(same) {
+        return None;
+    }
+    Some(crate::handlers::details(first.iter().enumerate().map(
+        |(i, (label, _))| (label.as_str(), tables.iter().map(|t| t[i].1).sum()),
+    )))
 }
 
 #[cfg(test)]

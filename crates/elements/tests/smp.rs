@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 
 use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Library, Packet, Router,
-    RouterOptions,
+    Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Library, Packet, Router,
+    RouterOptions, Table,
 };
 use sluice_lang::args::Args;
 
@@ -54,12 +54,8 @@ impl Element for SeqSource {
         true
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("count")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "count").then(|| self.next.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().read("count", |e| e.next).into()
     }
 }
 
@@ -90,23 +86,12 @@ impl Element for SeqCheck {
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::r("bad_order"),
-                Handler::r("malformed"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "bad_order" => self.dups_or_reorders.to_string(),
-            "malformed" => self.malformed.to_string(),
-            _ => return None,
-        })
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .read("bad_order", |e| e.dups_or_reorders)
+            .read("malformed", |e| e.malformed)
+            .into()
     }
 }
 

@@ -696,6 +696,15 @@ impl Args {
         self.read_any(key, false, false)
     }
 
+    /// Optional keyword argument read into `slot`, which keeps its value (the element's
+    /// default) when the argument is absent.
+    pub fn read_into<T: FromArg>(&mut self, key: &str, slot: &mut T) -> Result<(), ()> {
+        if let Some(v) = self.read(key)? {
+            *slot = v;
+        }
+        Ok(())
+    }
+
     /// Every occurrence of a repeatable keyword argument, in order.
     pub fn read_all<T: FromArg>(&mut self, key: &str) -> Result<Vec<T>, ()> {
         let mut out = Vec::new();

@@ -1,19 +1,11 @@
 //! The driver: runs tasks, timers and watched descriptors until the router stops, on one
 //! thread or on several (splitting the elements over worker routers and gathering them back).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use sluice_lang::args::Args;
-
-use super::{Router, Slot, BALANCE_CYCLES};
-use crate::context::{ConfigCx, Cx, InitCx};
+use super::Router;
 use crate::cpu::cycles;
-use crate::element::Element;
-use crate::sched::TimerQueue;
-use crate::threads::{Concurrency, Placement};
 
 impl Router {
     /// Thread 0 handles driver stop events: each steps a DriverManager, or (without one)
@@ -75,7 +67,7 @@ impl Router {
     /// scripts, control sockets). While the router drains, their tasks, timers and
     /// descriptors are not run.
     fn is_source(&self, e: usize) -> bool {
-        self.info[e].ninputs == 0
+        self.graph.info[e].ninputs == 0
     }
 
     /// True while draining; starts this thread's drain clock, and stops the router when the
@@ -187,7 +179,7 @@ impl Router {
     pub fn run(&mut self) {
         self.install_hotswap();
         loop {
-            if self.placement.is_some() {
+            if self.graph.placement.is_some() {
                 self.run_threads();
             } else {
                 self.run_loop();
@@ -206,7 +198,7 @@ impl Router {
         self.run();
     }
 
-    fn run_loop(&mut self) {
+    pub(crate) fn run_loop(&mut self) {
         let multi = self.runtime.nthreads() > 1;
         let mut rounds: u32 = 0;
         let mut last_yield = cycles();
@@ -348,7 +340,7 @@ impl Router {
     /// Tells the simulated clock shared with other threads how far this thread lets it jump:
     /// not at all while it has tasks to run that may work (`busy`), else up to its next
     /// timer.
-    fn note_sim_progress(&mut self, busy: bool) {
+    pub(crate) fn note_sim_progress(&mut self, busy: bool) {
         let until = if busy && self.tasks.any_runnable() {
             Some(self.clock.now())
         } else {
@@ -389,221 +381,6 @@ impl Router {
             std::hint::spin_loop();
         }
         false
-    }
-
-    /// Splits the elements over worker routers, runs them on their threads, and gathers them
-    /// back when they stop.
-    fn run_threads(&mut self) {
-        let p = self
-            .placement
-            .clone()
-            .expect("placement computed at initialisation");
-        let nthreads = self.runtime.nthreads();
-        {
-            let rt =
-                Arc::get_mut(&mut self.runtime).expect("runtime not shared before threads start");
-            rt.task_thread = p.task_thread.iter().map(|&t| AtomicUsize::new(t)).collect();
-            rt.elem_home = p
-                .elem_threads
-                .iter()
-                .map(|t| AtomicUsize::new(t[0]))
-                .collect();
-            rt.task_cycles = (0..p.task_thread.len())
-                .map(|_| AtomicU64::new(0))
-                .collect();
-            rt.size_wakeups(p.task_thread.len());
-        }
-        self.balance_at = cycles() + BALANCE_CYCLES;
-        let mut workers: Vec<Router> = (1..nthreads).map(|t| self.worker(t)).collect();
-        for e in 0..self.info.len() {
-            let ths = &p.elem_threads[e];
-            if ths.len() > 1 {
-                match self.info[e].concurrency {
-                    Concurrency::Shared | Concurrency::Separable => {
-                        let el = self.slots[e]
-                            .elem
-                            .take()
-                            .expect("element present before threads start");
-                        let sharing = self.sharing(&p, e);
-                        match el.into_shared(sharing) {
-                            Some(sh) => {
-                                for w in workers.iter_mut() {
-                                    w.slots[e].shared = Some(sh.clone());
-                                }
-                                self.slots[e].shared = Some(sh);
-                            }
-                            None => eprintln!("{}: cannot be shared between threads", self.desc(e)),
-                        }
-                        continue;
-                    }
-                    Concurrency::Replicated => {
-                        for &t in &ths[1..] {
-                            if let Some(r) = self.make_replica(e) {
-                                if t == 0 {
-                                    self.replicas[e].push(r);
-                                } else {
-                                    workers[t - 1].slots[e].elem = Some(r);
-                                }
-                            }
-                        }
-                    }
-                    Concurrency::Exclusive => {}
-                }
-            }
-            let home = ths[0];
-            if home != 0 {
-                workers[home - 1].slots[e].elem = self.slots[e].elem.take();
-            }
-        }
-        for w in workers.iter_mut() {
-            let t = w.thread;
-            w.tasks.retain_scheduled(|id| p.task_thread[id] == t);
-            w.timers = self.timers.split_off(|e| p.elem_threads[e][0] == t);
-            w.selects = self
-                .selects
-                .iter()
-                .copied()
-                .filter(|&(_, e)| p.elem_threads[e][0] == t)
-                .collect();
-        }
-        self.tasks.retain_scheduled(|id| p.task_thread[id] == 0);
-        self.selects.retain(|&(_, e)| p.elem_threads[e][0] == 0);
-        self.running_threads = true;
-        self.note_sim_progress(true);
-        for w in workers.iter_mut() {
-            w.running_threads = true;
-            w.note_sim_progress(true);
-        }
-        let affinity = crate::cpu::Affinity::current();
-        let workers: Vec<Router> = std::thread::scope(|s| {
-            let handles: Vec<_> = workers
-                .into_iter()
-                .map(|mut w| {
-                    s.spawn(move || {
-                        if let Some(a) = affinity {
-                            a.pin(w.thread);
-                        }
-                        w.run_loop();
-                        w
-                    })
-                })
-                .collect();
-            if let Some(a) = affinity {
-                a.pin(0);
-            }
-            self.run_loop();
-            if let Some(a) = affinity {
-                a.restore();
-            }
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("worker thread panicked"))
-                .collect()
-        });
-        self.running_threads = false;
-        for mut w in workers {
-            for e in 0..self.info.len() {
-                if let Some(el) = w.slots[e].elem.take() {
-                    if self.slots[e].elem.is_none() {
-                        self.slots[e].elem = Some(el);
-                    } else {
-                        self.replicas[e].push(el);
-                    }
-                }
-                w.slots[e].shared = None;
-            }
-            for (id, t) in w.tasks.all().iter().enumerate() {
-                self.tasks.absorb_stats(id, t);
-            }
-            w.initialized = false;
-        }
-    }
-
-    /// How many threads push into element `e` (those reaching its upstream neighbours on push
-    /// inputs) and pull from it (those reaching its downstream neighbours on pull outputs).
-    fn sharing(&self, p: &Placement, e: usize) -> crate::element::Sharing {
-        let inf = &self.info[e];
-        let mut prod: Vec<usize> = Vec::new();
-        let mut cons: Vec<usize> = Vec::new();
-        for i in 0..inf.ninputs {
-            if inf.in_push[i] {
-                for up in &inf.in_peers[i] {
-                    prod.extend(p.elem_threads[up.elem].iter().copied());
-                }
-            }
-        }
-        for o in 0..inf.noutputs {
-            if !inf.out_push[o] {
-                for down in &inf.out_peers[o] {
-                    cons.extend(p.elem_threads[down.elem].iter().copied());
-                }
-            }
-        }
-        prod.sort_unstable();
-        prod.dedup();
-        cons.sort_unstable();
-        cons.dedup();
-        crate::element::Sharing {
-            producers: prod.len(),
-            consumers: cons.len(),
-        }
-    }
-
-    /// An empty worker router for thread `t` sharing this router's graph.
-    fn worker(&self, t: usize) -> Router {
-        Router {
-            slots: (0..self.slots.len()).map(|_| Slot::empty()).collect(),
-            info: self.info.clone(),
-            names: self.names.clone(),
-            outs: self.outs.clone(),
-            ins: self.ins.clone(),
-            pass: self.pass.clone(),
-            tasks: self.tasks.clone(),
-            timers: TimerQueue::default(),
-            notifiers: self.notifiers.clone(),
-            selects: Vec::new(),
-            clock: self.clock.clone(),
-            stopped: false,
-            driver_managers: Vec::new(),
-            flat: self.flat.clone(),
-            source: String::new(),
-            class_names: self.class_names.clone(),
-            initialized: true,
-            thread: t,
-            runtime: self.runtime.clone(),
-            static_threads: HashMap::new(),
-            ticket_scale: HashMap::new(),
-            placement: self.placement.clone(),
-            replicas: (0..self.slots.len()).map(|_| Vec::new()).collect(),
-            running_threads: false,
-            orphans: Vec::new(),
-            woken_scratch: Vec::new(),
-            balance_at: 0,
-            balance_seen: Vec::new(),
-            drain_until: None,
-            signal_runs: Vec::new(),
-        }
-    }
-
-    /// A fresh copy of element `e`, configured and initialised like the original.
-    fn make_replica(&mut self, e: usize) -> Option<Box<dyn Element>> {
-        let mut el = (self.info[e].class.make)();
-        let mut args = Args::new(&self.info[e].config);
-        let ok = el
-            .configure(&mut args, &mut ConfigCx { rt: self, me: e })
-            .is_ok()
-            && args.complete().is_ok();
-        let init = ok
-            && el
-                .initialize(&mut InitCx {
-                    cx: Cx { rt: self, me: e },
-                })
-                .is_ok();
-        if !init {
-            eprintln!("{}: could not make a per-thread copy", self.desc(e));
-            return None;
-        }
-        Some(el)
     }
 }
 

@@ -39,7 +39,7 @@ impl Router {
 
     /// True if this router replaces a running one that has an element of `e`'s name and class.
     pub(crate) fn has_predecessor(&self, e: usize) -> bool {
-        let inf = &self.info[e];
+        let inf = &self.graph.info[e];
         self.runtime.predecessors.get(&inf.name) == Some(&inf.class.name)
     }
 
@@ -65,8 +65,13 @@ impl Router {
             threads: self.runtime.nthreads(),
             reconfigure: Some(rc.clone()),
         };
-        let predecessors = (0..self.info.len())
-            .map(|e| (self.info[e].name.clone(), self.info[e].class.name))
+        let predecessors = (0..self.graph.info.len())
+            .map(|e| {
+                (
+                    self.graph.info[e].name.clone(),
+                    self.graph.info[e].class.name,
+                )
+            })
             .collect();
         let new = Router::build(flat, &rc.library, opts, self.clock.clone(), predecessors);
         let new = new.map_err(|mut e| {
@@ -89,10 +94,10 @@ impl Router {
             return false;
         };
         for e in 0..new.slots.len() {
-            let Some(&o) = self.names.get(&new.info[e].name) else {
+            let Some(&o) = self.graph.names.get(&new.graph.info[e].name) else {
                 continue;
             };
-            if self.info[o].class.name != new.info[e].class.name {
+            if self.graph.info[o].class.name != new.graph.info[e].class.name {
                 continue;
             }
             let Some(mut old) = self.slots[o].elem.take() else {

@@ -37,7 +37,8 @@ impl Router {
 
     /// The push-output table (`push`) or the pull-input table.
     fn table(&self, push: bool) -> Vec<Box<[Option<PortRef>]>> {
-        self.info
+        self.graph
+            .info
             .iter()
             .map(|inf| {
                 let (peers, is_push) = if push {
@@ -62,9 +63,9 @@ impl Router {
         for _ in 0..=self.pass.len() {
             let next = self.pass.get(&at.elem).and_then(|p| {
                 let (map, peers) = if push {
-                    (&p.push, &self.info[at.elem].out_peers)
+                    (&p.push, &self.graph.info[at.elem].out_peers)
                 } else {
-                    (&p.pull, &self.info[at.elem].in_peers)
+                    (&p.pull, &self.graph.info[at.elem].in_peers)
                 };
                 let port = map.get(at.port).copied().flatten()?;
                 peers.get(port)?.first().copied()

@@ -43,11 +43,11 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::net::Ipv4Addr;
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::toolkit::{push_sorted, Verdict};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::Args;
 
 use crate::io::extra_length;
-use crate::ip::common::{parse_bool, push_sorted, Verdict};
 
 /// What happens when a threshold is reached.
 #[derive(Clone, Debug)]
@@ -72,6 +72,23 @@ pub struct AggregateCounter {
     banner: String,
     on_agg: Trigger,
     on_count: Trigger,
+}
+
+impl Default for AggregateCounter {
+    fn default() -> Self {
+        AggregateCounter {
+            counts: BTreeMap::new(),
+            total: 0,
+            bytes: false,
+            ip_bytes: false,
+            extra_length: true,
+            frozen: false,
+            active: true,
+            banner: String::new(),
+            on_agg: None,
+            on_count: None,
+        }
+    }
 }
 
 /// Reads the STOP, FREEZE and CALL keywords of one family (`AGGREGATE` or `COUNT`).
@@ -103,6 +120,14 @@ fn read_trigger(args: &mut Args, what: &str) -> Result<Trigger, ()> {
 }
 
 impl AggregateCounter {
+    /// Sets the BANNER, ending it with a newline unless it is empty.
+    fn set_banner(&mut self, b: &str) {
+        self.banner = b.to_string();
+        if !self.banner.is_empty() && !self.banner.ends_with('\n') {
+            self.banner.push('\n');
+        }
+    }
+
     fn fire(&mut self, a: Action, cx: &mut Cx) {
         match a {
             Action::Stop => {
@@ -204,17 +229,14 @@ impl AggregateCounter {
 
 impl Element for AggregateCounter {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.bytes = args.read("BYTES")?.unwrap_or(false);
-        self.ip_bytes = args.read("IP_BYTES")?.unwrap_or(false);
+        args.read_into("BYTES", &mut self.bytes)?;
+        args.read_into("IP_BYTES", &mut self.ip_bytes)?;
         let _: Option<bool> = args.read("MULTIPACKET")?;
-        self.extra_length = args.read("EXTRA_LENGTH")?.unwrap_or(true);
+        args.read_into("EXTRA_LENGTH", &mut self.extra_length)?;
         self.on_agg = read_trigger(args, "AGGREGATE")?;
         self.on_count = read_trigger(args, "COUNT")?;
         if let Some(b) = args.read::<String>("BANNER")? {
-            self.banner = b;
-            if !self.banner.is_empty() && !self.banner.ends_with('\n') {
-                self.banner.push('\n');
-            }
+            self.set_banner(&b);
         }
         Ok(())
     }
@@ -235,55 +257,31 @@ impl Element for AggregateCounter {
         b
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::w("write_text_file"),
-                Handler::w("write_ascii_file"),
-                Handler::w("write_ip_file"),
-                Handler::w("write_file"),
-                Handler::rw("freeze"),
-                Handler::rw("active"),
-                Handler::w("stop"),
-                Handler::rw("banner"),
-                Handler::r("nagg"),
-                Handler::w("clear"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "freeze" => self.frozen.to_string(),
-            "active" => self.active.to_string(),
-            "banner" => self.banner.clone(),
-            "nagg" => self.counts.len().to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, cx: &mut Cx) -> Result<(), String> {
-        let file = v.trim();
-        match name {
-            "write_text_file" | "write_ascii_file" => self.write(file, "text")?,
-            "write_ip_file" => self.write(file, "ip")?,
-            "write_file" => self.write(file, "packed")?,
-            "freeze" => self.frozen = parse_bool(v)?,
-            "active" => self.active = parse_bool(v)?,
-            "stop" => self.fire(Action::Stop, cx),
-            "banner" => {
-                self.banner = v.to_string();
-                if !self.banner.is_empty() && !self.banner.ends_with('\n') {
-                    self.banner.push('\n');
-                }
-            }
-            "clear" => {
-                self.counts.clear();
-                self.total = 0;
-            }
-            _ => return Err(format!("no handler {name}")),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .write("write_text_file", |e, v, _| e.write(v.trim(), "text"))
+            .write("write_ascii_file", |e, v, _| e.write(v.trim(), "text"))
+            .write("write_ip_file", |e, v, _| e.write(v.trim(), "ip"))
+            .write("write_file", |e, v, _| e.write(v.trim(), "packed"))
+            .read("freeze", |e| e.frozen)
+            .write_as("freeze", |e, b: bool| e.frozen = b)
+            .read("active", |e| e.active)
+            .write_as("active", |e, b: bool| e.active = b)
+            .write("stop", |e, _, cx| {
+                e.fire(Action::Stop, cx);
+                Ok(())
+            })
+            .read("banner", |e| e.banner.clone())
+            .write("banner", |e, v, _| {
+                e.set_banner(v);
+                Ok(())
+            })
+            .read("nagg", |e| e.counts.len())
+            .action("clear", |e| {
+                e.counts.clear();
+                e.total = 0;
+            })
+            .into()
     }
 }
 
@@ -294,18 +292,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "a/a",
     flow: "",
     source: include_str!("aggregate_counter.rs"),
-    make: || {
-        Box::new(AggregateCounter {
-            counts: BTreeMap::new(),
-            total: 0,
-            bytes: false,
-            ip_bytes: false,
-            extra_length: true,
-            frozen: false,
-            active: true,
-            banner: String::new(),
-            on_agg: None,
-            on_count: None,
-        })
-    },
+    make: || Box::<AggregateCounter>::default(),
 };

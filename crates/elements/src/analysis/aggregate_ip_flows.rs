@@ -41,17 +41,29 @@
 //!   cannot be true).
 //!
 //! Handlers: `clear` (w: ends every flow and flushes waiting fragments; later packets get
-//! new numbers), `drops` (r), `count` (r: flows started).
+//! new numbers), `drops`, `drop_details` (r: packets dropped, by reason), `count` (r: flows
+//! started).
 //!
 //! Example: `FromDump(trace.pcap, STOP true, FORCE_IP true) -> af :: AggregateIPFlows
 //! -> AggregateCounter -> Discard; DriverManager(wait, write af.clear)`
 
 use std::collections::{HashMap, VecDeque};
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, Timestamp};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{InitCx, Packet, Table, Timestamp};
 use sluice_lang::args::{Args, Seconds};
 use sluice_wire::ipv4::{PROTO_ICMP, PROTO_TCP, PROTO_UDP};
 use sluice_wire::Ipv4Packet;
+
+drop_reasons! {
+    /// Why AggregateIPFlows drops a packet.
+    enum Reason {
+        /// A fragment whose datagram's first fragment never came.
+        NoFirstFragment => "fragment without first fragment",
+        /// A fragment still waiting when the router stopped.
+        AtStop => "fragment waiting at stop",
+    }
+}
 
 /// One flow between a pair of hosts.
 struct Flow {
@@ -104,7 +116,7 @@ pub struct AggregateIPFlows {
     active_sec: i64,
     gc_sec: i64,
     warned: bool,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Default for AggregateIPFlows {
@@ -124,7 +136,7 @@ impl Default for AggregateIPFlows {
             active_sec: 0,
             gc_sec: 0,
             warned: false,
-            drops: 0,
+            drops: Drops::default(),
         }
     }
 }
@@ -297,7 +309,7 @@ impl AggregateIPFlows {
                     head.anno_mut().paint = paint;
                 }
                 None => {
-                    self.drops += 1;
+                    self.drops.count(Reason::NoFirstFragment);
                     return;
                 }
             }
@@ -413,7 +425,7 @@ impl AggregateIPFlows {
     }
 
     /// Runs a batch through: output-0 packets stay in `batch` (fragments released meanwhile
-    /// are pushed before them), the others go to output 1 or are dropped.
+    /// are pushed before them), the others go to output 1.
     fn process(&mut self, batch: &mut Batch, cx: &mut Cx) {
         let mut other = Batch::new();
         let mut released = Batch::new();
@@ -436,11 +448,7 @@ impl AggregateIPFlows {
             cx.push(0, released);
         }
         if !other.is_empty() {
-            if cx.noutputs() > 1 {
-                cx.push(1, other);
-            } else {
-                self.drops += other.len() as u64;
-            }
+            cx.push(1, other);
         }
     }
 }
@@ -475,7 +483,7 @@ impl Element for AggregateIPFlows {
                 *slot = secs(s);
             }
         }
-        self.icmp = args.read("ICMP")?.unwrap_or(false);
+        args.read_into("ICMP", &mut self.icmp)?;
         self.fragments = args.read("FRAGMENTS")?;
         self.smallest_timeout = self
             .tcp_timeout
@@ -513,44 +521,27 @@ impl Element for AggregateIPFlows {
     fn cleanup(&mut self, _cx: &mut Cx) {
         for map in [&mut self.tcp, &mut self.udp] {
             for hp in map.values_mut() {
-                self.drops += hp.fragments.len() as u64;
+                self.drops.add(Reason::AtStop, hp.fragments.len() as u64);
                 hp.fragments.clear();
             }
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::w("clear"),
-                Handler::r("drops"),
-                Handler::r("count"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "drops" => self.drops.to_string(),
-            "count" => (self.next - 1).to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "clear" => {
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .write("clear", |e, _, cx| {
                 let mut out = Batch::new();
-                let gc_sec = self.gc_sec;
-                self.reap(true, &mut out, cx);
-                self.gc_sec = gc_sec;
+                let gc_sec = e.gc_sec;
+                e.reap(true, &mut out, cx);
+                e.gc_sec = gc_sec;
                 if !out.is_empty() {
                     cx.push(0, out);
                 }
                 Ok(())
-            }
-            _ => Err(format!("no handler {name}")),
-        }
+            })
+            .drops(|e| &e.drops)
+            .read("count", |e| e.next - 1)
+            .into()
     }
 }
 

@@ -16,7 +16,8 @@
 //! it); a test that reads past the end of the packet fails. Packets matching no pattern are
 //! dropped and counted in `drops`.
 //!
-//! Handlers: `program` (r), `drops` (r, packets that matched no pattern), `reset_counts` (w).
+//! Handlers: `program` (r), `drops` (r, packets that matched no pattern), `drop_details` (r,
+//! the same by reason), `reset_counts` (w).
 //!
 //! Example — ARP requests, ARP replies, IP, everything else:
 //! ```text

@@ -1,15 +1,22 @@
 //! The push path and handlers shared by Classifier, IPClassifier and IPFilter.
 
-use sluice_core::{Batch, ConfigCx, Cx, Handler, Packet, BATCH_MAX};
+use sluice_core::toolkit::{push_by_port, NO_PORT};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Packet, BATCH_MAX};
 use sluice_lang::args::Args;
-
-use crate::ip::common::{push_by_port, NO_PORT};
 
 use super::program::{Expr, Program};
 
 /// The MAC header bytes a program sees: two leading bytes, then the 14-byte Ethernet header
 /// (where [`super::program::Base::Mac`] offsets count from).
 const MAC_WINDOW: usize = 16;
+
+drop_reasons! {
+    /// Why a classifier drops a packet.
+    pub enum Reason {
+        /// No pattern led the packet to an output (IPFilter: a `drop` rule, or no rule).
+        NoMatch => "no matching pattern",
+    }
+}
 
 /// Compiles one pattern per output (pattern i → output i), each parsed by `parse`.
 pub fn compile_patterns(
@@ -37,7 +44,8 @@ pub struct ClassifyElem {
     pub(crate) prog: Program,
     start: Start,
     outs: Vec<Batch>,
-    drops: u64,
+    /// Packets dropped, by reason.
+    pub(crate) drops: Drops<Reason>,
 }
 
 impl ClassifyElem {
@@ -47,7 +55,7 @@ impl ClassifyElem {
             prog: Program::default(),
             start,
             outs: Vec::new(),
-            drops: 0,
+            drops: Drops::default(),
         }
     }
 
@@ -114,39 +122,17 @@ impl ClassifyElem {
                 *o = k;
             }
         }
-        self.drops += push_by_port(batch, &ports, &mut self.outs, cx);
+        let dropped = push_by_port(batch, &ports, &mut self.outs, cx);
+        self.drops.add(Reason::NoMatch, dropped);
     }
 
-    /// Handlers of every classifier.
-    pub const HANDLERS: &'static [Handler] = &[
-        Handler::r("program"),
-        Handler::r("drops"),
-        Handler::w("reset_counts"),
-    ];
-
-    /// Reads `program` or `drops`.
-    pub fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            // Click shows IP classifiers' offsets from 256 (network header) and 512
-            // (transport header), Classifier's from the data start.
-            "program" => Some(self.prog.unparse(match self.start {
-                Start::Data => 0,
-                Start::Network => 256,
-            })),
-            "drops" => Some(self.drops.to_string()),
-            _ => None,
-        }
-    }
-
-    /// Writes `reset_counts`.
-    pub fn write_handler(&mut self, name: &str) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.drops = 0;
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+    /// The `program` handler: Click shows IP classifiers' offsets from 256 (network header)
+    /// and 512 (transport header), Classifier's from the data start.
+    pub fn program(&self) -> String {
+        self.prog.unparse(match self.start {
+            Start::Data => 0,
+            Start::Network => 256,
+        })
     }
 }
 
@@ -160,21 +146,12 @@ macro_rules! classify_element {
                 self.0.push(batch, cx);
             }
 
-            fn handlers(&self) -> &'static [sluice_core::Handler] {
-                $crate::classify::element::ClassifyElem::HANDLERS
-            }
-
-            fn read_handler(&self, name: &str) -> Option<String> {
-                self.0.read_handler(name)
-            }
-
-            fn write_handler(
-                &mut self,
-                name: &str,
-                _value: &str,
-                _cx: &mut sluice_core::Cx,
-            ) -> Result<(), String> {
-                self.0.write_handler(name)
+            fn handler_table(&self) -> sluice_core::Handlers {
+                sluice_core::Table::<Self>::new()
+                    .read("program", |e| e.0.program())
+                    .drops(|e| &e.0.drops)
+                    .action("reset_counts", |e| e.0.drops.reset())
+                    .into()
             }
         }
     };

@@ -40,7 +40,7 @@
 //! primitive (`src port 80 or 81`), `syn` (= `tcp opt syn`), `10.0.0.0/8` (= `net ...`),
 //! `1.2.3.4` (= `host ...`), `frag`/`unfrag`.
 //!
-//! Handlers: `program` (r), `drops` (r), `reset_counts` (w).
+//! Handlers: `program` (r), `drops` (r), `drop_details` (r), `reset_counts` (w).
 //!
 //! Example:
 //! ```text

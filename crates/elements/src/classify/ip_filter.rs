@@ -11,7 +11,8 @@
 //! network header annotation (CheckIPHeader, MarkIPHeader), or at the data start when none is
 //! set. All rules are compiled at configuration time into one decision DAG (`program`).
 //!
-//! Handlers: `program` (r), `drops` (r), `reset_counts` (w).
+//! Handlers: `program` (r), `drops` (r), `drop_details` (r, dropped packets are counted under
+//! "no matching pattern", whether a rule dropped them or none matched), `reset_counts` (w).
 //!
 //! Example:
 //! ```text

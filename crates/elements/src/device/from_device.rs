@@ -22,7 +22,8 @@
 //!
 //! Drops, each counted: frames shorter than 14 bytes (`runts`), frames cut by the capture
 //! length or longer than SNAPLEN (`too_long`), and frames the kernel dropped because the ring
-//! was full (`kernel_drops`, from `PACKET_STATISTICS`). `drops` is their sum. An interface
+//! was full (`kernel_drops`, from `PACKET_STATISTICS`). `drops` is their sum; `drop_details`
+//! lists the element's own drops (runts, too long) by reason. An interface
 //! that goes down or vanishes makes socket errors, counted in `errors`; the element keeps
 //! running.
 //!
@@ -53,9 +54,9 @@
 //!   Click's kernel FromDevice and PollDevice, accepted and ignored (a missing device is an
 //!   error; no calls are made when the link changes).
 //!
-//! Handlers: `count` (r, packets emitted), `drops` (r), `kernel_drops` (r), `runts` (r),
-//! `too_long` (r), `errors` (r), `kernel_packets` (r, frames the kernel delivered),
-//! `reset_counts` (w).
+//! Handlers: `count` (r, packets emitted), `drops` (r), `drop_details` (r), `kernel_drops` (r),
+//! `kernel_packets` (r, frames the kernel delivered), `runts` (r), `too_long` (r), `errors`
+//! (r), `reset_counts` (w).
 //!
 //! Example:
 //! ```text
@@ -64,15 +65,23 @@
 
 use std::cell::Cell;
 
-use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, PacketType, Timestamp,
-    BATCH_MAX,
-};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{InitCx, Packet, PacketType, Table, Timestamp, BATCH_MAX};
 use sluice_lang::args::{Args, Word};
 
 use super::sys::{self, FanoutMode, RxOptions, RxRing};
 
 const ETH_HLEN: usize = 14;
+
+drop_reasons! {
+    /// Why FromDevice drops a frame.
+    enum Reason {
+        /// Shorter than an Ethernet header (`runts`).
+        Runt => "shorter than an Ethernet header",
+        /// Cut by the capture length or longer than SNAPLEN (`too_long`).
+        TooLong => "longer than SNAPLEN",
+    }
+}
 
 /// The FromDevice element.
 pub struct FromDevice {
@@ -90,8 +99,7 @@ pub struct FromDevice {
     block_timeout: u32,
     ring: Option<RxRing>,
     count: u64,
-    runts: u64,
-    too_long: u64,
+    drops: Drops<Reason>,
     kernel_drops: Cell<u64>,
     kernel_packets: Cell<u64>,
     errors: u64,
@@ -114,8 +122,7 @@ impl Default for FromDevice {
             block_timeout: 1,
             ring: None,
             count: 0,
-            runts: 0,
-            too_long: 0,
+            drops: Drops::default(),
             kernel_drops: Cell::new(0),
             kernel_packets: Cell::new(0),
             errors: 0,
@@ -190,8 +197,10 @@ impl FromDevice {
         }
     }
 
-    fn drops(&self) -> u64 {
-        self.runts + self.too_long + self.kernel_drops.get()
+    /// Kernel drops, brought up to date.
+    fn kernel_drops(&self) -> u64 {
+        self.poll_stats();
+        self.kernel_drops.get()
     }
 }
 
@@ -316,8 +325,8 @@ impl Element for FromDevice {
             }
             let _ = batch.push(p);
         });
-        self.runts += runts;
-        self.too_long += too_long;
+        self.drops.add(Reason::Runt, runts);
+        self.drops.add(Reason::TooLong, too_long);
         self.count += batch.len() as u64;
         let got = !batch.is_empty();
         if got {
@@ -333,49 +342,28 @@ impl Element for FromDevice {
         got
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::r("drops"),
-                Handler::r("kernel_drops"),
-                Handler::r("kernel_packets"),
-                Handler::r("runts"),
-                Handler::r("too_long"),
-                Handler::r("errors"),
-                Handler::w("reset_counts"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        self.poll_stats();
-        Some(match name {
-            "count" => self.count.to_string(),
-            "drops" => self.drops().to_string(),
-            "kernel_drops" => self.kernel_drops.get().to_string(),
-            "kernel_packets" => self.kernel_packets.get().to_string(),
-            "runts" => self.runts.to_string(),
-            "too_long" => self.too_long.to_string(),
-            "errors" => self.errors.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.poll_stats();
-                self.count = 0;
-                self.runts = 0;
-                self.too_long = 0;
-                self.kernel_drops.set(0);
-                self.kernel_packets.set(0);
-                self.errors = 0;
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .read("drops", |e| e.drops.total() + e.kernel_drops())
+            .drops(|e| &e.drops)
+            .read("kernel_drops", |e| e.kernel_drops())
+            .read("kernel_packets", |e| {
+                e.poll_stats();
+                e.kernel_packets.get()
+            })
+            .read("runts", |e| e.drops.get(Reason::Runt))
+            .read("too_long", |e| e.drops.get(Reason::TooLong))
+            .read("errors", |e| e.errors)
+            .action("reset_counts", |e| {
+                e.poll_stats();
+                e.count = 0;
+                e.drops.reset();
+                e.kernel_drops.set(0);
+                e.kernel_packets.set(0);
+                e.errors = 0;
+            })
+            .into()
     }
 }
 

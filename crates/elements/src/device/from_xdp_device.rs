@@ -37,7 +37,8 @@
 //! Drops, each counted: frames shorter than 14 bytes (`runts`), descriptors pointing outside
 //! the UMEM (`invalid`, a kernel bug if ever), and frames the kernel dropped because the rx
 //! ring was full or no fill buffer was available (`kernel_drops`, from `XDP_STATISTICS`).
-//! `drops` is their sum.
+//! `drops` is their sum; `drop_details` lists the element's own drops (runts, invalid) by
+//! reason.
 //!
 //! Errors at initialisation name the element: no such interface, no permission (needs root,
 //! or CAP_NET_ADMIN, CAP_NET_RAW and CAP_BPF), another XDP program already attached, no such
@@ -54,9 +55,9 @@
 //! - `ZEROCOPY` (boolean, default false): try zero-copy first.
 //! - `TIMESTAMP` (boolean, default true): set the timestamp annotation.
 //!
-//! Handlers: `count` (r, packets emitted), `drops` (r), `kernel_drops` (r), `runts` (r),
-//! `invalid` (r), `fill_empty` (r, times the kernel found the fill ring empty), `errors` (r),
-//! `mode` (r, e.g. `native copy`), `reset_counts` (w).
+//! Handlers: `count` (r, packets emitted), `drops` (r), `drop_details` (r), `kernel_drops` (r),
+//! `runts` (r), `invalid` (r), `fill_empty` (r, times the kernel found the fill ring empty),
+//! `errors` (r), `mode` (r, e.g. `native copy`), `reset_counts` (w).
 //!
 //! Example:
 //! ```text
@@ -65,15 +66,24 @@
 
 use std::cell::Cell;
 
-use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, PacketType, BATCH_MAX,
-};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{InitCx, Packet, PacketType, Table, BATCH_MAX};
 use sluice_lang::args::{Args, Word};
 
 use super::from_device::{parse_poll, set_offsets};
 use super::xsk::{XdpMode, XskOptions, XskRx, XskSocket, XskStats};
 
 const ETH_HLEN: usize = 14;
+
+drop_reasons! {
+    /// Why FromXDPDevice drops a frame.
+    enum Reason {
+        /// Shorter than an Ethernet header (`runts`).
+        Runt => "shorter than an Ethernet header",
+        /// A descriptor pointing outside the UMEM (`invalid`).
+        Invalid => "invalid descriptor",
+    }
+}
 
 /// The FromXDPDevice element.
 pub struct FromXDPDevice {
@@ -89,8 +99,7 @@ pub struct FromXDPDevice {
     mac: [u8; 6],
     mode_name: String,
     count: u64,
-    runts: u64,
-    invalid: u64,
+    drops: Drops<Reason>,
     errors: u64,
     /// Kernel statistics at the last reset.
     base: Cell<XskStats>,
@@ -116,8 +125,7 @@ impl Default for FromXDPDevice {
             mac: [0; 6],
             mode_name: String::new(),
             count: 0,
-            runts: 0,
-            invalid: 0,
+            drops: Drops::default(),
             errors: 0,
             base: Cell::new(XskStats::default()),
             last: Cell::new(XskStats::default()),
@@ -262,8 +270,8 @@ impl Element for FromXDPDevice {
             p.anno_mut().packet_type = pt;
             let _ = batch.push(p);
         });
-        self.runts += runts;
-        self.invalid += invalid as u64;
+        self.drops.add(Reason::Runt, runts);
+        self.drops.add(Reason::Invalid, invalid as u64);
         self.count += batch.len() as u64;
         let got = !batch.is_empty();
         if got {
@@ -281,51 +289,27 @@ impl Element for FromXDPDevice {
         got
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::r("drops"),
-                Handler::r("kernel_drops"),
-                Handler::r("runts"),
-                Handler::r("invalid"),
-                Handler::r("fill_empty"),
-                Handler::r("errors"),
-                Handler::r("mode"),
-                Handler::w("reset_counts"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "drops" => (self.runts + self.invalid + self.kernel_drops()).to_string(),
-            "kernel_drops" => self.kernel_drops().to_string(),
-            "runts" => self.runts.to_string(),
-            "invalid" => self.invalid.to_string(),
-            "fill_empty" => self.kstats().rx_fill_ring_empty_descs.to_string(),
-            "errors" => self.errors.to_string(),
-            "mode" => self.mode_name.clone(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.count = 0;
-                self.runts = 0;
-                self.invalid = 0;
-                self.errors = 0;
-                if let Some(r) = &self.rx {
-                    self.base.set(r.socket().stats());
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .read("drops", |e| e.drops.total() + e.kernel_drops())
+            .drops(|e| &e.drops)
+            .read("kernel_drops", |e| e.kernel_drops())
+            .read("runts", |e| e.drops.get(Reason::Runt))
+            .read("invalid", |e| e.drops.get(Reason::Invalid))
+            .read("fill_empty", |e| e.kstats().rx_fill_ring_empty_descs)
+            .read("errors", |e| e.errors)
+            .read("mode", |e| e.mode_name.clone())
+            .action("reset_counts", |e| {
+                e.count = 0;
+                e.drops.reset();
+                e.errors = 0;
+                if let Some(r) = &e.rx {
+                    e.base.set(r.socket().stats());
                 }
-                self.last.set(XskStats::default());
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+                e.last.set(XskStats::default());
+            })
+            .into()
     }
 
     fn cleanup(&mut self, cx: &mut Cx) {

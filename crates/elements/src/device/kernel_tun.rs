@@ -38,8 +38,9 @@
 //! - `HEADROOM` (integer): accepted for Click compatibility (packets always have headroom).
 //!
 //! Handlers: `count` (r, packets from the host), `write_count` (r, packets to the host),
-//! `drops` (r), `write_errors` (r), `bad` (r, packets sent to output 1 or dropped as bad),
-//! `dev_name` (r), `reset_counts` (w).
+//! `drops` (r), `drop_details` (r: packets written while the device is not open, failed
+//! writes, bad packets without output 1), `write_errors` (r), `bad` (r, packets sent to
+//! output 1 or dropped as bad), `dev_name` (r), `reset_counts` (w).
 //!
 //! Example (host stack reaches the router's interfaces through a tap):
 //! ```text
@@ -49,9 +50,8 @@
 
 use std::process::Command;
 
-use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, PullNotes, BATCH_MAX,
-};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{InitCx, Packet, PullNotes, Table, BATCH_MAX};
 use sluice_lang::args::{Args, Word};
 use std::net::Ipv4Addr;
 
@@ -62,6 +62,18 @@ use super::sys::{self, Fd};
 
 /// Largest packet read from the device.
 const READ_MAX: usize = 65536;
+
+drop_reasons! {
+    /// Why KernelTun drops a packet.
+    enum Reason {
+        /// Written before the device was open.
+        NotOpen => "device not open",
+        /// Writing to the device failed.
+        WriteFailed => "write failed",
+        /// Unfit for output 0, and there is no output 1.
+        Bad => "bad packet from the host",
+    }
+}
 
 /// The KernelTun and KernelTap elements (also FromHost).
 pub struct KernelTun {
@@ -81,7 +93,7 @@ pub struct KernelTun {
     pull_input: bool,
     count: u64,
     write_count: u64,
-    drops: u64,
+    drops: Drops<Reason>,
     write_errors: u64,
     bad: u64,
 }
@@ -104,7 +116,7 @@ impl KernelTun {
             pull_input: false,
             count: 0,
             write_count: 0,
-            drops: 0,
+            drops: Drops::default(),
             write_errors: 0,
             bad: 0,
         }
@@ -170,7 +182,7 @@ impl KernelTun {
 
     fn write_batch(&mut self, batch: Batch) {
         let Some(fd) = &self.fd else {
-            self.drops += batch.len() as u64;
+            self.drops.add(Reason::NotOpen, batch.len() as u64);
             return;
         };
         for p in batch {
@@ -178,7 +190,7 @@ impl KernelTun {
                 Ok(_) => self.write_count += 1,
                 Err(_) => {
                     self.write_errors += 1;
-                    self.drops += 1;
+                    self.drops.count(Reason::WriteFailed);
                 }
             }
         }
@@ -365,7 +377,7 @@ impl Element for KernelTun {
                 if has_bad_port {
                     let _ = bad.push(p);
                 } else {
-                    self.drops += 1;
+                    self.drops.count(Reason::Bad);
                 }
             }
         }
@@ -377,44 +389,22 @@ impl Element for KernelTun {
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::r("write_count"),
-                Handler::r("drops"),
-                Handler::r("write_errors"),
-                Handler::r("bad"),
-                Handler::r("dev_name"),
-                Handler::w("reset_counts"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "write_count" => self.write_count.to_string(),
-            "drops" => self.drops.to_string(),
-            "write_errors" => self.write_errors.to_string(),
-            "bad" => self.bad.to_string(),
-            "dev_name" => self.name.clone(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.count = 0;
-                self.write_count = 0;
-                self.drops = 0;
-                self.write_errors = 0;
-                self.bad = 0;
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .read("write_count", |e| e.write_count)
+            .drops(|e| &e.drops)
+            .read("write_errors", |e| e.write_errors)
+            .read("bad", |e| e.bad)
+            .read("dev_name", |e| e.name.clone())
+            .action("reset_counts", |e| {
+                e.count = 0;
+                e.write_count = 0;
+                e.drops.reset();
+                e.write_errors = 0;
+                e.bad = 0;
+            })
+            .into()
     }
 }
 

@@ -12,7 +12,8 @@
 //! and retried on the next run, in order. Other send failures (interface down: `ENETDOWN`,
 //! interface gone: `ENXIO`/`ENODEV`, frame longer than the MTU: `EMSGSIZE`) drop the packet
 //! and count it in `errors` and `drops`; the element keeps running. Packets shorter than an
-//! Ethernet header (14 bytes) are dropped and counted in `drops`.
+//! Ethernet header (14 bytes) are dropped and counted in `drops`, and so are packets still
+//! held back when the router stops.
 //!
 //! Arguments:
 //! - `DEVNAME` (string, mandatory): interface name.
@@ -23,20 +24,20 @@
 //! - `METHOD` (`LINUX`, `PACKET` or `PCAP`): every one is served by AF_PACKET.
 //! - `POLL` (`adaptive` or `busy`, default `adaptive`): `busy` keeps the task always scheduled.
 //!
-//! Handlers: `count` (r, packets sent), `drops` (r), `errors` (r, failed sends),
-//! `last_error` (r), `reset_counts` (w).
+//! Handlers: `count` (r, packets sent), `drops` (r), `drop_details` (r, drops by reason),
+//! `errors` (r, failed sends), `last_error` (r), `reset_counts` (w).
 //!
 //! Example:
 //! ```text
 //! FromDevice(veth0) -> Queue(1000) -> ToDevice(veth1);
 //! ```
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, InitCx};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Table};
 use sluice_lang::args::{Args, Word};
 
 use super::from_device::check_method;
 use super::sys::TxSocket;
-use super::tx::{transient, TxPath, TX_HANDLERS};
+use super::tx::{transient, Reason, TxPath};
 
 /// The ToDevice element.
 pub struct ToDevice {
@@ -91,7 +92,7 @@ impl ToDevice {
         if let Some(e) = last_failure {
             let failed = (done - sent) as u64;
             tx.failed(failed, e);
-            tx.drops += failed;
+            tx.drops.add(Reason::SendFailed, failed);
         }
         tx.done(done, sent);
         sent
@@ -130,28 +131,19 @@ impl Element for ToDevice {
         sent > 0
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        &TX_HANDLERS
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "drops" => Some(self.tx.drops.to_string()),
-            _ => self.tx.read(name),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.tx.reset();
-                if let Some(s) = &self.sock {
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.tx.count)
+            .drops(|e| &e.tx.drops)
+            .read("errors", |e| e.tx.errors)
+            .read("last_error", |e| e.tx.last_error())
+            .action("reset_counts", |e| {
+                e.tx.reset();
+                if let Some(s) = &e.sock {
                     let _ = s.take_error();
                 }
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+            })
+            .into()
     }
 
     fn cleanup(&mut self, _cx: &mut Cx) {

@@ -28,15 +28,29 @@
 //! - `SNIFFERS` (boolean, default false; true for ToHostSniffers).
 //! - `QUIET`, `ALLOW_NONEXISTENT` (booleans): accepted and ignored.
 //!
-//! Handlers: `count` (r, packets written), `drops` (r), `dev_name` (r, the device written).
+//! Handlers: `count` (r, packets written), `drops` (r), `drop_details` (r, drops by reason),
+//! `dev_name` (r, the device written).
 //!
 //! Example: `c :: Classifier(12/0806, -); ... c[0] -> t :: Tee -> ToHost; t[1] -> ...`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Timestamp};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{InitCx, Table, Timestamp};
 use sluice_lang::args::{Args, Word};
 
 use super::kernel_tun::KernelTun;
 use super::sys::{self, Fd};
+
+drop_reasons! {
+    /// Why ToHost drops a packet.
+    enum Reason {
+        /// The device is gone or not open yet.
+        NotOpen => "device not open",
+        /// A TYPE ETHER frame shorter than an Ethernet header.
+        Runt => "shorter than an Ethernet header",
+        /// Writing to the device failed (queue full, device gone).
+        WriteFailed => "write failed",
+    }
+}
 
 /// The ToHost element (also ToHostSniffers).
 #[derive(Default)]
@@ -51,7 +65,7 @@ pub struct ToHost {
     host_mac: Option<[u8; 6]>,
     name: String,
     count: u64,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl ToHost {
@@ -155,12 +169,12 @@ impl Element for ToHost {
 
     fn push(&mut self, _port: usize, batch: Batch, _cx: &mut Cx) {
         let Some(fd) = &self.fd else {
-            self.drops += batch.len() as u64;
+            self.drops.add(Reason::NotOpen, batch.len() as u64);
             return;
         };
         for mut p in batch {
             if !self.ip && p.len() < 14 {
-                self.drops += 1;
+                self.drops.count(Reason::Runt);
                 continue;
             }
             if let Some(mac) = self.host_mac {
@@ -170,28 +184,17 @@ impl Element for ToHost {
             }
             match sys::write_fd(fd, p.data()) {
                 Ok(_) => self.count += 1,
-                Err(_) => self.drops += 1,
+                Err(_) => self.drops.count(Reason::WriteFailed),
             }
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::r("drops"),
-                Handler::r("dev_name"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "drops" => self.drops.to_string(),
-            "dev_name" => self.name.clone(),
-            _ => return None,
-        })
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .drops(|e| &e.drops)
+            .read("dev_name", |e| e.name.clone())
+            .into()
     }
 }
 

@@ -18,7 +18,8 @@
 //! When the tx ring or the free frames run out (the kernel has not completed earlier frames)
 //! or the kernel answers `EAGAIN`/`EBUSY`/`ENOBUFS`, the unsent packets are kept and retried on
 //! the next run, in order. Packets shorter than 14 bytes or longer than a UMEM frame (2048
-//! bytes) are dropped and counted in `drops`. Other send failures are counted in `errors` (the
+//! bytes) are dropped and counted in `drops`, and so are packets still held back or on the
+//! ring when the router stops. Other send failures are counted in `errors` (the
 //! frames stay on the ring, the kernel retries them). Frames the kernel rejected are counted in
 //! `kernel_drops` (`tx_invalid_descs`). Frames longer than the interface's MTU are dropped by
 //! the interface itself (its `tx_dropped` counter).
@@ -30,7 +31,8 @@
 //! - `POLL` (`adaptive` or `busy`, default `adaptive`): `busy` keeps the task always scheduled.
 //! - `FRAMES`, `ZEROCOPY`: as for FromXDPDevice (the first element on the socket decides).
 //!
-//! Handlers: `count` (r, packets handed to the kernel), `drops` (r), `kernel_drops` (r),
+//! Handlers: `count` (r, packets handed to the kernel), `drops` (r, the element's drops and
+//! `kernel_drops`), `drop_details` (r, the element's drops by reason), `kernel_drops` (r),
 //! `errors` (r), `last_error` (r), `reset_counts` (w).
 //!
 //! Example:
@@ -38,11 +40,11 @@
 //! FromXDPDevice(veth0) -> Queue(1000) -> ToXDPDevice(veth1);
 //! ```
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, InitCx};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Table};
 use sluice_lang::args::{Args, Word};
 
 use super::from_xdp_device::read_socket_args;
-use super::tx::{transient, TxPath, TX_HANDLERS};
+use super::tx::{transient, Reason, TxPath};
 use super::xsk::{XskOptions, XskSocket, XskTx, MAX_FRAME};
 
 /// The ToXDPDevice element.
@@ -145,39 +147,22 @@ impl Element for ToXDPDevice {
         sent > 0
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                TX_HANDLERS[0],
-                TX_HANDLERS[1],
-                Handler::r("kernel_drops"),
-                TX_HANDLERS[2],
-                TX_HANDLERS[3],
-                TX_HANDLERS[4],
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "drops" => Some((self.tx.drops + self.kernel_drops()).to_string()),
-            "kernel_drops" => Some(self.kernel_drops().to_string()),
-            _ => self.tx.read(name),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.tx.reset();
-                if let Some(t) = &self.sock {
-                    self.kbase = t.socket().stats().tx_invalid_descs;
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.tx.count)
+            .read("drops", |e| e.tx.drops.total() + e.kernel_drops())
+            .drops(|e| &e.tx.drops)
+            .read("kernel_drops", |e| e.kernel_drops())
+            .read("errors", |e| e.tx.errors)
+            .read("last_error", |e| e.tx.last_error())
+            .action("reset_counts", |e| {
+                e.tx.reset();
+                if let Some(t) = &e.sock {
+                    e.kbase = t.socket().stats().tx_invalid_descs;
                 }
-                self.klast = 0;
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+                e.klast = 0;
+            })
+            .into()
     }
 
     fn cleanup(&mut self, _cx: &mut Cx) {
@@ -201,7 +186,7 @@ impl Element for ToXDPDevice {
         // Frames still on the ring are lost with the socket: count them.
         if let Some(t) = &self.sock {
             let q = t.queued() as u64;
-            self.tx.drops += q;
+            self.tx.drops.add(Reason::Unsent, q);
             self.tx.count = self.tx.count.saturating_sub(q);
         }
         self.sock = None;

@@ -2,7 +2,7 @@
 //! pull task and its upstream notifiers, the packets held back by a full transmit path, and
 //! the counters behind their common handlers. (Not an element.)
 
-use sluice_core::{Batch, Cx, Handler, InitCx, NotifierId, BATCH_MAX};
+use sluice_core::{drop_reasons, Batch, Cx, Drops, InitCx, NotifierId, BATCH_MAX};
 use sluice_lang::args::{Args, Word};
 
 use super::from_device::parse_poll;
@@ -17,14 +17,19 @@ pub(crate) fn transient(e: i32) -> bool {
         || e == libc::EINTR
 }
 
-/// The handlers every transmitting element has.
-pub(crate) const TX_HANDLERS: [Handler; 5] = [
-    Handler::r("count"),
-    Handler::r("drops"),
-    Handler::r("errors"),
-    Handler::r("last_error"),
-    Handler::w("reset_counts"),
-];
+drop_reasons! {
+    /// Why a transmitting element drops a packet.
+    pub(crate) enum Reason {
+        /// Shorter than an Ethernet header.
+        Runt => "shorter than an Ethernet header",
+        /// Longer than a transmit frame (ToXDPDevice).
+        TooLong => "longer than a frame",
+        /// The send failed for good.
+        SendFailed => "send failed",
+        /// Not sent when the router stopped.
+        Unsent => "unsent at stop",
+    }
+}
 
 /// A pull task feeding a transmit path, with its held-back packets and counters.
 pub(crate) struct TxPath {
@@ -35,8 +40,8 @@ pub(crate) struct TxPath {
     pub(crate) pending: Batch,
     /// Packets handed to the kernel.
     pub(crate) count: u64,
-    /// Packets dropped here (malformed, failed for good, lost at cleanup).
-    pub(crate) drops: u64,
+    /// Packets dropped here, by reason.
+    pub(crate) drops: Drops<Reason>,
     /// Failed sends.
     pub(crate) errors: u64,
     /// The last send error (errno), 0 if none.
@@ -51,7 +56,7 @@ impl Default for TxPath {
             notifiers: None,
             pending: Batch::new(),
             count: 0,
-            drops: 0,
+            drops: Drops::default(),
             errors: 0,
             last_error: 0,
         }
@@ -94,15 +99,18 @@ impl TxPath {
     /// Drops (and counts) pending packets shorter than an Ethernet header or longer than
     /// `max_len`.
     pub(crate) fn drop_unsendable(&mut self, max_len: usize) {
-        let mut drops = 0u64;
-        self.pending.retain(|p| {
-            let ok = p.len() >= 14 && p.len() <= max_len;
-            if !ok {
-                drops += 1;
+        let drops = &mut self.drops;
+        self.pending.retain(|p| match p.len() {
+            0..14 => {
+                drops.count(Reason::Runt);
+                false
             }
-            ok
+            n if n > max_len => {
+                drops.count(Reason::TooLong);
+                false
+            }
+            _ => true,
         });
-        self.drops += drops;
     }
 
     /// Records `n` failed sends, the last with error `e`.
@@ -138,25 +146,22 @@ impl TxPath {
 
     /// Counts what is still pending as dropped (the router stops).
     pub(crate) fn drop_pending(&mut self) {
-        self.drops += self.pending.len() as u64;
-        self.pending = Batch::new();
+        let unsent = std::mem::take(&mut self.pending);
+        self.drops.add(Reason::Unsent, unsent.len() as u64);
     }
 
-    /// Reads `count`, `errors` or `last_error`.
-    pub(crate) fn read(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "errors" => self.errors.to_string(),
-            "last_error" if self.last_error == 0 => String::new(),
-            "last_error" => sys::strerror(self.last_error),
-            _ => return None,
-        })
+    /// The `last_error` handler: the last send error's text, empty if none.
+    pub(crate) fn last_error(&self) -> String {
+        match self.last_error {
+            0 => String::new(),
+            e => sys::strerror(e),
+        }
     }
 
     /// Zeroes the counters (`reset_counts`).
     pub(crate) fn reset(&mut self) {
         self.count = 0;
-        self.drops = 0;
+        self.drops.reset();
         self.errors = 0;
         self.last_error = 0;
     }

@@ -27,11 +27,11 @@ use std::fs::File;
 use std::io::Write;
 use std::net::Ipv4Addr;
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Packet, Table};
 use sluice_lang::args::Args;
 use sluice_wire::EtherAddr;
 
-use crate::ip::common::{ip_offset, parse_bool};
+use crate::ip::common::ip_offset;
 
 /// The ARPPrint element.
 pub struct ARPPrint {
@@ -41,6 +41,19 @@ pub struct ARPPrint {
     active: bool,
     outfile: Option<String>,
     out: Option<File>,
+}
+
+impl Default for ARPPrint {
+    fn default() -> Self {
+        ARPPrint {
+            label: String::new(),
+            timestamp: true,
+            ether: false,
+            active: true,
+            outfile: None,
+            out: None,
+        }
+    }
 }
 
 fn eth(b: &[u8]) -> EtherAddr {
@@ -120,9 +133,9 @@ impl ARPPrint {
 impl Element for ARPPrint {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.label = args.read_p("LABEL")?.unwrap_or_default();
-        self.timestamp = args.read("TIMESTAMP")?.unwrap_or(true);
-        self.ether = args.read("ETHER")?.unwrap_or(false);
-        self.active = args.read("ACTIVE")?.unwrap_or(true);
+        args.read_into("TIMESTAMP", &mut self.timestamp)?;
+        args.read_into("ETHER", &mut self.ether)?;
+        args.read_into("ACTIVE", &mut self.active)?;
         self.outfile = args.read("OUTFILE")?;
         Ok(())
     }
@@ -150,22 +163,10 @@ impl Element for ARPPrint {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("active")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "active").then(|| self.active.to_string())
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "active" => {
-                self.active = parse_bool(v)?;
-                Ok(())
-            }
-            _ => Err(format!("no handler {name}")),
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .data("active", |e| &mut e.active)
+            .into()
     }
 }
 
@@ -176,14 +177,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "a/a",
     flow: "x/x",
     source: include_str!("arp_print.rs"),
-    make: || {
-        Box::new(ARPPrint {
-            label: String::new(),
-            timestamp: true,
-            ether: false,
-            active: true,
-            outfile: None,
-            out: None,
-        })
-    },
+    make: || Box::<ARPPrint>::default(),
 };

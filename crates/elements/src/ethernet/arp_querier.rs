@@ -78,38 +78,39 @@
 use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, Timestamp};
+use sluice_core::{Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, InitCx, Packet};
+use sluice_core::{Table, Timestamp};
 use sluice_lang::args::{Args, FromArg, Seconds, Word};
 use sluice_wire::arp::{OP_REPLY, OP_REQUEST};
 use sluice_wire::ethernet::{ETHERTYPE_ARP, ETHERTYPE_IPV4};
 use sluice_wire::{build_arp, ArpPacket, EtherAddr, EthernetFrame, Ipv4Packet, Ipv4Prefix};
 
-use super::arp_table::{lock, parse_insert, secs, ARPTable, ArpTable, BAD_ARP, NO_DEST, REASONS};
+use super::arp_table::{lock, parse_insert, secs, ARPTable, ArpTable, Reason};
 use crate::ip::address_info;
-use crate::ip::common::{details, ip_offset, EthArg, IpArg};
+use crate::ip::common::{ip_offset, EthArg, IpArg};
 
 /// The querier's table: its own, or an ARPTable element's (TABLE).
-enum Table {
+enum QuerierTable {
     Own(ArpTable),
     Shared(Arc<Mutex<ArpTable>>),
 }
 
-impl Table {
+impl QuerierTable {
     /// The table, for the duration of a batch: directly when it is the querier's own, else
     /// under the shared table's lock (taken once per batch on the hot path).
     #[inline]
     fn get(&mut self) -> TableRef<'_> {
         match self {
-            Table::Own(t) => TableRef::Own(t),
-            Table::Shared(t) => TableRef::Shared(lock(t)),
+            QuerierTable::Own(t) => TableRef::Own(t),
+            QuerierTable::Shared(t) => TableRef::Shared(lock(t)),
         }
     }
 
     /// Reads the table (handlers).
     fn read<R>(&self, f: impl FnOnce(&ArpTable) -> R) -> R {
         match self {
-            Table::Own(t) => f(t),
-            Table::Shared(t) => f(&lock(t)),
+            QuerierTable::Own(t) => f(t),
+            QuerierTable::Shared(t) => f(&lock(t)),
         }
     }
 }
@@ -141,6 +142,8 @@ struct Pass {
     last: Option<(Ipv4Addr, EtherAddr)>,
     /// ARP queries, sent once the table is released.
     queries: Vec<Packet>,
+    /// Packets dropped for want of a next hop, counted once the table is released.
+    no_dest: u64,
 }
 
 /// What the querier is apart from its table: addresses, settings and counters.
@@ -153,9 +156,6 @@ struct Querier {
     broadcast_poll: bool,
     queries: u64,
     responses: u64,
-    /// Drops by reason (only the querier's own reasons are counted here; the table counts
-    /// its own).
-    drops: [u64; 6],
 }
 
 impl Querier {
@@ -243,7 +243,7 @@ impl Querier {
             return Some(self.encap(p, EtherAddr([0x01, 0x00, 0x5e, o[1] & 0x7f, o[2], o[3]])));
         }
         if nh.is_unspecified() {
-            self.drops[NO_DEST] += 1;
+            pass.no_dest += 1;
             return None;
         }
         if let Some(ts) = t.append(nh, p, now, cx) {
@@ -281,40 +281,61 @@ impl Querier {
     }
 }
 
-/// Pushes what a pass made while the table was held: its queries, then `out`.
-fn flush(queries: Vec<Packet>, out: impl IntoIterator<Item = Batch>, cx: &mut Cx) {
-    for q in queries {
-        cx.push_one(cx.noutputs() - 1, q);
-    }
-    for b in out {
-        if !b.is_empty() {
-            cx.push(0, b);
-        }
-    }
-}
-
 /// The ARPQuerier element.
 pub struct ARPQuerier {
     q: Querier,
-    table: Table,
+    table: QuerierTable,
     /// TABLE: the ARPTable element's name, and its index if the name was found.
     table_elem: Option<(String, Option<usize>)>,
+    /// With a shared table (whose drops are the ARPTable's), the querier's drops; its own
+    /// table counts them otherwise.
+    drops: Drops<Reason>,
 }
 
 impl ARPQuerier {
+    /// The querier's drops by reason: its own table's, or its own with a shared table.
+    fn drops(&self) -> &Drops<Reason> {
+        match &self.table {
+            QuerierTable::Own(t) => &t.drops,
+            QuerierTable::Shared(_) => &self.drops,
+        }
+    }
+
+    /// The querier's drops, to count one.
+    fn drops_mut(&mut self) -> &mut Drops<Reason> {
+        match &mut self.table {
+            QuerierTable::Own(t) => &mut t.drops,
+            QuerierTable::Shared(_) => &mut self.drops,
+        }
+    }
+
+    /// Ends a pass once the table is released: counts its drops, pushes its queries, then
+    /// `out`.
+    fn finish(&mut self, pass: Pass, out: impl IntoIterator<Item = Batch>, cx: &mut Cx) {
+        self.drops_mut().add(Reason::NoDest, pass.no_dest);
+        for q in pass.queries {
+            cx.push_one(cx.noutputs() - 1, q);
+        }
+        for b in out {
+            if !b.is_empty() {
+                cx.push(0, b);
+            }
+        }
+    }
+
     /// Learns `ip` at `eth` and sends the packets that waited for it.
     fn learn(&mut self, ip: Ipv4Addr, eth: EtherAddr, cx: &mut Cx) {
         let (mut out, mut pass) = (Vec::new(), Pass::default());
         let mut table = self.table.get();
         self.q.learn(table.get(), ip, eth, &mut out, &mut pass, cx);
         drop(table);
-        flush(pass.queries, out, cx);
+        self.finish(pass, out, cx);
     }
 
     fn handle_arp(&mut self, p: Packet, cx: &mut Cx) {
         let d = p.data();
         let (Ok(eth), true) = (EthernetFrame::new_checked(d), d.len() >= 14 + 28) else {
-            self.q.drops[BAD_ARP] += 1;
+            self.drops_mut().count(Reason::BadArp);
             return;
         };
         self.q.responses += 1;
@@ -329,17 +350,6 @@ impl ARPQuerier {
         {
             self.learn(arp.sender_ip(), sha, cx);
         }
-    }
-
-    /// Drops by reason: the querier's, plus its own table's.
-    fn drops(&self) -> [u64; 6] {
-        let mut d = self.q.drops;
-        if let Table::Own(t) = &self.table {
-            for (d, t) in d.iter_mut().zip(t.drops) {
-                *d += t;
-            }
-        }
-        d
     }
 }
 
@@ -358,7 +368,7 @@ impl Element for ARPQuerier {
             .map(|w| (w.0.clone(), cx.find_element(&w.0)));
         if self.table_elem.is_none() {
             own.check(args)?;
-            self.table = Table::Own(own);
+            self.table = QuerierTable::Own(own);
         }
         let bcast = args.read::<IpArg>("BROADCAST")?;
         let ip: String = args.read_mp("IP")?;
@@ -424,7 +434,7 @@ impl Element for ARPQuerier {
                     name
                 )
             })?;
-        self.table = Table::Shared(shared);
+        self.table = QuerierTable::Shared(shared);
         Ok(())
     }
 
@@ -437,7 +447,7 @@ impl Element for ARPQuerier {
             let (q, t) = (&mut self.q, table.get());
             batch.filter_map(|p| q.handle_ip(t, p, &mut pass, cx));
             drop(table);
-            flush(pass.queries, [batch], cx);
+            self.finish(pass, [batch], cx);
             return;
         }
         for p in batch {
@@ -453,14 +463,16 @@ impl Element for ARPQuerier {
         if (o.ip, o.eth, o.bcast) != (q.ip, q.eth, q.bcast) {
             return;
         }
+        (q.queries, q.responses) = (o.queries, o.responses);
         // A shared table moves with its ARPTable; the querier keeps only its counters.
-        if let (Table::Own(t), Table::Own(o)) = (&mut self.table, &mut old.table) {
+        if let (QuerierTable::Own(t), QuerierTable::Own(o)) = (&mut self.table, &mut old.table) {
             t.take_entries(o);
             if t.timeout != Timestamp::ZERO && t.count() > 0 {
                 cx.schedule_after(0, t.timeout);
             }
+        } else {
+            self.drops_mut().take(old.drops_mut());
         }
-        (q.queries, q.responses, q.drops) = (o.queries, o.responses, o.drops);
     }
 
     fn run_timer(&mut self, _id: usize, cx: &mut Cx) {
@@ -472,77 +484,51 @@ impl Element for ARPQuerier {
 
     fn cleanup(&mut self, _cx: &mut Cx) {
         // A shared table's packets are its ARPTable's to count.
-        if let Table::Own(t) = &mut self.table {
+        if let QuerierTable::Own(t) = &mut self.table {
             t.stop();
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("table"),
-                Handler::r("stats"),
-                Handler::r("queries"),
-                Handler::r("responses"),
-                Handler::r("drops"),
-                Handler::r("drop_details"),
-                Handler::r("count"),
-                Handler::r("length"),
-                Handler::rw("broadcast"),
-                Handler::rw("ipaddr"),
-                Handler::w("insert"),
-                Handler::w("delete"),
-                Handler::w("clear"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        let q = &self.q;
-        Some(match name {
-            "table" => self.table.read(ArpTable::table_string),
-            "stats" => {
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("table", |e| e.table.read(ArpTable::table_string))
+            .read("stats", |e| {
                 // As in Click, a shared table's drops too.
-                let drops = q.drops.iter().sum::<u64>() + self.table.read(ArpTable::drop_count);
-                format!("{} packets killed\n{} ARP queries sent\n", drops, q.queries)
-            }
-            "queries" => q.queries.to_string(),
-            "responses" => q.responses.to_string(),
-            "drops" => self.drops().iter().sum::<u64>().to_string(),
-            "drop_details" => details(&REASONS, &self.drops()),
-            "count" => self.table.read(ArpTable::count).to_string(),
-            "length" => self.table.read(ArpTable::length).to_string(),
-            "broadcast" => q.bcast.to_string(),
-            "ipaddr" => q.ip.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "insert" => {
+                let shared = match &e.table {
+                    QuerierTable::Shared(t) => lock(t).drops.total(),
+                    QuerierTable::Own(_) => 0,
+                };
+                let drops = e.drops().total() + shared;
+                format!(
+                    "{} packets killed\n{} ARP queries sent\n",
+                    drops, e.q.queries
+                )
+            })
+            .read("queries", |e| e.q.queries)
+            .read("responses", |e| e.q.responses)
+            .drops(ARPQuerier::drops)
+            .read("count", |e| e.table.read(ArpTable::count))
+            .read("length", |e| e.table.read(ArpTable::length))
+            .data("broadcast", |e| &mut e.q.bcast)
+            .data("ipaddr", |e| &mut e.q.ip)
+            .write("insert", |e, v, cx| {
                 let (ip, eth) = parse_insert(v)?;
-                self.learn(ip, eth, cx);
-            }
-            "delete" => {
+                e.learn(ip, eth, cx);
+                Ok(())
+            })
+            .write("delete", |e, v, cx| {
                 let ip = IpArg::from_arg(v)?.0;
                 let now = cx.now();
-                self.table.get().get().delete(ip, now, cx);
-            }
-            "clear" => {
-                self.table.get().get().clear();
-                if let Table::Own(t) = &mut self.table {
-                    t.drops = [0; 6];
-                }
-                self.q.queries = 0;
-                self.q.responses = 0;
-                self.q.drops = [0; 6];
-            }
-            "broadcast" => self.q.bcast = IpArg::from_arg(v)?.0,
-            "ipaddr" => self.q.ip = IpArg::from_arg(v)?.0,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+                e.table.get().get().delete(ip, now, cx);
+                Ok(())
+            })
+            .action("clear", |e| {
+                e.table.get().get().clear();
+                e.drops_mut().reset();
+                e.q.queries = 0;
+                e.q.responses = 0;
+            })
+            .into()
     }
 }
 
@@ -563,10 +549,10 @@ pub const CLASS: ElementClass = ElementClass {
                 broadcast_poll: false,
                 queries: 0,
                 responses: 0,
-                drops: [0; 6],
             },
-            table: Table::Own(ArpTable::default()),
+            table: QuerierTable::Own(ArpTable::default()),
             table_elem: None,
+            drops: Drops::default(),
         })
     },
 };

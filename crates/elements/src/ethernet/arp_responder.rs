@@ -16,7 +16,7 @@
 //!
 //! Everything else — frames that are not ARP requests, malformed ARP, requests for unknown
 //! addresses — goes to output 1 if connected, otherwise is dropped; all are counted in
-//! `drops` / `drop_details`.
+//! `drops` / `drop_details` (the router-wide `drops` lists those dropped).
 //!
 //! Handlers: `table` (r): one `ADDR/LEN ETH` line per entry, in lookup order (Ethernet
 //! addresses as `00-01-02-03-04-05`). `lookup ADDR` (r with parameter): the Ethernet address
@@ -29,22 +29,31 @@
 
 use std::net::Ipv4Addr;
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::toolkit::{pull_sorted, push_sorted, Verdict};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{Packet, Table};
 use sluice_lang::args::{split_args, split_words, Args, FromArg};
 use sluice_wire::arp::{OP_REPLY, OP_REQUEST};
 use sluice_wire::ethernet::ETHERTYPE_ARP;
 use sluice_wire::{build_arp, ArpPacket, EtherAddr, EthernetFrame, Ipv4Prefix};
 
-use crate::ip::common::{details, pull_sorted, push_sorted, Verdict};
-
-const REASONS: [&str; 3] = ["not an ARP request", "malformed ARP", "unknown target"];
+drop_reasons! {
+    /// Why ARPResponder does not answer a packet.
+    enum Reason {
+        NotRequest => "not an ARP request",
+        Malformed => "malformed ARP",
+        UnknownTarget => "unknown target",
+    }
+}
 
 /// The ARPResponder element.
 #[derive(Default)]
 pub struct ARPResponder {
     entries: Vec<(Ipv4Prefix, EtherAddr)>,
     replies: u64,
-    drops: [u64; 3],
+    /// Packets not answered, by reason, whether sent to output 1 or dropped there (the
+    /// `drops` handlers; the router counts those dropped).
+    unanswered: Drops<Reason>,
 }
 
 /// Parses one `ADDR... ETH` argument (words in any order, as Click's ARPResponder does).
@@ -98,30 +107,56 @@ impl ARPResponder {
             .map(|(_, e)| *e)
     }
 
+    /// The `config` write handler: replaces every entry by those of configuration `v`,
+    /// keeping the old ones if it has an error; warns of a prefix given more than once.
+    fn reconfigure(&mut self, v: &str, cx: &mut Cx) -> Result<(), String> {
+        let mut fresh = ARPResponder::default();
+        let mut seen = Vec::new();
+        let mut warnings = Vec::new();
+        for (i, a) in split_args(v).iter().enumerate() {
+            let entries = parse_entry(a).map_err(|e| format!("argument {i}: {e}"))?;
+            for (p, _) in &entries {
+                if seen.contains(p) {
+                    warnings.push(format!("multiple entries for {p}"));
+                }
+                seen.push(*p);
+            }
+            fresh.insert(entries);
+        }
+        if !warnings.is_empty() {
+            eprintln!("While calling '{}.config {}':", cx.name(), v.trim());
+            for w in warnings {
+                eprintln!("  warning: {w}");
+            }
+        }
+        self.entries = fresh.entries;
+        Ok(())
+    }
+
     fn action(&mut self, p: Packet) -> Verdict {
         let d = p.data();
         let Ok(eth) = EthernetFrame::new_checked(d) else {
-            self.drops[1] += 1;
+            self.unanswered.count(Reason::Malformed);
             return Verdict::Out(1, p);
         };
         if eth.ethertype() != ETHERTYPE_ARP {
-            self.drops[0] += 1;
+            self.unanswered.count(Reason::NotRequest);
             return Verdict::Out(1, p);
         }
         let arp = match ArpPacket::new_checked(eth.payload()) {
             Ok(a) if a.is_ether_ipv4() => a,
             _ => {
-                self.drops[1] += 1;
+                self.unanswered.count(Reason::Malformed);
                 return Verdict::Out(1, p);
             }
         };
         if arp.op() != OP_REQUEST {
-            self.drops[0] += 1;
+            self.unanswered.count(Reason::NotRequest);
             return Verdict::Out(1, p);
         }
         let target = arp.target_ip();
         let Some(me) = self.lookup(target) else {
-            self.drops[2] += 1;
+            self.unanswered.count(Reason::UnknownTarget);
             return Verdict::Out(1, p);
         };
         let (sha, spa) = (arp.sender_hw(), arp.sender_ip());
@@ -167,89 +202,36 @@ impl Element for ARPResponder {
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        pull_sorted(max, cx, |p, _| self.action(p)).0
+        pull_sorted(max, cx, |p, _| self.action(p))
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("table"),
-                Handler::r("lookup").param(),
-                Handler::r("replies"),
-                Handler::r("drops"),
-                Handler::r("drop_details"),
-                Handler::w("add"),
-                Handler::w("remove"),
-                Handler::w("config"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "table" => self
-                .entries
-                .iter()
-                .map(|(p, e)| format!("{} {}\n", p, e))
-                .collect(),
-            "replies" => self.replies.to_string(),
-            "drops" => self.drops.iter().sum::<u64>().to_string(),
-            "drop_details" => details(&REASONS, &self.drops),
-            _ => return None,
-        })
-    }
-
-    fn read_handler_param(&self, name: &str, param: &str) -> Result<String, String> {
-        if name != "lookup" {
-            return self
-                .read_handler(name)
-                .ok_or_else(|| format!("no read handler '{}'", name));
-        }
-        let a = Ipv4Addr::from_arg(param).map_err(|_| "expected IP address".to_string())?;
-        Ok(self.lookup(a).map(|e| e.to_string()).unwrap_or_default())
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "config" => {
-                let mut fresh = ARPResponder::default();
-                let mut seen = Vec::new();
-                let mut warnings = Vec::new();
-                for (i, a) in split_args(v).iter().enumerate() {
-                    let entries = parse_entry(a).map_err(|e| format!("argument {i}: {e}"))?;
-                    for (p, _) in &entries {
-                        if seen.contains(p) {
-                            warnings.push(format!("multiple entries for {p}"));
-                        }
-                        seen.push(*p);
-                    }
-                    fresh.insert(entries);
-                }
-                if !warnings.is_empty() {
-                    eprintln!("While calling '{}.config {}':", cx.name(), v.trim());
-                    for w in warnings {
-                        eprintln!("  warning: {w}");
-                    }
-                }
-                self.entries = fresh.entries;
-                Ok(())
-            }
-            "add" => {
-                let e = parse_entry(v)?;
-                self.insert(e);
-                Ok(())
-            }
-            "remove" => {
-                let p = Ipv4Prefix::from_arg(v).map_err(|_| "expected IP/MASK".to_string())?;
-                let n = self.entries.len();
-                self.entries.retain(|(q, _)| *q != p);
-                if self.entries.len() == n {
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("table", |e| {
+                e.entries
+                    .iter()
+                    .map(|(p, a)| format!("{} {}\n", p, a))
+                    .collect::<String>()
+            })
+            .read_param("lookup", |e, param| {
+                let a = Ipv4Addr::from_arg(param).map_err(|_| "expected IP address")?;
+                Ok(e.lookup(a).map(|a| a.to_string()).unwrap_or_default())
+            })
+            .read("replies", |e| e.replies)
+            .read("drops", |e| e.unanswered.total())
+            .read("drop_details", |e| e.unanswered.details())
+            .write("add", |e, v, _| parse_entry(v).map(|x| e.insert(x)))
+            .write("remove", |e, v, _| {
+                let p = Ipv4Prefix::from_arg(v).map_err(|_| "expected IP/MASK")?;
+                let n = e.entries.len();
+                e.entries.retain(|(q, _)| *q != p);
+                if e.entries.len() == n {
                     return Err(format!("{} not found", p));
                 }
                 Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+            })
+            .write("config", ARPResponder::reconfigure)
+            .into()
     }
 }
 

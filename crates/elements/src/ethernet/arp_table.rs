@@ -48,29 +48,39 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet, Timestamp};
+use sluice_core::handlers::details;
+use sluice_core::{drop_reasons, ConfigCx, Cx, DropReason, Drops, Element, ElementClass};
+use sluice_core::{Handlers, Packet, Table, Timestamp};
 use sluice_lang::args::{split_words, Args, FromArg, Seconds};
 use sluice_wire::EtherAddr;
 
-use crate::ip::common::{details, EthArg, IpArg};
+use crate::ip::common::{EthArg, IpArg};
 
-/// Drop reasons of an ARPQuerier and its table, in `drop_details` order.
-pub(super) const REASONS: [&str; 6] = [
-    "queue full",
-    "expired",
-    "table full",
-    "bad ARP packet",
-    "no destination",
-    "unresolved at stop",
-];
-pub(super) const QUEUE_FULL: usize = 0;
-pub(super) const EXPIRED: usize = 1;
-pub(super) const TABLE_FULL: usize = 2;
-pub(super) const BAD_ARP: usize = 3;
-pub(super) const NO_DEST: usize = 4;
-pub(super) const AT_STOP: usize = 5;
+drop_reasons! {
+    /// Why an ARPQuerier or its table drops a packet, in `drop_details` order.
+    pub(super) enum Reason {
+        /// Beyond ENTRY_PACKET_CAPACITY, or the oldest waiting beyond CAPACITY.
+        QueueFull => "queue full",
+        /// Its entry expired or was cleared.
+        Expired => "expired",
+        /// Its entry was removed beyond ENTRY_CAPACITY.
+        TableFull => "table full",
+        /// An input 1 packet too short for Ethernet ARP (a querier's).
+        BadArp => "bad ARP packet",
+        /// No next hop (a querier's).
+        NoDest => "no destination",
+        /// Still waiting when the router stopped.
+        AtStop => "unresolved at stop",
+    }
+}
+
 /// The reasons a table counts itself (the others are a querier's).
-const TABLE_REASONS: [usize; 4] = [QUEUE_FULL, EXPIRED, TABLE_FULL, AT_STOP];
+const TABLE_REASONS: [Reason; 4] = [
+    Reason::QueueFull,
+    Reason::Expired,
+    Reason::TableFull,
+    Reason::AtStop,
+];
 
 /// Where an entry sits in the age list: entries are kept in order of the time they were
 /// last learned or kept alive, ties in the order they got there.
@@ -124,8 +134,8 @@ pub(super) struct ArpTable {
     pending: usize,
     /// The time of the last packet, timer or write (read handlers get no clock).
     pub(super) last_now: Timestamp,
-    /// Drops by reason (only the table's reasons are counted here).
-    pub(super) drops: [u64; 6],
+    /// Drops by reason: the table's, and in a querier's own table the querier's too.
+    pub(super) drops: Drops<Reason>,
 }
 
 impl Default for ArpTable {
@@ -142,7 +152,7 @@ impl Default for ArpTable {
             seq_before: 0,
             pending: 0,
             last_now: Timestamp::ZERO,
-            drops: [0; 6],
+            drops: Drops::default(),
         }
     }
 }
@@ -188,16 +198,9 @@ impl ArpTable {
         self.pending
     }
 
-    /// Every drop the table counted.
-    pub(super) fn drop_count(&self) -> u64 {
-        self.drops.iter().sum()
-    }
-
     /// `drop_details` of the table's own reasons.
-    pub(super) fn drop_details(&self) -> String {
-        let names = TABLE_REASONS.map(|r| REASONS[r]);
-        let counts = TABLE_REASONS.map(|r| self.drops[r]);
-        details(&names, &counts)
+    fn drop_details(&self) -> String {
+        details(TABLE_REASONS.map(|r| (Reason::NAMES[r.index()], self.drops.get(r))))
     }
 
     fn expired(&self, e: &Entry, now: Timestamp) -> bool {
@@ -231,9 +234,9 @@ impl ArpTable {
     }
 
     /// Drops every packet of `e` (removed from the table) for `reason`.
-    fn kill_entry(&mut self, e: Entry, reason: usize) {
+    fn kill_entry(&mut self, e: Entry, reason: Reason) {
         self.pending -= e.pending.len();
-        self.drops[reason] += e.pending.len() as u64;
+        self.drops.add(reason, e.pending.len() as u64);
     }
 
     /// Click's slim: removes expired entries (and the oldest ones beyond ENTRY_CAPACITY) with
@@ -245,9 +248,9 @@ impl ArpTable {
             let over =
                 self.entry_capacity > 0 && self.table.len() + extra_entries > self.entry_capacity;
             let reason = if self.expired(e, now) {
-                EXPIRED
+                Reason::Expired
             } else if over {
-                TABLE_FULL
+                Reason::TableFull
             } else {
                 break;
             };
@@ -266,7 +269,7 @@ impl ArpTable {
                 if let Some(e) = self.table.get_mut(&ip) {
                     while self.pending + extra_packets > keep && e.pending.pop_front().is_some() {
                         self.pending -= 1;
-                        self.drops[QUEUE_FULL] += 1;
+                        self.drops.count(Reason::QueueFull);
                     }
                 }
             }
@@ -343,7 +346,7 @@ impl ArpTable {
         if self.entry_packet_capacity > 0
             && self.table[&nh].pending.len() >= self.entry_packet_capacity
         {
-            self.drops[QUEUE_FULL] += 1;
+            self.drops.count(Reason::QueueFull);
             return None;
         }
         if self.capacity > 0 && self.pending + 1 > self.capacity {
@@ -351,7 +354,7 @@ impl ArpTable {
         }
         let ts = p.timestamp();
         let Some(e) = self.table.get_mut(&nh) else {
-            self.drops[TABLE_FULL] += 1;
+            self.drops.count(Reason::TableFull);
             return None;
         };
         e.pending.push_back(p);
@@ -404,7 +407,7 @@ impl ArpTable {
     /// Drops every entry and its packets.
     pub(super) fn clear(&mut self) {
         for (_, e) in std::mem::take(&mut self.table) {
-            self.drops[EXPIRED] += e.pending.len() as u64;
+            self.drops.add(Reason::Expired, e.pending.len() as u64);
         }
         self.age.clear();
         self.pending = 0;
@@ -412,7 +415,7 @@ impl ArpTable {
 
     /// When the router stops: the waiting packets are dropped as unresolved.
     pub(super) fn stop(&mut self) {
-        self.drops[AT_STOP] += self.pending as u64;
+        self.drops.add(Reason::AtStop, self.pending as u64);
         self.pending = 0;
         for e in self.table.values_mut() {
             e.pending.clear();
@@ -427,7 +430,7 @@ impl ArpTable {
         (self.seq_after, self.seq_before) = (old.seq_after, old.seq_before);
         self.pending = std::mem::take(&mut old.pending);
         self.last_now = old.last_now;
-        self.drops = old.drops;
+        self.drops.take(&mut old.drops);
     }
 
     /// The `table` handler.
@@ -463,6 +466,7 @@ pub(super) fn parse_insert(v: &str) -> Result<(Ipv4Addr, EtherAddr), String> {
 }
 
 /// The ARPTable element.
+#[derive(Default)]
 pub struct ARPTable {
     table: Arc<Mutex<ArpTable>>,
 }
@@ -512,49 +516,31 @@ impl Element for ARPTable {
         lock(&self.table).stop();
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("table"),
-                Handler::r("count"),
-                Handler::r("length"),
-                Handler::r("drops"),
-                Handler::r("drop_details"),
-                Handler::w("insert"),
-                Handler::w("delete"),
-                Handler::w("clear"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        let t = lock(&self.table);
-        Some(match name {
-            "table" => t.table_string(),
-            "count" => t.count().to_string(),
-            "length" => t.length().to_string(),
-            "drops" => t.drop_count().to_string(),
-            "drop_details" => t.drop_details(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "insert" => {
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("table", |e| lock(&e.table).table_string())
+            .read("count", |e| lock(&e.table).count())
+            .read("length", |e| lock(&e.table).length())
+            .read("drops", |e| lock(&e.table).drops.total())
+            .read("drop_details", |e| lock(&e.table).drop_details())
+            .write("insert", |e, v, cx| {
                 let (ip, eth) = parse_insert(v)?;
                 let now = cx.now();
-                lock(&self.table).insert(ip, eth, now, cx);
-            }
-            "delete" => {
+                lock(&e.table).insert(ip, eth, now, cx);
+                Ok(())
+            })
+            .write("delete", |e, v, cx| {
                 let ip = IpArg::from_arg(v)?.0;
                 let now = cx.now();
-                lock(&self.table).delete(ip, now, cx);
-            }
-            "clear" => lock(&self.table).clear(),
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+                lock(&e.table).delete(ip, now, cx);
+                Ok(())
+            })
+            .action("clear", |e| lock(&e.table).clear())
+            .drop_counts(|e| {
+                let t = lock(&e.table);
+                TABLE_REASONS.map(|r| (Reason::NAMES[r.index()], t.drops.get(r))).to_vec()
+            })
+            .into()
     }
 }
 
@@ -565,9 +551,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "a/a",
     flow: "",
     source: include_str!("arp_table.rs"),
-    make: || {
-        Box::new(ARPTable {
-            table: Arc::new(Mutex::new(ArpTable::default())),
-        })
-    },
+    make: || Box::<ARPTable>::default(),
 };

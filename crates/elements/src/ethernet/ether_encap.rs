@@ -13,8 +13,8 @@
 //!
 //! Example: `EtherEncap(0x0800, 00:00:c0:ae:67:ef, 00:00:c0:4f:71:ef)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
-use sluice_lang::args::{Args, FromArg};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
+use sluice_lang::args::Args;
 use sluice_wire::EtherAddr;
 
 use crate::ip::common::EthArg;
@@ -22,21 +22,8 @@ use crate::ip::common::EthArg;
 /// The EtherEncap element.
 #[derive(Default)]
 pub struct EtherEncap {
+    /// The header prepended: destination, source, type.
     hdr: [u8; 14],
-}
-
-impl EtherEncap {
-    fn set(&mut self, src: Option<EtherAddr>, dst: Option<EtherAddr>, ty: Option<u16>) {
-        if let Some(d) = dst {
-            self.hdr[0..6].copy_from_slice(&d.0);
-        }
-        if let Some(s) = src {
-            self.hdr[6..12].copy_from_slice(&s.0);
-        }
-        if let Some(t) = ty {
-            self.hdr[12..14].copy_from_slice(&t.to_be_bytes());
-        }
-    }
 }
 
 fn eth(b: &[u8]) -> EtherAddr {
@@ -50,7 +37,9 @@ impl Element for EtherEncap {
         let ty: u16 = args.read_mp("ETHERTYPE")?;
         let src = args.read_mp::<EthArg>("SRC")?.0;
         let dst = args.read_mp::<EthArg>("DST")?.0;
-        self.set(Some(src), Some(dst), Some(ty));
+        self.hdr[0..6].copy_from_slice(&dst.0);
+        self.hdr[6..12].copy_from_slice(&src.0);
+        self.hdr[12..14].copy_from_slice(&ty.to_be_bytes());
         Ok(())
     }
 
@@ -60,33 +49,20 @@ impl Element for EtherEncap {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::rw("src"),
-                Handler::rw("dst"),
-                Handler::rw("ethertype"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "dst" => eth(&self.hdr[0..6]).to_string(),
-            "src" => eth(&self.hdr[6..12]).to_string(),
-            "ethertype" => u16::from_be_bytes([self.hdr[12], self.hdr[13]]).to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "src" => self.set(Some(EthArg::from_arg(v)?.0), None, None),
-            "dst" => self.set(None, Some(EthArg::from_arg(v)?.0), None),
-            "ethertype" => self.set(None, None, Some(u16::from_arg(v)?)),
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("src", |e| eth(&e.hdr[6..12]))
+            .write_as("src", |e, a: EtherAddr| e.hdr[6..12].copy_from_slice(&a.0))
+            .setting()
+            .read("dst", |e| eth(&e.hdr[0..6]))
+            .write_as("dst", |e, a: EtherAddr| e.hdr[0..6].copy_from_slice(&a.0))
+            .setting()
+            .read("ethertype", |e| u16::from_be_bytes([e.hdr[12], e.hdr[13]]))
+            .write_as("ethertype", |e, t: u16| {
+                e.hdr[12..14].copy_from_slice(&t.to_be_bytes())
+            })
+            .setting()
+            .into()
     }
 }
 

@@ -6,22 +6,28 @@
 //! overwrites its source and destination addresses (the type is kept). Packets shorter than
 //! 14 bytes are dropped and counted.
 //!
-//! Handlers: `src` (rw), `dst` (rw), `drops` (r).
+//! Handlers: `src` (rw), `dst` (rw), `drops`, `drop_details` (r): runt packets dropped.
 //!
 //! Example: `EtherRewrite(00:00:c0:4f:71:ef, 00:00:c0:ae:67:ef)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
-use sluice_lang::args::{Args, FromArg};
+use sluice_core::Table;
+use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, Packet};
+use sluice_lang::args::Args;
 use sluice_wire::EtherAddr;
 
 use crate::ip::common::EthArg;
+
+drop_reasons! {
+    /// Why EtherRewrite drops a packet.
+    enum Reason { Runt => "runt frame" }
+}
 
 /// The EtherRewrite element.
 #[derive(Default)]
 pub struct EtherRewrite {
     src: EtherAddr,
     dst: EtherAddr,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Element for EtherRewrite {
@@ -33,7 +39,7 @@ impl Element for EtherRewrite {
 
     fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
         if p.len() < 14 {
-            self.drops += 1;
+            self.drops.count(Reason::Runt);
             return None;
         }
         let d = p.data_mut();
@@ -42,26 +48,12 @@ impl Element for EtherRewrite {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("src"), Handler::rw("dst"), Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "src" => self.src.to_string(),
-            "dst" => self.dst.to_string(),
-            "drops" => self.drops.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "src" => self.src = EthArg::from_arg(v)?.0,
-            "dst" => self.dst = EthArg::from_arg(v)?.0,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .data("src", |e| &mut e.src)
+            .data("dst", |e| &mut e.dst)
+            .drops(|e| &e.drops)
+            .into()
     }
 }
 

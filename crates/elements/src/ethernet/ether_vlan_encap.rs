@@ -22,14 +22,15 @@
 //!
 //! Example: `EtherVLANEncap(0x0800, 1:1:1:1:1:1, 2:2:2:2:2:2, 1)` (IPv4 on VLAN 1)
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
-use sluice_lang::args::{Args, FromArg};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
+use sluice_lang::args::Args;
 use sluice_wire::EtherAddr;
 
 use super::vlan::{VlanTag, TPID_8021Q};
 use crate::ip::common::EthArg;
 
 /// The EtherVLANEncap element.
+#[derive(Default)]
 pub struct EtherVLANEncap {
     src: EtherAddr,
     dst: EtherAddr,
@@ -37,23 +38,12 @@ pub struct EtherVLANEncap {
     tag: VlanTag,
 }
 
-impl Default for EtherVLANEncap {
-    fn default() -> EtherVLANEncap {
-        EtherVLANEncap {
-            src: EtherAddr([0; 6]),
-            dst: EtherAddr([0; 6]),
-            ethertype: 0,
-            tag: VlanTag::default(),
-        }
-    }
-}
-
 impl Element for EtherVLANEncap {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.ethertype = args.read_mp("ETHERTYPE")?;
         self.src = args.read_mp::<EthArg>("SRC")?.0;
         self.dst = args.read_mp::<EthArg>("DST")?.0;
-        self.tag = VlanTag::read(args, true, true)?;
+        self.tag = VlanTag::read(args, true)?;
         Ok(())
     }
 
@@ -76,42 +66,13 @@ impl Element for EtherVLANEncap {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::rw("src").setting(),
-                Handler::rw("dst").setting(),
-                Handler::rw("ethertype").setting(),
-                Handler::rw("vlan_tci").setting(),
-                Handler::rw("vlan_id").setting(),
-                Handler::rw("vlan_pcp").setting(),
-                Handler::rw("native_vlan").setting(),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "src" => Some(self.src.to_string()),
-            "dst" => Some(self.dst.to_string()),
-            "ethertype" => Some(self.ethertype.to_string()),
-            _ => self.tag.read_handler(name),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "src" => self.src = EthArg::from_arg(v)?.0,
-            "dst" => self.dst = EthArg::from_arg(v)?.0,
-            "ethertype" => self.ethertype = u16::from_arg(v.trim())?,
-            _ => {
-                return self
-                    .tag
-                    .write_handler(name, v, true)
-                    .unwrap_or_else(|| Err(format!("no handler {}", name)))
-            }
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .data("src", |e| &mut e.src)
+            .data("dst", |e| &mut e.dst)
+            .data("ethertype", |e| &mut e.ethertype)
+            .nest(|e| &mut e.tag, VlanTag::table(true))
+            .into()
     }
 }
 

@@ -12,17 +12,27 @@
 //! true (default false). Frames shorter than an Ethernet header are dropped. All drops are
 //! counted.
 //!
-//! Handlers: `drops` (r), `drop_details` (r).
+//! Handlers: `drops` (r), `drop_details` (r): frames dropped, by reason (runt frame, own
+//! source, other host).
 //!
 //! Example: `FromDevice(eth0) -> HostEtherFilter(00:00:c0:ae:67:ef) -> Classifier(...)`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet, PacketType};
+use sluice_core::toolkit::{pull_sorted, push_sorted, Verdict};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{Packet, PacketType, Table};
 use sluice_lang::args::Args;
 use sluice_wire::EtherAddr;
 
-use crate::ip::common::{details, pull_sorted, push_sorted, EthArg, Verdict};
+use crate::ip::common::EthArg;
 
-const REASONS: [&str; 3] = ["runt frame", "own source", "other host"];
+drop_reasons! {
+    /// Why HostEtherFilter drops a frame.
+    enum Reason {
+        Runt => "runt frame",
+        OwnSource => "own source",
+        OtherHost => "other host",
+    }
+}
 
 /// The HostEtherFilter element.
 #[derive(Default)]
@@ -31,21 +41,21 @@ pub struct HostEtherFilter {
     drop_own: bool,
     drop_other: bool,
     offset: usize,
-    drops: [u64; 3],
+    drops: Drops<Reason>,
 }
 
 impl HostEtherFilter {
     fn action(&mut self, mut p: Packet, two_outputs: bool) -> Verdict {
         let o = self.offset;
         let Some(h) = p.data().get(o..o + 14) else {
-            self.drops[0] += 1;
+            self.drops.count(Reason::Runt);
             return Verdict::Gone;
         };
         let mut dst = [0u8; 6];
         dst.copy_from_slice(&h[0..6]);
         let own = h[6..12] == self.me.0;
         if self.drop_own && own {
-            self.drops[1] += 1;
+            self.drops.count(Reason::OwnSource);
             return Verdict::Gone;
         }
         let d = EtherAddr(dst);
@@ -61,7 +71,7 @@ impl HostEtherFilter {
         p.anno_mut().packet_type = ty;
         if ty == PacketType::OtherHost {
             if self.drop_other || !two_outputs {
-                self.drops[2] += 1;
+                self.drops.count(Reason::OtherHost);
                 return Verdict::Gone;
             }
             return Verdict::Out(1, p);
@@ -75,9 +85,8 @@ impl Element for HostEtherFilter {
         self.me = args.read_mp::<EthArg>("ETHER")?.0;
         self.drop_own = args.read_p::<bool>("DROP_OWN")?.unwrap_or(false);
         let other = args.read_p::<bool>("DROP_OTHER")?;
-        self.offset = args.read::<usize>("OFFSET")?.unwrap_or(0);
         self.drop_other = other.unwrap_or(cx.noutputs() < 2);
-        Ok(())
+        args.read_into("OFFSET", &mut self.offset)
     }
 
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
@@ -87,19 +96,11 @@ impl Element for HostEtherFilter {
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
         let two = cx.noutputs() > 1;
-        pull_sorted(max, cx, |p, _| self.action(p, two)).0
+        pull_sorted(max, cx, |p, _| self.action(p, two))
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops"), Handler::r("drop_details")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "drops" => self.drops.iter().sum::<u64>().to_string(),
-            "drop_details" => details(&REASONS, &self.drops),
-            _ => return None,
-        })
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().drops(|e| &e.drops).into()
     }
 }
 

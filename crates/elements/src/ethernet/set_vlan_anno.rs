@@ -14,7 +14,7 @@
 //!
 //! Example: `... -> SetVLANAnno(VLAN_ID 7, VLAN_PCP 3) -> EtherVLANEncap(0x0800, a, b, ANNO)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::Args;
 
 use super::vlan::VlanTag;
@@ -27,7 +27,7 @@ pub struct SetVLANAnno {
 
 impl Element for SetVLANAnno {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.tag = VlanTag::read(args, false, false)?;
+        self.tag = VlanTag::read(args, false)?;
         Ok(())
     }
 
@@ -36,24 +36,10 @@ impl Element for SetVLANAnno {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::rw("vlan_tci").setting(),
-                Handler::rw("vlan_id").setting(),
-                Handler::rw("vlan_pcp").setting(),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        self.tag.read_handler(name)
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        self.tag
-            .write_handler(name, v, false)
-            .unwrap_or_else(|| Err(format!("no handler {}", name)))
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .nest(|e| &mut e.tag, VlanTag::table(false))
+            .into()
     }
 }
 

@@ -12,20 +12,27 @@
 //! Arguments:
 //! - `NATIVE_VLAN` (integer up to 0xFFF, default 0; negative: untagged frames are refused).
 //!
-//! Handlers: `drops` (r).
+//! Handlers: `drops`, `drop_details` (r): packets dropped (runt frames; untagged frames with
+//! output 1 unconnected).
 //!
 //! Example: `FromDevice(eth0) -> StripEtherVLANHeader(-1) -> CheckIPHeader -> ...`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::Table;
+use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, Packet};
 use sluice_lang::args::Args;
 
 use super::vlan::TPID_8021Q;
+
+drop_reasons! {
+    /// Why StripEtherVLANHeader drops a packet.
+    enum Reason { Runt => "runt frame" }
+}
 
 /// The StripEtherVLANHeader element.
 #[derive(Default)]
 pub struct StripEtherVLANHeader {
     native: Option<u16>,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Element for StripEtherVLANHeader {
@@ -46,28 +53,20 @@ impl Element for StripEtherVLANHeader {
             p.pull_front(18);
             Some(p)
         } else if d.len() < 14 {
-            self.drops += 1;
+            self.drops.count(Reason::Runt);
             None
         } else if let Some(n) = self.native {
             p.anno_mut().vlan_tci = n;
             p.pull_front(14);
             Some(p)
         } else {
-            if cx.noutputs() > 1 {
-                cx.push_one(1, p);
-            } else {
-                self.drops += 1;
-            }
+            cx.push_one(1, p);
             None
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "drops").then(|| self.drops.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().drops(|e| &e.drops).into()
     }
 }
 

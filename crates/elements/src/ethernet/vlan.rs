@@ -1,7 +1,7 @@
 //! The 802.1Q tag arguments and handlers that VLANEncap, EtherVLANEncap and SetVLANAnno
 //! share. (Not an element.)
 
-use sluice_core::Packet;
+use sluice_core::{Handlers, Packet, Table};
 use sluice_lang::args::{Args, FromArg};
 
 /// The 802.1Q tag protocol identifier.
@@ -16,6 +16,9 @@ pub(crate) struct VlanTag {
     pub(crate) use_anno: bool,
     /// Packets on this VLAN ID get no tag (NATIVE_VLAN; `None` for -1).
     pub(crate) native: Option<u16>,
+    /// Configured for an encapsulating element: `VLAN_TCI` may be `ANNO` and there is a
+    /// `NATIVE_VLAN`.
+    encap: bool,
     /// NATIVE_VLAN as last given (configuration or handler write); its read handler answers
     /// with it, empty when never given, as Click's does.
     native_given: Option<i64>,
@@ -38,20 +41,22 @@ fn int(what: &str, s: &str, lo: i64, hi: i64) -> Result<i64, String> {
 }
 
 impl VlanTag {
-    /// Reads `VLAN_TCI` (positional; `ANNO` only if `anno_ok`), `VLAN_PCP` (positional),
-    /// `VLAN_ID` and, if `native_ok`, `NATIVE_VLAN` (default 0).
-    pub(crate) fn read(args: &mut Args, anno_ok: bool, native_ok: bool) -> Result<VlanTag, ()> {
+    /// Reads `VLAN_TCI` (positional), `VLAN_PCP` (positional) and `VLAN_ID`; for an
+    /// encapsulating element (`encap`), `VLAN_TCI` may be `ANNO` and `NATIVE_VLAN` (default 0)
+    /// is read too.
+    pub(crate) fn read(args: &mut Args, encap: bool) -> Result<VlanTag, ()> {
         let word = args.read_p::<String>("VLAN_TCI")?;
         let pcp_arg = args.read_p::<i64>("VLAN_PCP")?;
         let id_arg = args.read::<i64>("VLAN_ID")?;
-        let native_arg = if native_ok {
+        let native_arg = if encap {
             args.read::<i64>("NATIVE_VLAN")?
         } else {
             None
         };
         let (pcp, id) = (pcp_arg.unwrap_or(0), id_arg.unwrap_or(0));
-        let native = native_arg.unwrap_or(if native_ok { 0 } else { -1 });
+        let native = native_arg.unwrap_or(if encap { 0 } else { -1 });
         let mut tag = VlanTag {
+            encap,
             native_given: native_arg,
             ..VlanTag::default()
         };
@@ -60,7 +65,7 @@ impl VlanTag {
             let id = bounded("VLAN_ID", id, 0, 0xFFF)?;
             let native = bounded("NATIVE_VLAN", native, -1, 0xFFF)?;
             let tci = match word.as_deref().map(str::trim) {
-                Some("ANNO") if anno_ok => {
+                Some("ANNO") if encap => {
                     tag.use_anno = true;
                     0
                 }
@@ -89,50 +94,66 @@ impl VlanTag {
         self.native == Some(tci & 0xFFF)
     }
 
-    /// Reads handler `vlan_tci` (the TCI, or `ANNO`), `vlan_id` and `vlan_pcp` (its parts,
-    /// empty in annotation mode) or `native_vlan` (the value last given, empty if none), as
-    /// Click answers them.
-    pub(crate) fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "vlan_tci" if self.use_anno => "ANNO".to_string(),
-            "vlan_tci" => self.tci.to_string(),
-            "vlan_id" | "vlan_pcp" if self.use_anno => String::new(),
-            "vlan_id" => (self.tci & 0xFFF).to_string(),
-            "vlan_pcp" => (self.tci >> 13).to_string(),
-            "native_vlan" => self.native_given.map_or(String::new(), |v| v.to_string()),
-            _ => return None,
+    /// The handlers of the tag, as Click answers them: `vlan_tci` (the TCI, or `ANNO`),
+    /// `vlan_id` and `vlan_pcp` (its parts, empty in annotation mode) and, for an
+    /// encapsulating element (`encap`, as given to [`VlanTag::read`]), `native_vlan` (the
+    /// value last given, empty if none).
+    pub(crate) fn table(encap: bool) -> Handlers {
+        let t = Table::<VlanTag>::new()
+            .read("vlan_tci", |t| {
+                if t.use_anno {
+                    "ANNO".to_string()
+                } else {
+                    t.tci.to_string()
+                }
+            })
+            .write("vlan_tci", |t, v, _| {
+                if t.encap && v.trim() == "ANNO" {
+                    t.use_anno = true;
+                    return Ok(());
+                }
+                t.tci = int("VLAN_TCI", v, 0, 0xFFFF)? as u16;
+                t.use_anno = false;
+                Ok(())
+            })
+            .setting()
+            .read("vlan_id", |t| t.part(t.tci & 0xFFF))
+            .write("vlan_id", |t, v, _| {
+                let id = int("VLAN_ID", v, 0, 0xFFF)? as u16;
+                t.use_anno = false;
+                t.tci = (t.tci & !0xFFF) | id;
+                Ok(())
+            })
+            .setting()
+            .read("vlan_pcp", |t| t.part(t.tci >> 13))
+            .write("vlan_pcp", |t, v, _| {
+                let pcp = int("VLAN_PCP", v, 0, 7)? as u16;
+                t.tci = (t.tci & 0xFFF) | (pcp << 13);
+                Ok(())
+            })
+            .setting();
+        if !encap {
+            return t.into();
+        }
+        t.read("native_vlan", |t| {
+            t.native_given.map_or(String::new(), |v| v.to_string())
         })
+        .write("native_vlan", |t, v, _| {
+            let n = int("NATIVE_VLAN", v, -1, 0xFFF)?;
+            t.native = (n >= 0).then_some(n as u16);
+            t.native_given = Some(n);
+            Ok(())
+        })
+        .setting()
+        .into()
     }
 
-    /// Writes one of the handlers [`VlanTag::read_handler`] reads; `None` if `name` is not one.
-    pub(crate) fn write_handler(
-        &mut self,
-        name: &str,
-        v: &str,
-        anno_ok: bool,
-    ) -> Option<Result<(), String>> {
-        let r = match name {
-            "vlan_tci" if anno_ok && v.trim() == "ANNO" => {
-                self.use_anno = true;
-                Ok(())
-            }
-            "vlan_tci" => int("VLAN_TCI", v, 0, 0xFFFF).map(|t| {
-                self.use_anno = false;
-                self.tci = t as u16;
-            }),
-            "vlan_id" => int("VLAN_ID", v, 0, 0xFFF).map(|id| {
-                self.use_anno = false;
-                self.tci = (self.tci & !0xFFF) | id as u16;
-            }),
-            "vlan_pcp" => int("VLAN_PCP", v, 0, 7).map(|pcp| {
-                self.tci = (self.tci & 0xFFF) | ((pcp as u16) << 13);
-            }),
-            "native_vlan" => int("NATIVE_VLAN", v, -1, 0xFFF).map(|n| {
-                self.native = (n >= 0).then_some(n as u16);
-                self.native_given = Some(n);
-            }),
-            _ => return None,
-        };
-        Some(r)
+    /// A part of the configured TCI as its handler shows it: empty in annotation mode.
+    fn part(&self, v: u16) -> String {
+        if self.use_anno {
+            String::new()
+        } else {
+            v.to_string()
+        }
     }
 }

@@ -36,9 +36,10 @@ impl Default for VLANDecap {
 
 impl Element for VLANDecap {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.anno = args.read_p("ANNO")?.unwrap_or(true);
-        self.ethertype = args.read("ETHERTYPE")?.unwrap_or(TPID_8021Q);
-        Ok(())
+        if let Some(anno) = args.read_p("ANNO")? {
+            self.anno = anno;
+        }
+        args.read_into("ETHERTYPE", &mut self.ethertype)
     }
 
     fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {

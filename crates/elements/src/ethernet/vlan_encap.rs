@@ -17,37 +17,42 @@
 //!
 //! Handlers: `vlan_tci` (rw; `ANNO` in annotation mode), `vlan_id`, `vlan_pcp`,
 //! `native_vlan`, `ethertype` (rw; `vlan_id` and `vlan_pcp` read empty in annotation mode,
-//! `native_vlan` and `ethertype` read the value last given, empty if none), `drops` (r).
+//! `native_vlan` and `ethertype` read the value last given, empty if none), `drops`,
+//! `drop_details` (r): runt frames dropped.
 //!
 //! Example: `FromDevice(eth0) -> VLANEncap(VLAN_ID 10) -> ToDevice(eth1)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::Table;
+use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, Packet};
 use sluice_lang::args::{Args, FromArg};
 
 use super::vlan::{VlanTag, TPID_8021Q};
+
+drop_reasons! {
+    /// Why VLANEncap drops a packet.
+    enum Reason { Runt => "runt frame" }
+}
 
 /// The VLANEncap element.
 #[derive(Default)]
 pub struct VLANEncap {
     tag: VlanTag,
-    ethertype: u16,
-    /// ETHERTYPE as given, for its read handler (empty if never given).
-    ethertype_given: bool,
-    drops: u64,
+    /// ETHERTYPE as last given (`None`: never given, 0x8100 is used and the handler reads
+    /// empty).
+    ethertype: Option<u16>,
+    drops: Drops<Reason>,
 }
 
 impl Element for VLANEncap {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.tag = VlanTag::read(args, true, true)?;
-        let ethertype = args.read("ETHERTYPE")?;
-        self.ethertype_given = ethertype.is_some();
-        self.ethertype = ethertype.unwrap_or(TPID_8021Q);
+        self.tag = VlanTag::read(args, true)?;
+        self.ethertype = args.read("ETHERTYPE")?;
         Ok(())
     }
 
     fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
         if p.len() < 14 {
-            self.drops += 1;
+            self.drops.count(Reason::Runt);
             return None;
         }
         let tci = self.tag.tci_for(&p);
@@ -55,44 +60,28 @@ impl Element for VLANEncap {
             p.push_front(4);
             let d = p.data_mut();
             d.copy_within(4..16, 0);
-            d[12..14].copy_from_slice(&self.ethertype.to_be_bytes());
+            let ethertype = self.ethertype.unwrap_or(TPID_8021Q);
+            d[12..14].copy_from_slice(&ethertype.to_be_bytes());
             d[14..16].copy_from_slice(&tci.to_be_bytes());
         }
         p.set_mac_offset(0);
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::rw("vlan_tci").setting(),
-                Handler::rw("vlan_id").setting(),
-                Handler::rw("vlan_pcp").setting(),
-                Handler::rw("native_vlan").setting(),
-                Handler::rw("ethertype").setting(),
-                Handler::r("drops"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "ethertype" if self.ethertype_given => Some(self.ethertype.to_string()),
-            "ethertype" => Some(String::new()),
-            "drops" => Some(self.drops.to_string()),
-            _ => self.tag.read_handler(name),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        if name == "ethertype" {
-            self.ethertype = u16::from_arg(v.trim()).map_err(|e| format!("ETHERTYPE: {}", e))?;
-            self.ethertype_given = true;
-            return Ok(());
-        }
-        self.tag
-            .write_handler(name, v, true)
-            .unwrap_or_else(|| Err(format!("no handler {}", name)))
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .nest(|e| &mut e.tag, VlanTag::table(true))
+            .read("ethertype", |e| {
+                e.ethertype.map_or(String::new(), |t| t.to_string())
+            })
+            .write("ethertype", |e, v, _| {
+                let t = u16::from_arg(v.trim()).map_err(|e| format!("ETHERTYPE: {}", e))?;
+                e.ethertype = Some(t);
+                Ok(())
+            })
+            .setting()
+            .drops(|e| &e.drops)
+            .into()
     }
 }
 

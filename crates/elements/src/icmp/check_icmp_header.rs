@@ -22,21 +22,33 @@
 //!
 //! Example: `CheckIPHeader -> ipc :: IPClassifier(icmp, -) -> CheckICMPHeader -> ...`
 
-use sluice_core::{ElementClass, Packet};
+use sluice_core::{drop_reasons, ElementClass, Packet};
 use sluice_wire::checksum::checksum;
 use sluice_wire::icmp::*;
 use sluice_wire::ipv4::PROTO_ICMP;
 
-use crate::tcpudp::header_check::{HeaderCheck, IpFields, BAD_CHECKSUM, BAD_LENGTH, NOT_PROTO};
+use crate::tcpudp::header_check::{HeaderCheck, IpFields};
 
-fn check(p: &Packet) -> Result<(), usize> {
-    let ip = IpFields::of(p).ok_or(NOT_PROTO)?;
+drop_reasons! {
+    /// Why a packet fails the check (Click's order and texts).
+    pub enum Reason {
+        /// Not ICMP, or no IP header.
+        NotProto => "not ICMP",
+        /// The lengths do not fit.
+        BadLength => "bad packet length",
+        /// The checksum is wrong.
+        BadChecksum => "bad ICMP checksum",
+    }
+}
+
+fn check(p: &Packet) -> Result<(), Reason> {
+    let ip = IpFields::of(p).ok_or(Reason::NotProto)?;
     if ip.proto != PROTO_ICMP {
-        return Err(NOT_PROTO);
+        return Err(Reason::NotProto);
     }
     let m = &ip.bytes[ip.hl..];
     if m.len() < 8 {
-        return Err(BAD_LENGTH);
+        return Err(Reason::BadLength);
     }
     let fits = match m[0] {
         TYPE_UNREACH | TYPE_TIME_EXCEEDED | TYPE_PARAM_PROBLEM | TYPE_SOURCE_QUENCH
@@ -46,10 +58,10 @@ fn check(p: &Packet) -> Result<(), usize> {
         _ => true,
     };
     if !fits {
-        return Err(BAD_LENGTH);
+        return Err(Reason::BadLength);
     }
     if checksum(m) != 0 {
-        return Err(BAD_CHECKSUM);
+        return Err(Reason::BadChecksum);
     }
     Ok(())
 }
@@ -61,11 +73,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "a/ah",
     flow: "x/x",
     source: include_str!("check_icmp_header.rs"),
-    make: || {
-        Box::new(HeaderCheck::new(
-            "ICMP",
-            ["not ICMP", "bad packet length", "bad ICMP checksum"],
-            check,
-        ))
-    },
+    make: || Box::new(HeaderCheck::new("ICMP", check)),
 };

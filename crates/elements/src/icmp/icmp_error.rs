@@ -23,8 +23,8 @@
 //! §4.3.2.6) — except for a Parameter Problem that points into that option.
 //!
 //! No error is sent (RFC 1812 §4.3.2.7), and the packet goes to output 1 if connected or is
-//! dropped, counted per reason in `drops` / `drop_details`, when: the packet has no valid IP
-//! header; it is itself an ICMP error message (or too short to tell); the destination is
+//! dropped, counted per reason in `drops` / `drop_details` either way, when: the packet has
+//! no valid IP header; it is itself an ICMP error message (or too short to tell); the destination is
 //! 255.255.255.255, multicast or in BADADDRS, or the packet arrived as a link-level
 //! broadcast/multicast; the source is not a valid unicast address (0.x.x.x, 127.x.x.x,
 //! 255.255.255.255, multicast, class E, or in BADADDRS); it is a non-first fragment; or a
@@ -51,25 +51,30 @@
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet, PacketType};
+use sluice_core::toolkit::{pull_sorted, push_sorted, Verdict};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{Packet, PacketType, Table};
 use sluice_lang::args::{Args, FromArg};
 use sluice_wire::icmp::*;
 use sluice_wire::ipv4::{OPT_EOL, OPT_LSRR, OPT_NOP, OPT_SSRR, PROTO_ICMP};
 use sluice_wire::{IcmpPacket, Ipv4Packet};
 
-use crate::ip::common::{details, ip_offset, pull_sorted, push_sorted, IpArg, IpList, Verdict};
+use crate::ip::common::{ip_offset, IpArg, IpList};
 
 /// The IP ID of the next error, shared by every ICMPError as Click's is.
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 
-const REASONS: [&str; 6] = [
-    "bad IP header",
-    "bad source address",
-    "broadcast or multicast destination",
-    "non-first fragment",
-    "ICMP error",
-    "source-routed redirect",
-];
+drop_reasons! {
+    /// Why no error is sent for a packet.
+    enum Reason {
+        BadHeader => "bad IP header",
+        BadSource => "bad source address",
+        BadDestination => "broadcast or multicast destination",
+        Fragment => "non-first fragment",
+        IcmpError => "ICMP error",
+        SourceRouted => "source-routed redirect",
+    }
+}
 
 /// Parses an ICMP type name or number.
 pub fn parse_type(s: &str) -> Option<u8> {
@@ -191,7 +196,27 @@ pub struct ICMPError {
     pmtu: u16,
     set_fix: bool,
     sent: u64,
-    drops: [u64; 6],
+    /// Packets refused, whether sent to output 1 or dropped (the `drops` handler).
+    refused: Drops<Reason>,
+    /// Packets refused and dropped (output 1 not connected).
+    dropped: Drops<Reason>,
+}
+
+impl Default for ICMPError {
+    fn default() -> Self {
+        ICMPError {
+            src: Ipv4Addr::UNSPECIFIED,
+            ty: 0,
+            code: 0,
+            bad: Vec::new(),
+            mtu: 576,
+            pmtu: 0,
+            set_fix: true,
+            sent: 0,
+            refused: Drops::default(),
+            dropped: Drops::default(),
+        }
+    }
 }
 
 impl ICMPError {
@@ -201,16 +226,16 @@ impl ICMPError {
     }
 
     /// Why no error may be sent for `ip`, if so.
-    fn refuse(&self, p: &Packet, b: &[u8]) -> Option<usize> {
+    fn refuse(&self, p: &Packet, b: &[u8]) -> Option<Reason> {
         let ip = match Ipv4Packet::new_checked_truncated(b) {
             Ok(ip) => ip,
-            Err(_) => return Some(0),
+            Err(_) => return Some(Reason::BadHeader),
         };
         if ip.protocol() == PROTO_ICMP {
             // An unreadable ICMP header counts as an error message: never answer it.
             match IcmpPacket::new_checked(ip.payload()) {
                 Ok(icmp) if !icmp.is_error() => {}
-                _ => return Some(4),
+                _ => return Some(Reason::IcmpError),
             }
         }
         if !self.unicast(ip.dst())
@@ -219,18 +244,18 @@ impl ICMPError {
                 PacketType::Broadcast | PacketType::Multicast
             )
         {
-            return Some(2);
+            return Some(Reason::BadDestination);
         }
         let src = ip.src();
         let net = src.octets()[0];
         if !self.unicast(src) || net == 0 || net == 127 || net >= 240 {
-            return Some(1);
+            return Some(Reason::BadSource);
         }
         if ip.frag_offset() != 0 {
-            return Some(3);
+            return Some(Reason::Fragment);
         }
         if self.ty == TYPE_REDIRECT && source_route(&b[..ip.header_len()]).is_some() {
-            return Some(5);
+            return Some(Reason::SourceRouted);
         }
         None
     }
@@ -239,7 +264,11 @@ impl ICMPError {
         let off = ip_offset(&p);
         let b = &p.data()[off..];
         if let Some(r) = self.refuse(&p, b) {
-            self.drops[r] += 1;
+            self.refused.count(r);
+            if cx.noutputs() < 2 {
+                self.dropped.count(r);
+                return Verdict::Gone;
+            }
             return Verdict::Out(1, p);
         }
         let ip = Ipv4Packet::new_unchecked(b);
@@ -316,10 +345,9 @@ impl Element for ICMPError {
         self.src = args.read_mp::<IpArg>("SRC")?.0;
         (self.ty, self.code) = read_type_code(args)?;
         self.bad = args.read_p::<IpList>("BADADDRS")?.unwrap_or_default().0;
-        self.mtu = args.read("MTU")?.unwrap_or(576);
-        self.pmtu = args.read("PMTU")?.unwrap_or(0);
-        self.set_fix = args.read::<bool>("SET_FIX_ANNO")?.unwrap_or(true);
-        Ok(())
+        args.read_into("MTU", &mut self.mtu)?;
+        args.read_into("PMTU", &mut self.pmtu)?;
+        args.read_into("SET_FIX_ANNO", &mut self.set_fix)
     }
 
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
@@ -327,42 +355,19 @@ impl Element for ICMPError {
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        pull_sorted(max, cx, |p, cx| self.action(p, cx)).0
+        pull_sorted(max, cx, |p, cx| self.action(p, cx))
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::rw("src"),
-                Handler::rw("mtu"),
-                Handler::rw("pmtu"),
-                Handler::r("sent"),
-                Handler::r("drops"),
-                Handler::r("drop_details"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "src" => self.src.to_string(),
-            "mtu" => self.mtu.to_string(),
-            "pmtu" => self.pmtu.to_string(),
-            "sent" => self.sent.to_string(),
-            "drops" => self.drops.iter().sum::<u64>().to_string(),
-            "drop_details" => details(&REASONS, &self.drops),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "src" => self.src = IpArg::from_arg(v)?.0,
-            "mtu" => self.mtu = u32::from_arg(v)?,
-            "pmtu" => self.pmtu = u16::from_arg(v)?,
-            _ => return Err(format!("no write handler '{}'", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .data("src", |e| &mut e.src)
+            .data("mtu", |e| &mut e.mtu)
+            .data("pmtu", |e| &mut e.pmtu)
+            .read("sent", |e| e.sent)
+            .read("drops", |e| e.refused.total())
+            .read("drop_details", |e| e.refused.details())
+            .drops(|e| &e.dropped)
+            .into()
     }
 }
 
@@ -373,19 +378,7 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "a/ah",
     flow: "x/x",
     source: include_str!("icmp_error.rs"),
-    make: || {
-        Box::new(ICMPError {
-            src: Ipv4Addr::UNSPECIFIED,
-            ty: 0,
-            code: 0,
-            bad: Vec::new(),
-            mtu: 576,
-            pmtu: 0,
-            set_fix: true,
-            sent: 0,
-            drops: [0; 6],
-        })
-    },
+    make: || Box::<ICMPError>::default(),
 };
 
 #[cfg(test)]

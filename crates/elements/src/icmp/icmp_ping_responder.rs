@@ -10,26 +10,27 @@
 //! recomputed, destination IP annotation set to the new destination; it leaves by output 0.
 //! Every other packet goes to output 1 if connected, otherwise it is dropped and counted.
 //!
-//! Handlers: `replies` (r), `drops` (r): non-request packets dropped (output 1 unconnected).
+//! Handlers: `replies` (r), `drops`, `drop_details` (r): non-request packets
+//! dropped (output 1 unconnected).
 //!
 //! Example: `rt[0] -> ICMPPingResponder -> rt` (answer pings to the router itself)
 
-use sluice_core::{Batch, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::toolkit::{pull_sorted, push_sorted, Verdict};
+use sluice_core::{Batch, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_wire::icmp::{TYPE_ECHO, TYPE_ECHO_REPLY};
 use sluice_wire::ipv4::PROTO_ICMP;
 use sluice_wire::{IcmpPacket, Ipv4Packet};
 
-use crate::ip::common::{ip_offset, Sorter, Verdict};
+use crate::ip::common::ip_offset;
 
 /// The ICMPPingResponder element.
 #[derive(Default)]
 pub struct ICMPPingResponder {
     replies: u64,
-    drops: u64,
 }
 
-impl Sorter for ICMPPingResponder {
-    fn sort(&mut self, mut p: Packet, _cx: &mut Cx) -> Verdict {
+impl ICMPPingResponder {
+    fn sort(&mut self, mut p: Packet) -> Verdict {
         let off = ip_offset(&p);
         let ok = match Ipv4Packet::new_checked(&p.data()[off..]) {
             Ok(ip) => {
@@ -57,31 +58,22 @@ impl Sorter for ICMPPingResponder {
         self.replies += 1;
         Verdict::Out(0, p)
     }
-
-    fn lost(&mut self) -> &mut u64 {
-        &mut self.drops
-    }
 }
 
 impl Element for ICMPPingResponder {
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
-        self.push_counted(batch, cx);
+        push_sorted(batch, cx, |p, _| self.sort(p));
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        self.pull_counted(max, cx)
+        pull_sorted(max, cx, |p, _| self.sort(p))
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("replies"), Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "replies" => Some(self.replies.to_string()),
-            "drops" => Some(self.drops.to_string()),
-            _ => None,
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("replies", |e| e.replies)
+            .unconnected_drops()
+            .into()
     }
 }
 

@@ -20,8 +20,9 @@
 //! ms` (the time from the request's timestamp annotation to the reply's). With MIRROR (push
 //! output only) a reply is turned into the next request at once, keeping its data, whatever
 //! LIMIT says. Replies are consumed; other packets arriving on the input are dropped and
-//! counted in `drops`. When the router stops, an element with an input and VERBOSE prints its
-//! `summary`, each line prefixed with `NAME :: ICMPPingSource: `.
+//! counted in `drops` and, by reason, `drop_details`. When the router stops, an element with
+//! an input and VERBOSE prints its `summary`, each line prefixed with
+//! `NAME :: ICMPPingSource: `.
 //!
 //! Arguments:
 //! - `SRC`, `DST`: source and destination addresses (or AddressInfo names).
@@ -36,21 +37,23 @@
 //!
 //! Handlers: `active` (rw), `src` (rw), `dst` (rw), `count` (r): requests sent, `limit` (w),
 //! `interval` (w), `reset_counts` (w), `drops` (r): input packets that were not replies to
-//! this element. With an input also `summary` (r; ping(1)'s summary: requests sent, replies
-//! received, duplicates, loss, RTT min/avg/max/mdev), `rtt_min`, `rtt_avg`, `rtt_max` (r).
+//! this element, `drop_details` (r): the same, by reason. With an input also `summary` (r;
+//! ping(1)'s summary: requests sent, replies received, duplicates, loss, RTT
+//! min/avg/max/mdev), `rtt_min`, `rtt_avg`, `rtt_max` (r).
 //!
 //! Example: `ICMPPingSource(198.18.0.1, 198.18.1.2, LIMIT 3, STOP true) -> EtherEncap(0x0800,
 //! 02:00:00:00:00:01, 02:00:00:00:00:02) -> ToDump(pings.pcap)`
 
 use std::net::Ipv4Addr;
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, Timestamp};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{InitCx, Packet, Table, Timestamp};
 use sluice_lang::args::{Args, Data, FromArg, Seconds};
 use sluice_wire::checksum::checksum;
 use sluice_wire::ipv4::{HEADER_LEN, PROTO_ICMP};
 use sluice_wire::Ipv4Packet;
 
-use crate::ip::common::{ipv4_header, parse_bool, push_ipv4_header, IpArg};
+use crate::ip::common::{ipv4_header, push_ipv4_header, IpArg};
 
 /// Length of the ICMP echo header.
 const ECHO_LEN: usize = 8;
@@ -59,6 +62,14 @@ const TTL: u8 = 200;
 /// ICMP types.
 const ECHO_REPLY: u8 = 0;
 const ECHO: u8 = 8;
+
+drop_reasons! {
+    /// Why ICMPPingSource drops a packet from its input.
+    enum Reason {
+        NotIp => "not an IP packet",
+        NotReply => "not an echo reply to this element",
+    }
+}
 
 /// What the element keeps about replies, when it has an input.
 struct Receiver {
@@ -179,11 +190,51 @@ pub struct ICMPPingSource {
     mirror: bool,
     push_out: bool,
     count: u64,
-    drops: u64,
+    drops: Drops<Reason>,
     receiver: Option<Box<Receiver>>,
 }
 
+impl Default for ICMPPingSource {
+    fn default() -> Self {
+        ICMPPingSource {
+            src: Ipv4Addr::UNSPECIFIED,
+            dst: Ipv4Addr::UNSPECIFIED,
+            interval: Timestamp::from_parts(1, 0),
+            identifier: 0,
+            limit: -1,
+            data: Vec::new(),
+            active: true,
+            verbose: true,
+            stop: false,
+            mirror: false,
+            push_out: true,
+            count: 0,
+            drops: Drops::default(),
+            receiver: None,
+        }
+    }
+}
+
 impl ICMPPingSource {
+    /// The reply statistics (handlers that read them exist only with an input).
+    fn rx(&self) -> &Receiver {
+        self.receiver
+            .as_deref()
+            .expect("handler declared with an input")
+    }
+
+    /// Sets the interval from seconds, to the millisecond.
+    fn set_interval(&mut self, s: f64) {
+        self.interval = Timestamp::from_parts(0, ((s * 1e3).round() as i64) * 1_000_000);
+    }
+
+    /// Restarts the timer after a change of limit or counts, if requests are due.
+    fn rearm(&self, cx: &mut Cx) {
+        if !self.limit_reached() && self.active && self.push_out && !cx.timer_scheduled(0) {
+            cx.schedule_after(0, self.interval);
+        }
+    }
+
     fn limit_reached(&self) -> bool {
         self.limit >= 0 && self.count >= self.limit as u64
     }
@@ -219,12 +270,12 @@ impl ICMPPingSource {
     /// dropped.
     fn receive(&mut self, p: Packet, cx: &mut Cx) {
         let Some(off) = p.network_offset().map(|o| o.max(0) as usize) else {
-            self.drops += 1;
+            self.drops.count(Reason::NotIp);
             return;
         };
         let data = &p.data()[off.min(p.len())..];
         let Ok(ip) = Ipv4Packet::new_checked(data) else {
-            self.drops += 1;
+            self.drops.count(Reason::NotIp);
             return;
         };
         let hl = ip.header_len();
@@ -234,7 +285,7 @@ impl ICMPPingSource {
             || icmp[0] != ECHO_REPLY
             || icmp[4..6] != self.identifier.to_le_bytes()
         {
-            self.drops += 1;
+            self.drops.count(Reason::NotReply);
             return;
         }
         let seq = u16::from_be_bytes([icmp[6], icmp[7]]);
@@ -268,19 +319,19 @@ impl Element for ICMPPingSource {
         self.src = args.read_mp::<IpArg>("SRC")?.0;
         self.dst = args.read_mp::<IpArg>("DST")?.0;
         let interval = args.read::<Seconds>("INTERVAL")?;
-        self.identifier = args.read("IDENTIFIER")?.unwrap_or(0);
+        args.read_into("IDENTIFIER", &mut self.identifier)?;
         self.data = args.read::<Data>("DATA")?.map_or_else(Vec::new, |d| d.0);
-        self.limit = args.read("LIMIT")?.unwrap_or(-1);
-        self.active = args.read("ACTIVE")?.unwrap_or(true);
-        self.verbose = args.read("VERBOSE")?.unwrap_or(true);
-        self.stop = args.read("STOP")?.unwrap_or(false);
-        self.mirror = args.read("MIRROR")?.unwrap_or(false);
+        args.read_into("LIMIT", &mut self.limit)?;
+        args.read_into("ACTIVE", &mut self.active)?;
+        args.read_into("VERBOSE", &mut self.verbose)?;
+        args.read_into("STOP", &mut self.stop)?;
+        args.read_into("MIRROR", &mut self.mirror)?;
         self.push_out = cx.output_is_push(0);
         if cx.ninputs() == 1 {
             self.receiver = Some(Box::new(Receiver::new()));
         }
         if let Some(Seconds(s)) = interval {
-            self.interval = Timestamp::from_parts(0, ((s * 1e3).round() as i64) * 1_000_000);
+            self.set_interval(s);
             if self.interval == Timestamp::ZERO {
                 cx.warning("INTERVAL so small that it is zero");
             }
@@ -339,95 +390,62 @@ impl Element for ICMPPingSource {
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const BASE: [Handler; 8] = [
-            Handler::rw("active"),
-            Handler::rw("src").setting(),
-            Handler::rw("dst").setting(),
-            Handler::r("count"),
-            Handler::w("limit"),
-            Handler::w("interval"),
-            Handler::w("reset_counts"),
-            Handler::r("drops"),
-        ];
-        const WITH_INPUT: [Handler; 12] = [
-            BASE[0],
-            BASE[1],
-            BASE[2],
-            BASE[3],
-            BASE[4],
-            BASE[5],
-            BASE[6],
-            BASE[7],
-            Handler::r("summary"),
-            Handler::r("rtt_min"),
-            Handler::r("rtt_avg"),
-            Handler::r("rtt_max"),
-        ];
-        if self.receiver.is_some() {
-            &WITH_INPUT
-        } else {
-            &BASE
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        let r = self.receiver.as_deref();
-        Some(match (name, r) {
-            ("active", _) => self.active.to_string(),
-            ("src", _) => self.src.to_string(),
-            ("dst", _) => self.dst.to_string(),
-            ("count", _) => self.count.to_string(),
-            ("drops", _) => self.drops.to_string(),
-            ("summary", Some(r)) => r.summary(self.count),
-            ("rtt_min", Some(r)) => unparse_microseconds(r.min as u64),
-            ("rtt_avg", Some(r)) => unparse_microseconds(r.sum / r.received.max(1)),
-            ("rtt_max", Some(r)) => unparse_microseconds(r.max as u64),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, cx: &mut Cx) -> Result<(), String> {
-        let v = v.trim();
-        match name {
-            "active" => {
-                self.active = parse_bool(v).map_err(|_| "type mismatch".to_string())?;
-                if !self.active {
+    fn handler_table(&self) -> Handlers {
+        let t = Table::<Self>::new()
+            .read("active", |e| e.active)
+            .write("active", |e, v, cx| {
+                e.active = bool::from_arg(v.trim()).map_err(|_| "type mismatch")?;
+                if !e.active {
                     cx.cancel_timer(0);
-                } else if self.push_out && !cx.timer_scheduled(0) {
+                } else if e.push_out && !cx.timer_scheduled(0) {
                     cx.schedule_after(0, Timestamp::ZERO);
                 }
-                return Ok(());
-            }
-            "src" => self.src = IpArg::from_arg(v).map_err(|_| "syntax error")?.0,
-            "dst" => self.dst = IpArg::from_arg(v).map_err(|_| "syntax error")?.0,
-            "limit" => {
-                self.limit = i64::from_arg(v).map_err(|_| "'limit' should be integer")?;
-            }
-            "interval" => {
+                Ok(())
+            })
+            .read("src", |e| e.src)
+            .write("src", |e, v, _| {
+                e.src = IpArg::from_arg(v.trim()).map_err(|_| "syntax error")?.0;
+                Ok(())
+            })
+            .setting()
+            .read("dst", |e| e.dst)
+            .write("dst", |e, v, _| {
+                e.dst = IpArg::from_arg(v.trim()).map_err(|_| "syntax error")?.0;
+                Ok(())
+            })
+            .setting()
+            .read("count", |e| e.count)
+            .write("limit", |e, v, cx| {
+                e.limit = i64::from_arg(v.trim()).map_err(|_| "'limit' should be integer")?;
+                e.rearm(cx);
+                Ok(())
+            })
+            .write("interval", |e, v, _| {
                 let Seconds(s) =
-                    Seconds::from_arg(v).map_err(|_| "'interval' should be an interval")?;
-                self.interval = Timestamp::from_parts(0, ((s * 1e3).round() as i64) * 1_000_000);
-                return Ok(());
-            }
-            "reset_counts" => {
-                self.count = 0;
-                self.drops = 0;
-                if self.receiver.is_some() {
-                    self.receiver = Some(Box::new(Receiver::new()));
+                    Seconds::from_arg(v.trim()).map_err(|_| "'interval' should be an interval")?;
+                e.set_interval(s);
+                Ok(())
+            })
+            .write("reset_counts", |e, _, cx| {
+                e.count = 0;
+                e.drops.reset();
+                if e.receiver.is_some() {
+                    e.receiver = Some(Box::new(Receiver::new()));
                 }
-            }
-            _ => return Err(format!("no handler {name}")),
+                e.rearm(cx);
+                Ok(())
+            })
+            .drops(|e| &e.drops);
+        if self.receiver.is_none() {
+            return t.into();
         }
-        if matches!(name, "limit" | "reset_counts")
-            && !self.limit_reached()
-            && self.active
-            && self.push_out
-            && !cx.timer_scheduled(0)
-        {
-            cx.schedule_after(0, self.interval);
-        }
-        Ok(())
+        t.read("summary", |e| e.rx().summary(e.count))
+            .read("rtt_min", |e| unparse_microseconds(e.rx().min as u64))
+            .read("rtt_avg", |e| {
+                unparse_microseconds(e.rx().sum / e.rx().received.max(1))
+            })
+            .read("rtt_max", |e| unparse_microseconds(e.rx().max as u64))
+            .into()
     }
 }
 
@@ -438,24 +456,7 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "h/a",
     flow: "x/x",
     source: include_str!("icmp_ping_source.rs"),
-    make: || {
-        Box::new(ICMPPingSource {
-            src: Ipv4Addr::UNSPECIFIED,
-            dst: Ipv4Addr::UNSPECIFIED,
-            interval: Timestamp::from_parts(1, 0),
-            identifier: 0,
-            limit: -1,
-            data: Vec::new(),
-            active: true,
-            verbose: true,
-            stop: false,
-            mirror: false,
-            push_out: true,
-            count: 0,
-            drops: 0,
-            receiver: None,
-        })
-    },
+    make: || Box::<ICMPPingSource>::default(),
 };
 
 /// Click's other name for the class.

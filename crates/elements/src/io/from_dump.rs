@@ -46,18 +46,17 @@
 //! `active` (rw), `encap` (r: `ETHER`, `IP`, `IP4`, `IP6` or `LINKTYPE n`), `snaplen` (r),
 //! `nano` (r, true for a nanosecond file), `filesize` (r), `filepos` (r, bytes consumed),
 //! `packet_filepos` (r, file offset of the last emitted packet's record), `sampling_prob` (r),
-//! `drops` (r, dropped records: FORCE_IP non-IP and truncated), `errors` (r, read errors),
-//! `sampled_out` (r), `skipped` (r, before START).
+//! `drops` (r, dropped records: FORCE_IP non-IP and truncated), `drop_details` (r, the same
+//! by reason), `errors` (r, read errors), `sampled_out` (r), `skipped` (r, before START).
 //!
 //! Example: `FromDump(in.pcap, STOP true) -> Counter -> ToDump(out.pcap)`
 
 use std::fs::File;
 use std::io::{BufReader, Read};
 
-use sluice_core::{sched::DEFAULT_TICKETS, BATCH_MAX};
-use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, Timestamp,
-};
+use sluice_core::Timestamp;
+use sluice_core::{drop_reasons, sched::DEFAULT_TICKETS, Drops, Handlers, Table, BATCH_MAX};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, InitCx, NotifierId, Packet};
 use sluice_lang::args::{Args, Seconds};
 use sluice_wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use sluice_wire::pcap::RECORD_HEADER_LEN;
@@ -67,6 +66,16 @@ use super::parse_bool;
 use super::set_extra_length;
 
 type Reader = PcapReader<Box<dyn Read + Send>>;
+
+drop_reasons! {
+    /// Why FromDump drops a record.
+    pub enum Reason {
+        /// Not an IP packet, with FORCE_IP.
+        NotIp => "not IP",
+        /// Cut off by the end of the file.
+        Truncated => "truncated record",
+    }
+}
 
 /// Builds the packet for one record: data, timestamp, extra length and header offsets.
 /// Returns `None` when `force_ip` is set and the record is not an IP packet.
@@ -121,7 +130,7 @@ pub struct ParsedPcap {
     /// The packets FromDump would emit.
     pub packets: Vec<Packet>,
     /// Records dropped (FORCE_IP non-IP, a truncated last record).
-    pub drops: u64,
+    pub drops: Drops<Reason>,
     /// The error that ended reading, if any.
     pub error: Option<String>,
 }
@@ -142,12 +151,12 @@ pub fn parse_pcap(bytes: &[u8], force_ip: bool) -> ParsedPcap {
         match r.next_into(&mut buf) {
             Ok(Some(h)) => match record_to_packet(link, force_ip, &h, &buf) {
                 Some(p) => out.packets.push(p),
-                None => out.drops += 1,
+                None => out.drops.count(Reason::NotIp),
             },
             Ok(None) => break,
             Err(e) => {
                 if matches!(e, PcapError::Truncated) {
-                    out.drops += 1;
+                    out.drops.count(Reason::Truncated);
                 }
                 out.error = Some(e.to_string());
                 break;
@@ -206,7 +215,7 @@ pub struct FromDump {
     filepos: u64,
     packet_filepos: u64,
     count: u64,
-    drops: u64,
+    drops: Drops<Reason>,
     errors: u64,
     sampled_out: u64,
     skipped: u64,
@@ -245,7 +254,7 @@ impl Default for FromDump {
             filepos: 0,
             packet_filepos: 0,
             count: 0,
-            drops: 0,
+            drops: Drops::default(),
             errors: 0,
             sampled_out: 0,
             skipped: 0,
@@ -330,7 +339,7 @@ impl FromDump {
                     }
                     match record_to_packet(self.link, self.force_ip, &h, &self.buf) {
                         Some(p) => return Some((p, pos)),
-                        None => self.drops += 1,
+                        None => self.drops.count(Reason::NotIp),
                     }
                 }
                 Ok(None) => {
@@ -339,7 +348,7 @@ impl FromDump {
                 }
                 Err(e) => {
                     if matches!(e, PcapError::Truncated) {
-                        self.drops += 1;
+                        self.drops.count(Reason::Truncated);
                     }
                     self.errors += 1;
                     eprintln!("{}: {}: {}", cx.name(), self.filename, e);
@@ -420,21 +429,19 @@ impl FromDump {
 }
 
 impl Element for FromDump {
-    fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
+    fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.filename = args.read_mp("FILENAME")?;
-        self.stop = args.read("STOP")?.unwrap_or(false);
-        self.burst = args
-            .read::<usize>("BURST")?
-            .unwrap_or(1)
-            .clamp(1, BATCH_MAX);
-        self.timing = args.read("TIMING")?.unwrap_or(false);
-        self.active = args.read("ACTIVE")?.unwrap_or(true);
-        self.sample = args.read("SAMPLE")?.unwrap_or(1.0);
+        args.read_into("STOP", &mut self.stop)?;
+        args.read_into("BURST", &mut self.burst)?;
+        self.burst = self.burst.clamp(1, BATCH_MAX);
+        args.read_into("TIMING", &mut self.timing)?;
+        args.read_into("ACTIVE", &mut self.active)?;
+        args.read_into("SAMPLE", &mut self.sample)?;
         if !(0.0..=1.0).contains(&self.sample) {
             args.error("SAMPLE: expected real number between 0 and 1");
             return Err(());
         }
-        self.force_ip = args.read("FORCE_IP")?.unwrap_or(false);
+        args.read_into("FORCE_IP", &mut self.force_ip)?;
         for (key, slot) in [("START", &mut self.start), ("END", &mut self.end)] {
             if let Some(s) = args.read::<String>(key)? {
                 match parse_timestamp(&s) {
@@ -450,7 +457,6 @@ impl Element for FromDump {
         self.end_after = args.read::<Seconds>("END_AFTER")?.map(secs);
         self.interval = args.read::<Seconds>("INTERVAL")?.map(secs);
         self.end_call = args.read("END_CALL")?;
-        let _ = cx;
         Ok(())
     }
 
@@ -503,75 +509,45 @@ impl Element for FromDump {
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::w("reset"),
-                Handler::r("filename"),
-                Handler::rw("active"),
-                Handler::r("encap"),
-                Handler::r("snaplen"),
-                Handler::r("nano"),
-                Handler::r("filesize"),
-                Handler::r("filepos"),
-                Handler::r("packet_filepos"),
-                Handler::r("sampling_prob"),
-                Handler::r("drops"),
-                Handler::r("errors"),
-                Handler::r("sampled_out"),
-                Handler::r("skipped"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "filename" => self.filename.clone(),
-            "active" => self.active.to_string(),
-            "encap" => match self.link {
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .action("reset", |e| {
+                e.count = 0;
+                e.drops.reset();
+                e.errors = 0;
+                e.sampled_out = 0;
+                e.skipped = 0;
+            })
+            .read("filename", |e| e.filename.clone())
+            .read("active", |e| e.active)
+            .write("active", |e, v, cx| {
+                e.active = parse_bool(v)?;
+                if e.active && e.push {
+                    cx.reschedule();
+                }
+                Ok(())
+            })
+            .read("encap", |e| match e.link {
                 LinkKind::Ethernet => "ETHER".into(),
                 LinkKind::RawIp => "IP".into(),
                 LinkKind::RawIpv4 => "IP4".into(),
                 LinkKind::RawIpv6 => "IP6".into(),
                 LinkKind::Other(n) => format!("LINKTYPE {n}"),
-            },
-            "snaplen" => self.snaplen.to_string(),
-            "nano" => self.nano.to_string(),
-            "filesize" => self
-                .filesize
-                .map(|s| s.to_string())
-                .unwrap_or_else(|| "-".into()),
-            "filepos" => self.filepos.to_string(),
-            "packet_filepos" => self.packet_filepos.to_string(),
-            "sampling_prob" => self.sample.to_string(),
-            "drops" => self.drops.to_string(),
-            "errors" => self.errors.to_string(),
-            "sampled_out" => self.sampled_out.to_string(),
-            "skipped" => self.skipped.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset" => {
-                self.count = 0;
-                self.drops = 0;
-                self.errors = 0;
-                self.sampled_out = 0;
-                self.skipped = 0;
-            }
-            "active" => {
-                self.active = parse_bool(value)?;
-                if self.active && self.push {
-                    cx.reschedule();
-                }
-            }
-            _ => return Err(format!("no handler {name}")),
-        }
-        Ok(())
+            })
+            .read("snaplen", |e| e.snaplen)
+            .read("nano", |e| e.nano)
+            .read("filesize", |e| {
+                e.filesize.map_or_else(|| "-".into(), |s| s.to_string())
+            })
+            .read("filepos", |e| e.filepos)
+            .read("packet_filepos", |e| e.packet_filepos)
+            .read("sampling_prob", |e| e.sample)
+            .drops(|e| &e.drops)
+            .read("errors", |e| e.errors)
+            .read("sampled_out", |e| e.sampled_out)
+            .read("skipped", |e| e.skipped)
+            .into()
     }
 }
 

@@ -40,17 +40,23 @@
 //! - `FIELDS` (space-separated field names): the fields until a `!data` line.
 //! - `FLOWID` (`SRC SPORT DST DPORT [PROTO]`): default addresses and ports.
 //!
-//! Handlers: `count` (r), `drops` (r: unparsable lines), `active` (rw), `encap` (r, `IP`),
-//! `filesize` (r), `filepos` (r), `stop` (w: deactivate and stop the router).
+//! Handlers: `count` (r), `drops`, `drop_details` (r: unparsable lines), `active` (rw), `encap`
+//! (r, `IP`), `filesize` (r), `filepos` (r), `stop` (w: deactivate and stop the router).
 //!
 //! Example: `FromIPSummaryDump(trace.txt, STOP true, CHECKSUM true) -> CheckIPHeader -> ...`
 
 use sluice_core::sched::DEFAULT_TICKETS;
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, Timestamp};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{InitCx, Packet, Table, Timestamp};
 use sluice_lang::args::{split_words, unquote, Args};
 
 use super::ipsumdump::{field, parse_flowid, parse_proto, Field, FlowId, Record};
 use super::parse_bool;
+
+drop_reasons! {
+    /// Why FromIPSummaryDump drops a line.
+    enum Reason { Unparsable => "unparsable line" }
+}
 
 /// The FromIPSummaryDump element.
 pub struct FromIPSummaryDump {
@@ -74,7 +80,7 @@ pub struct FromIPSummaryDump {
     ended: bool,
     complained: bool,
     count: u64,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Default for FromIPSummaryDump {
@@ -97,7 +103,7 @@ impl Default for FromIPSummaryDump {
             ended: false,
             complained: false,
             count: 0,
-            drops: 0,
+            drops: Drops::default(),
         }
     }
 }
@@ -190,7 +196,7 @@ impl FromIPSummaryDump {
                 }
             }
             if n == 0 {
-                self.drops += 1;
+                self.drops.count(Reason::Unparsable);
                 if !self.complained {
                     self.complained = true;
                     if self.fields.is_empty() {
@@ -201,20 +207,19 @@ impl FromIPSummaryDump {
                 }
                 continue;
             }
-            let mut p = rec.build(self.proto, self.flow.as_ref(), self.checksum);
             let copies = if self.multipacket {
                 rec.count.unwrap_or(1)
             } else {
                 1
             };
-            match copies {
-                0 => continue,
-                1 => return Some(p),
-                c => {
-                    self.repeat = Some((p.clone_packet(), c - 1));
-                    return Some(p);
-                }
+            if copies == 0 {
+                continue;
             }
+            let mut p = rec.build(self.proto, self.flow.as_ref(), self.checksum);
+            if copies > 1 {
+                self.repeat = Some((p.clone_packet(), copies - 1));
+            }
+            return Some(p);
         }
     }
 
@@ -272,12 +277,12 @@ impl Element for FromIPSummaryDump {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.filename = args.read_p("FILENAME")?;
         let data: Option<String> = args.read("DATA")?;
-        self.stop = args.read("STOP")?.unwrap_or(false);
-        self.active = args.read("ACTIVE")?.unwrap_or(true);
-        self.timing = args.read("TIMING")?.unwrap_or(false);
+        args.read_into("STOP", &mut self.stop)?;
+        args.read_into("ACTIVE", &mut self.active)?;
+        args.read_into("TIMING", &mut self.timing)?;
         let _: Option<bool> = args.read("ZERO")?;
-        self.checksum = args.read("CHECKSUM")?.unwrap_or(false);
-        self.multipacket = args.read("MULTIPACKET")?.unwrap_or(false);
+        args.read_into("CHECKSUM", &mut self.checksum)?;
+        args.read_into("MULTIPACKET", &mut self.multipacket)?;
         if let Some(p) = args.read::<String>("PROTO")? {
             match parse_proto(p.trim()) {
                 Some(p) => self.proto = p,
@@ -361,47 +366,27 @@ impl Element for FromIPSummaryDump {
         self.fill(max, cx)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::r("drops"),
-                Handler::rw("active"),
-                Handler::r("encap"),
-                Handler::r("filesize"),
-                Handler::r("filepos"),
-                Handler::w("stop"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "drops" => self.drops.to_string(),
-            "active" => self.active.to_string(),
-            "encap" => "IP".into(),
-            "filesize" => self.text.len().to_string(),
-            "filepos" => self.pos.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "active" => {
-                self.active = parse_bool(value)?;
-                if self.active && !self.ended {
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .drops(|e| &e.drops)
+            .read("active", |e| e.active)
+            .write("active", |e, v, cx| {
+                e.active = parse_bool(v)?;
+                if e.active && !e.ended {
                     cx.reschedule();
                 }
-            }
-            "stop" => {
-                self.active = false;
+                Ok(())
+            })
+            .read("encap", |_| "IP")
+            .read("filesize", |e| e.text.len())
+            .read("filepos", |e| e.pos)
+            .write("stop", |e, _, cx| {
+                e.active = false;
                 cx.request_driver_stop();
-            }
-            _ => return Err(format!("no handler {name}")),
-        }
-        Ok(())
+                Ok(())
+            })
+            .into()
     }
 }
 

@@ -14,7 +14,8 @@
 //! set, else from its first byte) and, as original length, the packet length plus its
 //! extra-length annotation when EXTRA_LENGTH is true. The file is flushed at router cleanup.
 //! A write error (at a packet or at the final flush) is reported once on standard error and
-//! fails the run (`sluice` exits with status 1); later packets are counted in `drops`.
+//! fails the run (`sluice` exits with status 1); the packets not written are dropped and
+//! counted in `drops` unless ToDump has an output, by which they still leave.
 //!
 //! Arguments:
 //! - `FILENAME` (string, mandatory): output file, or `-` for standard output.
@@ -30,8 +31,8 @@
 //! - `NANO` (boolean, default false): write a nanosecond-resolution file.
 //! - `UNBUFFERED` (boolean, default false): flush after every packet.
 //!
-//! Handlers: `count` (r, packets written), `filename` (r), `encap` (r), `drops` (r, packets
-//! not written because of a write error), `errors` (r), `flush` (w).
+//! Handlers: `count` (r, packets written), `filename` (r), `encap` (r), `drops`, `drop_details`
+//! (r, packets dropped unwritten because of a write error), `errors` (r), `flush` (w).
 //!
 //! Example: `FromDump(in.pcap, STOP true) -> ToDump(out.pcap, SNAPLEN 65535,
 //! USE_ENCAP_FROM FromDump@1)`
@@ -39,12 +40,17 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, PullNotes};
-use sluice_core::{Packet, Timestamp, BATCH_MAX};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{InitCx, Packet, PullNotes, Table, Timestamp, BATCH_MAX};
 use sluice_lang::args::Args;
 use sluice_wire::pcap::PcapWriter;
 
 use super::extra_length;
+
+drop_reasons! {
+    /// Why ToDump drops a packet.
+    enum Reason { WriteError => "not written (write error)" }
+}
 
 const ENCAPS: &[(&str, u32)] = &[
     ("ETHER", 1),
@@ -95,7 +101,7 @@ pub struct ToDump {
     unbuffered: bool,
     writer: Option<PcapWriter<Box<dyn Write + Send>>>,
     count: u64,
-    drops: u64,
+    drops: Drops<Reason>,
     errors: u64,
     task: bool,
     notifiers: PullNotes,
@@ -113,7 +119,7 @@ impl Default for ToDump {
             unbuffered: false,
             writer: None,
             count: 0,
-            drops: 0,
+            drops: Drops::default(),
             errors: 0,
             task: false,
             notifiers: PullNotes::default(),
@@ -122,9 +128,16 @@ impl Default for ToDump {
 }
 
 impl ToDump {
+    /// Counts a packet not written as dropped, unless it leaves by the output.
+    fn lost(&mut self, cx: &Cx) {
+        if cx.noutputs() == 0 {
+            self.drops.count(Reason::WriteError);
+        }
+    }
+
     fn write_packet(&mut self, p: &Packet, cx: &mut Cx) {
         let Some(w) = self.writer.as_mut() else {
-            self.drops += 1;
+            self.lost(cx);
             return;
         };
         let data = if self.link_type != 1 {
@@ -147,7 +160,7 @@ impl ToDump {
             Ok(()) => self.count += 1,
             Err(e) => {
                 self.errors += 1;
-                self.drops += 1;
+                self.lost(cx);
                 eprintln!("{}: {}: {}", cx.name(), self.filename, e);
                 cx.fail_run();
                 self.writer = None;
@@ -165,7 +178,9 @@ impl ToDump {
 impl Element for ToDump {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.filename = args.read_mp("FILENAME")?;
-        self.snaplen = args.read_p("SNAPLEN")?.unwrap_or(2000);
+        if let Some(n) = args.read_p("SNAPLEN")? {
+            self.snaplen = n;
+        }
         if let Some(e) = args.read_p::<String>("ENCAP")? {
             match parse_encap(&e) {
                 Some(lt) => self.link_type = lt,
@@ -178,10 +193,9 @@ impl Element for ToDump {
         if let Some(u) = args.read::<String>("USE_ENCAP_FROM")? {
             self.use_encap_from = u.split_whitespace().map(String::from).collect();
         }
-        self.extra_length = args.read("EXTRA_LENGTH")?.unwrap_or(true);
-        self.nano = args.read("NANO")?.unwrap_or(false);
-        self.unbuffered = args.read("UNBUFFERED")?.unwrap_or(false);
-        Ok(())
+        args.read_into("EXTRA_LENGTH", &mut self.extra_length)?;
+        args.read_into("NANO", &mut self.nano)?;
+        args.read_into("UNBUFFERED", &mut self.unbuffered)
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
@@ -243,38 +257,18 @@ impl Element for ToDump {
         got
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::r("filename"),
-                Handler::r("encap"),
-                Handler::r("drops"),
-                Handler::r("errors"),
-                Handler::w("flush"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "filename" => self.filename.clone(),
-            "encap" => encap_name(self.link_type),
-            "drops" => self.drops.to_string(),
-            "errors" => self.errors.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "flush" => match self.writer.as_mut() {
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .read("filename", |e| e.filename.clone())
+            .read("encap", |e| encap_name(e.link_type))
+            .drops(|e| &e.drops)
+            .read("errors", |e| e.errors)
+            .write("flush", |e, _, _| match e.writer.as_mut() {
                 Some(w) => w.flush().map_err(|e| e.to_string()),
                 None => Ok(()),
-            },
-            _ => Err(format!("no handler {name}")),
-        }
+            })
+            .into()
     }
 
     fn cleanup(&mut self, cx: &mut Cx) {

@@ -40,8 +40,9 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
+use sluice_core::Table;
 use sluice_core::BATCH_MAX;
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, PullNotes};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, PullNotes};
 use sluice_lang::args::{split_words, unquote, Args};
 
 use super::ipsumdump::{field, name, unparse, Field};
@@ -116,7 +117,7 @@ impl Element for ToIPSummaryDump {
                 }
             }
         }
-        self.header = args.read("HEADER")?.unwrap_or(true);
+        args.read_into("HEADER", &mut self.header)?;
         self.banner = args.read("BANNER")?;
         if args.read("BINARY")?.unwrap_or(false) {
             args.error("BINARY: binary dumps are not supported");
@@ -184,32 +185,15 @@ impl Element for ToIPSummaryDump {
         got
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::r("filename"),
-                Handler::w("flush"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "count" => Some(self.count.to_string()),
-            "filename" => Some(self.filename.clone()),
-            _ => None,
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "flush" => match self.out.as_mut() {
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .read("filename", |e| e.filename.clone())
+            .write("flush", |e, _, _| match e.out.as_mut() {
                 Some(w) => w.flush().map_err(|e| e.to_string()),
                 None => Ok(()),
-            },
-            _ => Err(format!("no handler {name}")),
-        }
+            })
+            .into()
     }
 
     fn cleanup(&mut self, cx: &mut Cx) {

@@ -32,7 +32,7 @@
 
 use std::fmt::Write;
 
-use sluice_core::{ConfigCx, Element, ElementClass, Handler};
+use sluice_core::{ConfigCx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::{split_words, Args};
 
 pub use sluice_lang::names::{define, lookup, lookup_eth, lookup_ip, lookup_prefix, AddressEntry};
@@ -41,6 +41,33 @@ pub use sluice_lang::names::{define, lookup, lookup_eth, lookup_ip, lookup_prefi
 #[derive(Default)]
 pub struct AddressInfo {
     names: Vec<(String, AddressEntry)>,
+}
+
+impl AddressInfo {
+    /// The `table` text: one line per name with its addresses.
+    fn table(&self) -> String {
+        let mut s = String::new();
+        for (n, e) in &self.names {
+            s.push_str(n);
+            if let Some(a) = e.ip {
+                let _ = write!(s, " {}", a);
+            }
+            if let Some((a, l)) = e.net {
+                let _ = write!(s, " {}/{}", a, l);
+            }
+            if let Some(a) = e.eth {
+                let _ = write!(s, " {}", a);
+            }
+            if let Some(a) = e.ip6 {
+                let _ = write!(s, " {}", a);
+            }
+            if let Some(p) = e.ip6net {
+                let _ = write!(s, " {}", p);
+            }
+            s.push('\n');
+        }
+        s
+    }
 }
 
 impl Element for AddressInfo {
@@ -77,35 +104,10 @@ impl Element for AddressInfo {
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("table")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        if name != "table" {
-            return None;
-        }
-        let mut s = String::new();
-        for (n, e) in &self.names {
-            s.push_str(n);
-            if let Some(a) = e.ip {
-                let _ = write!(s, " {}", a);
-            }
-            if let Some((a, l)) = e.net {
-                let _ = write!(s, " {}/{}", a, l);
-            }
-            if let Some(a) = e.eth {
-                let _ = write!(s, " {}", a);
-            }
-            if let Some(a) = e.ip6 {
-                let _ = write!(s, " {}", a);
-            }
-            if let Some(p) = e.ip6net {
-                let _ = write!(s, " {}", p);
-            }
-            s.push('\n');
-        }
-        Some(s)
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("table", AddressInfo::table)
+            .into()
     }
 }
 

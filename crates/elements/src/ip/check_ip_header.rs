@@ -35,38 +35,32 @@
 
 use std::net::Ipv4Addr;
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet, BATCH_MAX};
+use sluice_core::toolkit::{pull_sorted, push_sorted, Verdict};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, DropReason, Drops, Element, ElementClass};
+use sluice_core::{Handlers, Packet, Table, BATCH_MAX};
 use sluice_lang::args::{split_words, Args, FromArg};
 use sluice_wire::ipv4::HEADER_LEN;
 use sluice_wire::Ipv4Packet;
 
-use super::common::{details, is_martian_src, IpList, PrefixArg, Sorter, Verdict};
+use super::common::{is_martian_src, IpList, PrefixArg};
 
-/// Why a packet was rejected.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reason {
-    /// Fewer than 20 bytes.
-    Tiny = 0,
-    /// Version is not 4.
-    BadVersion,
-    /// IHL below 5 or beyond the packet.
-    BadHeaderLength,
-    /// Total length below the header length or beyond the packet.
-    BadLength,
-    /// Wrong header checksum.
-    BadChecksum,
-    /// Source address not allowed.
-    BadSource,
+drop_reasons! {
+    /// Why a packet was rejected.
+    pub enum Reason {
+        /// Fewer than 20 bytes.
+        Tiny => "tiny packet",
+        /// Version is not 4.
+        BadVersion => "bad IP version",
+        /// IHL below 5 or beyond the packet.
+        BadHeaderLength => "bad IP header length",
+        /// Total length below the header length or beyond the packet.
+        BadLength => "bad IP length",
+        /// Wrong header checksum.
+        BadChecksum => "bad IP checksum",
+        /// Source address not allowed.
+        BadSource => "bad source address",
+    }
 }
-
-const REASONS: [&str; 6] = [
-    "tiny packet",
-    "bad IP version",
-    "bad IP header length",
-    "bad IP length",
-    "bad IP checksum",
-    "bad source address",
-];
 
 /// True if the IP header of `hl` bytes at the start of `b` has a correct checksum; the
 /// usual 20-byte header is summed with straight-line code.
@@ -93,8 +87,10 @@ pub struct CheckIPHeader {
     checksum: bool,
     verbose: bool,
     count: u64,
-    drops: [u64; 6],
-    lost: u64,
+    /// Bad packets by reason, whether dropped or sent to output 1 (Click's `drops`).
+    bad: Drops<Reason>,
+    /// Bad packets dropped (output 1 not connected).
+    dropped: Drops<Reason>,
 }
 
 impl CheckIPHeader {
@@ -105,8 +101,8 @@ impl CheckIPHeader {
             checksum,
             verbose: false,
             count: 0,
-            drops: [0; 6],
-            lost: 0,
+            bad: Drops::default(),
+            dropped: Drops::default(),
         }
     }
 
@@ -139,7 +135,7 @@ impl CheckIPHeader {
     }
 }
 
-impl Sorter for CheckIPHeader {
+impl CheckIPHeader {
     fn sort(&mut self, mut p: Packet, cx: &mut Cx) -> Verdict {
         match self.check(p.data()) {
             Ok(tl) => {
@@ -154,17 +150,17 @@ impl Sorter for CheckIPHeader {
                 Verdict::Out(0, p)
             }
             Err(r) => {
-                self.drops[r as usize] += 1;
+                self.bad.count(r);
                 if self.verbose {
-                    eprintln!("{}: {}", cx.name(), REASONS[r as usize]);
+                    eprintln!("{}: {}", cx.name(), Reason::NAMES[r.index()]);
+                }
+                if cx.noutputs() < 2 {
+                    self.dropped.count(r);
+                    return Verdict::Gone;
                 }
                 Verdict::Out(1, p)
             }
         }
-    }
-
-    fn lost(&mut self) -> &mut u64 {
-        &mut self.lost
     }
 }
 
@@ -257,42 +253,25 @@ impl Element for CheckIPHeader {
             }
             return;
         }
-        self.push_counted(batch, cx);
+        push_sorted(batch, cx, |p, cx| self.sort(p, cx));
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        self.pull_counted(max, cx)
+        pull_sorted(max, cx, |p, cx| self.sort(p, cx))
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::r("drops"),
-                Handler::r("drop_details"),
-                Handler::w("reset"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "drops" => self.drops.iter().sum::<u64>().to_string(),
-            "drop_details" => details(&REASONS, &self.drops),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, _v: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset" => {
-                self.count = 0;
-                self.drops = [0; 6];
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .read("drops", |e| e.bad.total())
+            .read("drop_details", |e| e.bad.details())
+            .write("reset", |e, _, _| {
+                e.count = 0;
+                e.bad.reset();
                 Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+            })
+            .drops(|e| &e.dropped)
+            .into()
     }
 }
 

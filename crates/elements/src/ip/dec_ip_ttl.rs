@@ -14,24 +14,43 @@
 //! - `ACTIVE` (bool, default true): when false, packets pass unchanged.
 //! - `MULTICAST` (bool, default true): when false, multicast packets pass unchanged.
 //!
-//! Handlers: `drops` (r): expired packets (sent to output 1 or dropped). `malformed` (r):
-//! packets too short, dropped. `active` (rw).
+//! Handlers: `drops` (r): expired packets, sent to output 1 or dropped (Click's count).
+//! `drop_details` (r): packets dropped, by reason (too short; expired with output 1
+//! unconnected). `active` (rw).
 //!
 //! Example: `dt :: DecIPTTL -> IPFragmenter(1500) -> ...; dt[1] -> ICMPError(198.18.0.1,
 //! timeexceeded) -> rt;`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::toolkit::{pull_sorted, push_sorted, Verdict};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{Packet, Table};
 use sluice_lang::args::Args;
 use sluice_wire::Ipv4Packet;
 
-use super::common::{ip_offset, parse_bool, pull_sorted, push_sorted, Verdict};
+use super::common::ip_offset;
+
+drop_reasons! {
+    /// Why DecIPTTL drops a packet.
+    enum Reason { Malformed => "too short for an IP header" }
+}
 
 /// The DecIPTTL element.
 pub struct DecIPTTL {
     active: bool,
     multicast: bool,
     expired: u64,
-    malformed: u64,
+    drops: Drops<Reason>,
+}
+
+impl Default for DecIPTTL {
+    fn default() -> Self {
+        DecIPTTL {
+            active: true,
+            multicast: true,
+            expired: 0,
+            drops: Drops::default(),
+        }
+    }
 }
 
 impl DecIPTTL {
@@ -41,7 +60,7 @@ impl DecIPTTL {
         }
         let off = ip_offset(&p);
         if p.len() < off + 20 {
-            self.malformed += 1;
+            self.drops.count(Reason::Malformed);
             return Verdict::Gone;
         }
         let ip = Ipv4Packet::new_unchecked(&p.data()[off..]);
@@ -59,9 +78,8 @@ impl DecIPTTL {
 
 impl Element for DecIPTTL {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.active = args.read::<bool>("ACTIVE")?.unwrap_or(true);
-        self.multicast = args.read::<bool>("MULTICAST")?.unwrap_or(true);
-        Ok(())
+        args.read_into("ACTIVE", &mut self.active)?;
+        args.read_into("MULTICAST", &mut self.multicast)
     }
 
     fn push(&mut self, _port: usize, mut batch: Batch, cx: &mut Cx) {
@@ -87,36 +105,15 @@ impl Element for DecIPTTL {
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        pull_sorted(max, cx, |p, _| self.action(p)).0
+        pull_sorted(max, cx, |p, _| self.action(p))
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("drops"),
-                Handler::r("malformed"),
-                Handler::rw("active"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "drops" => Some(self.expired.to_string()),
-            "malformed" => Some(self.malformed.to_string()),
-            "active" => Some(self.active.to_string()),
-            _ => None,
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "active" => {
-                self.active = parse_bool(v)?;
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("drops", |e| e.expired)
+            .data("active", |e| &mut e.active)
+            .drops(|e| &e.drops)
+            .into()
     }
 }
 
@@ -127,12 +124,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "a/ah",
     flow: "x/x",
     source: include_str!("dec_ip_ttl.rs"),
-    make: || {
-        Box::new(DecIPTTL {
-            active: true,
-            multicast: true,
-            expired: 0,
-            malformed: 0,
-        })
-    },
+    make: || Box::<DecIPTTL>::default(),
 };

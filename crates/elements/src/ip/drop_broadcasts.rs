@@ -7,35 +7,37 @@
 //! input, or HostEtherFilter); a router must not forward those (RFC 1812 §5.3.4). Other
 //! packets pass unchanged.
 //!
-//! Handlers: `drops` (r): packets dropped.
+//! Handlers: `drops` (r): packets dropped. `drop_details` (r): the same, by reason.
 //!
 //! Example: `rt[1] -> DropBroadcasts -> PaintTee(1) -> ...`
 
-use sluice_core::{Cx, Element, ElementClass, Handler, Packet, PacketType};
+use sluice_core::Table;
+use sluice_core::{drop_reasons, Cx, Drops, Element, ElementClass, Handlers, Packet, PacketType};
+
+drop_reasons! {
+    /// Why DropBroadcasts drops a packet.
+    enum Reason { Broadcast => "link-level broadcast or multicast" }
+}
 
 /// The DropBroadcasts element.
 #[derive(Default)]
 pub struct DropBroadcasts {
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Element for DropBroadcasts {
     fn simple_action(&mut self, p: Packet, _cx: &mut Cx) -> Option<Packet> {
         match p.anno().packet_type {
             PacketType::Broadcast | PacketType::Multicast => {
-                self.drops += 1;
+                self.drops.count(Reason::Broadcast);
                 None
             }
             _ => Some(p),
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "drops").then(|| self.drops.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().drops(|e| &e.drops).into()
     }
 }
 

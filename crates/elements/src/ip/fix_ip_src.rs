@@ -6,26 +6,33 @@
 //! (or starting with their IP header). When a packet's fix-IP-source annotation is set (by
 //! ICMPError, so the error's source becomes the address of the interface it leaves by, as RFC
 //! 1812 §4.3.2.4 asks), clears the annotation, sets the source address to IPADDR and
-//! recomputes the header checksum. Other packets pass unchanged. Annotated packets too short
-//! to hold an IP header are dropped and counted.
+//! recomputes the header checksum. Other packets pass unchanged. Annotated packets without a
+//! valid IP header are dropped and counted.
 //!
 //! Handlers: `fixed` (r): packets rewritten. `drops` (r): malformed packets dropped.
+//! `drop_details` (r): the same, by reason.
 //!
 //! Example: `IPGWOptions(198.18.0.1) -> FixIPSrc(198.18.0.1) -> DecIPTTL -> ...`
 
 use std::net::Ipv4Addr;
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::Table;
+use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, Packet};
 use sluice_lang::args::Args;
 use sluice_wire::Ipv4Packet;
 
 use super::common::{ip_offset, IpArg};
 
+drop_reasons! {
+    /// Why FixIPSrc drops a packet.
+    enum Reason { BadHeader => "bad IP header" }
+}
+
 /// The FixIPSrc element.
 pub struct FixIPSrc {
     addr: Ipv4Addr,
     fixed: u64,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Element for FixIPSrc {
@@ -40,9 +47,8 @@ impl Element for FixIPSrc {
         }
         p.anno_mut().fix_ip_src = false;
         let off = ip_offset(&p);
-        let ok = Ipv4Packet::new_checked_truncated(&p.data()[off..]).is_ok();
-        if !ok {
-            self.drops += 1;
+        if Ipv4Packet::new_checked_truncated(&p.data()[off..]).is_err() {
+            self.drops.count(Reason::BadHeader);
             return None;
         }
         let mut ip = Ipv4Packet::new_unchecked(&mut p.data_mut()[off..]);
@@ -52,16 +58,11 @@ impl Element for FixIPSrc {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("fixed"), Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "fixed" => Some(self.fixed.to_string()),
-            "drops" => Some(self.drops.to_string()),
-            _ => None,
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("fixed", |e| e.fixed)
+            .drops(|e| &e.drops)
+            .into()
     }
 }
 
@@ -76,7 +77,7 @@ pub const CLASS: ElementClass = ElementClass {
         Box::new(FixIPSrc {
             addr: Ipv4Addr::UNSPECIFIED,
             fixed: 0,
-            drops: 0,
+            drops: Drops::default(),
         })
     },
 };

@@ -2,10 +2,10 @@
 //! seed corpora (`fuzz/corpus/ip_*`) and random mutations by `tests/ip.rs`, so CI exercises
 //! them without a fuzzing run. Each body pushes arbitrary bytes, as one packet, into real
 //! router configurations of the header-parsing elements; any panic is a bug, and so is a
-//! packet lost silently: every output is connected, and on the paths where one packet in
-//! makes one packet out (all but fragmentation, reassembly and ARP) the packet must reach a
-//! Discard or be counted in the `drops` of an element without an error output. A fragmented
-//! packet must be accounted for at least once.
+//! packet lost silently: on the paths where one packet in makes one packet out (all but
+//! fragmentation, reassembly and ARP) the packet must reach a Discard or be counted as a drop
+//! of an element on the way (in the router's `drops` handler, which lists every element's
+//! drops). A fragmented packet must be accounted for at least once.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -62,10 +62,18 @@ const CONFIG: &str = "
     su2[1] -> Discard; ci2[1] -> Discard;
 ";
 
-/// The router and, per injector, the handlers that account for its packets.
+/// What accounts for the packets of one injector: the `count` handlers of the Discards its
+/// packets reach, and the names of the other elements they reach (whose drops count).
+#[derive(Default)]
+struct Account {
+    counts: Vec<String>,
+    elements: Vec<String>,
+}
+
+/// The router and, per injector, what accounts for its packets.
 struct Fuzz {
     router: Router,
-    accounts: HashMap<String, Vec<String>>,
+    accounts: HashMap<String, Account>,
 }
 
 thread_local! {
@@ -91,12 +99,7 @@ fn with_router(f: impl FnOnce(&mut Fuzz)) {
             .unwrap_or_else(|e| panic!("fuzz config: {}", e.join("\n")));
             let accounts = (0..router.nelements())
                 .filter(|&e| router.flat_config().elements[e].class == INJECT.name)
-                .map(|e| {
-                    (
-                        router.element_name(e).to_string(),
-                        account_handlers(&router, e),
-                    )
-                })
+                .map(|e| (router.element_name(e).to_string(), account(&router, e)))
                 .collect();
             Fuzz { router, accounts }
         });
@@ -115,34 +118,12 @@ enum Expect {
     Held,
 }
 
-/// Counters of packets that an element with an error output discards although every output
-/// is connected (other such elements send what they reject to output 1, and their `drops`
-/// counts packets that were not lost).
-const KILLS: &[(&str, &str)] = &[
-    ("DecIPTTL", "malformed"),
-    ("IPGWOptions", "malformed"),
-    ("MarkIPCE", "drops"),
-    ("ICMPPingResponder", "drops"),
-    ("HostEtherFilter", "drops"),
-    ("IPFragmenter", "malformed"),
-];
-
-/// The counters that account for packets on the paths from element `from`: `count` of
-/// every Discard reached, `drops` of every element reached that has one output, and the
-/// [`KILLS`] counters of the others.
-fn account_handlers(r: &Router, from: usize) -> Vec<String> {
+/// What accounts for the packets on the paths from element `from`.
+fn account(r: &Router, from: usize) -> Account {
     let flat = r.flat_config();
-    let nout = |e: usize| {
-        flat.connections
-            .iter()
-            .filter(|c| c.from == e)
-            .map(|c| c.from_port + 1)
-            .max()
-            .unwrap_or(0)
-    };
     let mut seen = vec![false; r.nelements()];
     let mut todo = vec![from];
-    let mut out = Vec::new();
+    let mut a = Account::default();
     while let Some(e) = todo.pop() {
         if std::mem::replace(&mut seen[e], true) {
             continue;
@@ -153,30 +134,39 @@ fn account_handlers(r: &Router, from: usize) -> Vec<String> {
                 .filter(|c| c.from == e)
                 .map(|c| c.to),
         );
-        let name = r.element_name(e);
-        let has = |h: &str| r.handler_list(Some(e)).iter().any(|(n, _)| n == h);
-        let class = flat.elements[e].class.as_str();
-        if class == "Discard" {
-            out.push(format!("{name}.count"));
-        } else if nout(e) == 1 && has("drops") {
-            out.push(format!("{name}.drops"));
-        } else if let Some((_, h)) = KILLS.iter().find(|(c, _)| *c == class) {
-            out.push(format!("{name}.{h}"));
+        let name = r.element_name(e).to_string();
+        if flat.elements[e].class == "Discard" {
+            a.counts.push(format!("{name}.count"));
+        } else {
+            a.elements.push(name);
         }
     }
-    out
+    a
 }
 
-fn accounted(r: &mut Router, handlers: &[String]) -> u64 {
-    handlers
-        .iter()
-        .map(|h| {
-            let v = r.read_path(h).unwrap_or_else(|e| panic!("{h}: {e}"));
-            v.trim()
-                .parse::<u64>()
-                .unwrap_or_else(|e| panic!("{h}: {v:?}: {e}"))
-        })
-        .sum()
+/// Packets that reached the Discards of `a` or were dropped by its elements, so far.
+fn accounted(r: &mut Router, a: &Account) -> u64 {
+    let num = |v: &str, what: &str| {
+        v.trim()
+            .parse::<u64>()
+            .unwrap_or_else(|e| panic!("{what}: {v:?}: {e}"))
+    };
+    let mut n = 0;
+    for h in &a.counts {
+        n += num(&r.read_path(h).unwrap_or_else(|e| panic!("{h}: {e}")), h);
+    }
+    let drops = r
+        .read_path("drops")
+        .unwrap_or_else(|e| panic!("drops: {e}"));
+    for line in drops.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        if let [el, _, count] = f[..] {
+            if a.elements.iter().any(|x| x == el) {
+                n += num(count, line);
+            }
+        }
+    }
+    n
 }
 
 fn inject(fz: &mut Fuzz, name: &str, data: &[u8], tweak: u8, expect: Expect) {
@@ -197,11 +187,11 @@ fn inject(fz: &mut Fuzz, name: &str, data: &[u8], tweak: u8, expect: Expect) {
         p.set_network_offset((tweak as isize % 7) - 2);
     }
     let r = &mut fz.router;
-    let handlers = &fz.accounts[name];
+    let account = &fz.accounts[name];
     let e = r.element_index(name).expect("injector");
-    let before = accounted(r, handlers);
+    let before = accounted(r, account);
     r.with_element(e, |_, cx| cx.push_one(0, p));
-    let n = accounted(r, handlers) - before;
+    let n = accounted(r, account) - before;
     match expect {
         Expect::Once => assert_eq!(n, 1, "{name}: {n} packets accounted for, not 1"),
         Expect::AtLeastOnce => assert!(n >= 1, "{name}: packet not accounted for"),

@@ -14,23 +14,29 @@
 //! - `ANNO` (annotation name): only `DST_IP_ANNO`, the default, is supported.
 //! - `IP` (`src` or `dst`).
 //!
-//! Handlers: `drops` (r): packets too short.
+//! Handlers: `drops` (r): packets too short. `drop_details` (r): the same, by reason.
 //!
 //! Example: `CheckIPHeader -> GetIPAddress(16) -> StaticIPLookup(...)`
 
 use std::net::Ipv4Addr;
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::Table;
+use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, Packet};
 use sluice_lang::args::{Args, Word};
 
 use super::common::ip_offset;
+
+drop_reasons! {
+    /// Why GetIPAddress drops a packet.
+    enum Reason { TooShort => "too short for the address" }
+}
 
 /// The GetIPAddress element.
 #[derive(Default)]
 pub struct GetIPAddress {
     offset: usize,
     relative_ip: bool,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Element for GetIPAddress {
@@ -79,18 +85,14 @@ impl Element for GetIPAddress {
                 Some(p)
             }
             None => {
-                self.drops += 1;
+                self.drops.count(Reason::TooShort);
                 None
             }
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "drops").then(|| self.drops.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().drops(|e| &e.drops).into()
     }
 }
 

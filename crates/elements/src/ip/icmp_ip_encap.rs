@@ -26,7 +26,7 @@
 //! Example: `ICMPIPEncap(198.18.0.1, 198.19.0.2, echo, IDENTIFIER 7)` turns payloads into
 //! pings.
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Packet};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::Args;
 use sluice_wire::icmp::{
     HEADER_LEN as ICMP_HEADER_LEN, TYPE_ECHO, TYPE_ECHO_REPLY, TYPE_INFO_REPLY, TYPE_INFO_REQUEST,
@@ -35,7 +35,7 @@ use sluice_wire::icmp::{
 use sluice_wire::ipv4::{HEADER_LEN, PROTO_ICMP};
 use sluice_wire::IcmpPacket;
 
-use super::common::{endpoint_handlers, ipv4_header, push_ipv4_header, Endpoints, IpArg};
+use super::common::{ipv4_header, push_ipv4_header, Endpoints, IpArg};
 use crate::icmp::read_type_code;
 
 /// TTL of the IPv4 header.
@@ -51,6 +51,18 @@ pub struct ICMPIPEncap {
     code: u8,
     ident: u16,
     seq: u16,
+}
+
+impl Default for ICMPIPEncap {
+    fn default() -> Self {
+        ICMPIPEncap {
+            ends: Endpoints::UNSPECIFIED,
+            ty: 0,
+            code: 0,
+            ident: 0,
+            seq: 1,
+        }
+    }
 }
 
 impl ICMPIPEncap {
@@ -81,8 +93,8 @@ impl Element for ICMPIPEncap {
         self.ends.src = args.read_mp::<IpArg>("SRC")?.0;
         self.ends.dst = args.read_mp("DST")?;
         (self.ty, self.code) = read_type_code(args)?;
-        self.ident = args.read_p("IDENTIFIER")?.unwrap_or(0);
-        self.seq = args.read_p("SEQUENCE_NUMBER")?.unwrap_or(1);
+        self.ident = args.read_p("IDENTIFIER")?.unwrap_or(self.ident);
+        self.seq = args.read_p("SEQUENCE_NUMBER")?.unwrap_or(self.seq);
         Ok(())
     }
 
@@ -102,7 +114,11 @@ impl Element for ICMPIPEncap {
         Some(p)
     }
 
-    endpoint_handlers!();
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .nest(|e| &mut e.ends, Endpoints::table())
+            .into()
+    }
 }
 
 /// Class description.
@@ -112,13 +128,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "a/a",
     flow: "x/x",
     source: include_str!("icmp_ip_encap.rs"),
-    make: || {
-        Box::new(ICMPIPEncap {
-            ends: Endpoints::UNSPECIFIED,
-            ty: 0,
-            code: 0,
-            ident: 0,
-            seq: 1,
-        })
-    },
+    make: || Box::<ICMPIPEncap>::default(),
 };

@@ -18,11 +18,11 @@
 //!
 //! Example: `IPEncap(ipip, 198.18.0.1, 198.19.0.1)` for an IP-in-IP tunnel.
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Packet};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::Args;
 use sluice_wire::Ipv4Repr;
 
-use super::common::{endpoint_handlers, ipv4_header, push_ipv4_header, Endpoints, IpArg, ProtoArg};
+use super::common::{ipv4_header, push_ipv4_header, Endpoints, IpArg, ProtoArg};
 
 /// The IPEncap element.
 pub struct IPEncap {
@@ -34,12 +34,25 @@ pub struct IPEncap {
     id: u16,
 }
 
+impl Default for IPEncap {
+    fn default() -> Self {
+        IPEncap {
+            proto: 0,
+            ends: Endpoints::UNSPECIFIED,
+            tos: 0,
+            ttl: 250,
+            df: false,
+            id: 0,
+        }
+    }
+}
+
 impl Element for IPEncap {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.proto = args.read_mp::<ProtoArg>("PROTO")?.0;
         self.ends.src = args.read_mp::<IpArg>("SRC")?.0;
         self.ends.dst = args.read_mp("DST")?;
-        self.tos = args.read::<u8>("TOS")?.unwrap_or(0);
+        args.read_into("TOS", &mut self.tos)?;
         if let Some(d) = args.read::<u8>("DSCP")? {
             if d > 63 {
                 args.error("DSCP: must be between 0 and 63");
@@ -53,9 +66,8 @@ impl Element for IPEncap {
         if args.read::<bool>("CE")?.unwrap_or(false) {
             self.tos |= 3;
         }
-        self.ttl = args.read::<u8>("TTL")?.unwrap_or(250);
-        self.df = args.read::<bool>("DF")?.unwrap_or(false);
-        Ok(())
+        args.read_into("TTL", &mut self.ttl)?;
+        args.read_into("DF", &mut self.df)
     }
 
     fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
@@ -70,7 +82,11 @@ impl Element for IPEncap {
         Some(p)
     }
 
-    endpoint_handlers!();
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .nest(|e| &mut e.ends, Endpoints::table())
+            .into()
+    }
 }
 
 /// Class description.
@@ -80,14 +96,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "a/a",
     flow: "x/x",
     source: include_str!("ip_encap.rs"),
-    make: || {
-        Box::new(IPEncap {
-            proto: 0,
-            ends: Endpoints::UNSPECIFIED,
-            tos: 0,
-            ttl: 250,
-            df: false,
-            id: 0,
-        })
-    },
+    make: || Box::<IPEncap>::default(),
 };

@@ -8,7 +8,7 @@
 //! Packets whose IP total length is at most MTU leave by output 0 unchanged. Larger packets:
 //! - with the Don't Fragment bit set (and HONOR_DF true, the default) go to output 1 — connect
 //!   it to `ICMPError(ADDR, unreachable, needfrag, PMTU MTU)`; without output 1 they are
-//!   dropped. Counted in `drops`.
+//!   dropped. Counted in `drops` either way (Click's count).
 //! - otherwise are split into fragments of at most MTU bytes, sent in order on output 0. Each
 //!   fragment carries at most `(MTU − header length) & ~7` data bytes, its fragment offset
 //!   (added to the original's) and More Fragments on all but the last (which keeps the
@@ -16,23 +16,34 @@
 //!   the options with the copied bit (type ≥ 128), padded with End-of-Options to a 4-byte
 //!   boundary (RFC 791 §3.2). Fragments get fresh checksums and copy the annotations.
 //!
-//! Packets too short for their IP header, or an MTU too small to carry 8 data bytes, are
-//! dropped and counted in `malformed`.
+//! Packets without a valid IP header, or whose header leaves no room under the MTU for 8 data
+//! bytes, are dropped and counted in `drop_details`.
 //!
 //! Arguments: `MTU` (unsigned); `HONOR_DF` (bool, default true); `VERBOSE` (bool).
 //!
 //! Handlers: `fragments` (r): fragments sent. `fragmented` (r): packets fragmented.
-//! `drops` (r): DF packets too big. `malformed` (r). `mtu` (rw).
+//! `drops` (r): DF packets too big. `drop_details` (r): packets dropped, by reason (bad
+//! header; MTU too small; DF packets with output 1 unconnected). `mtu` (rw).
 //!
 //! Example: `fr :: IPFragmenter(1500) -> arpq; fr[1] -> ICMPError(198.18.0.1, unreachable,
 //! needfrag, PMTU 1500) -> rt;`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::toolkit::OutBatch;
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{Packet, Table};
 use sluice_lang::args::{Args, FromArg};
 use sluice_wire::ipv4::OPT_EOL;
 use sluice_wire::Ipv4Packet;
 
-use super::common::{ip_offset, OutBatch};
+use super::common::ip_offset;
+
+drop_reasons! {
+    /// Why IPFragmenter drops a packet.
+    enum Reason {
+        BadHeader => "bad IP header",
+        SmallMtu => "MTU too small for the header",
+    }
+}
 
 /// The IPFragmenter element.
 pub struct IPFragmenter {
@@ -41,8 +52,23 @@ pub struct IPFragmenter {
     verbose: bool,
     fragments: u64,
     fragmented: u64,
-    drops: u64,
-    malformed: u64,
+    /// DF packets too big, sent to output 1 (Click's `drops`).
+    df: u64,
+    drops: Drops<Reason>,
+}
+
+impl Default for IPFragmenter {
+    fn default() -> Self {
+        IPFragmenter {
+            mtu: 1500,
+            honor_df: true,
+            verbose: false,
+            fragments: 0,
+            fragmented: 0,
+            df: 0,
+            drops: Drops::default(),
+        }
+    }
 }
 
 /// The header of later fragments: the fixed header plus the options to copy, padded.
@@ -82,7 +108,7 @@ impl IPFragmenter {
         let ip = match Ipv4Packet::new_checked(&p.data()[off..]) {
             Ok(ip) => ip,
             Err(_) => {
-                self.malformed += 1;
+                self.drops.count(Reason::BadHeader);
                 return;
             }
         };
@@ -92,13 +118,11 @@ impl IPFragmenter {
             return;
         }
         if ip.dont_frag() && self.honor_df {
-            self.drops += 1;
+            self.df += 1;
             if self.verbose {
                 eprintln!("{}: DF packet of {} bytes too big", cx.name(), total);
             }
-            if cx.noutputs() > 1 {
-                o1.add(p, cx);
-            }
+            o1.add(p, cx);
             return;
         }
         let hl = ip.header_len();
@@ -107,7 +131,7 @@ impl IPFragmenter {
         let first_chunk = self.mtu.saturating_sub(hl) & !7;
         let later_chunk = self.mtu.saturating_sub(later_hl) & !7;
         if first_chunk == 0 || later_chunk == 0 {
-            self.malformed += 1;
+            self.drops.count(Reason::SmallMtu);
             return;
         }
         let base_off = ip.frag_offset() as usize; // in 8-byte units
@@ -151,8 +175,8 @@ impl IPFragmenter {
 impl Element for IPFragmenter {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.mtu = args.read_mp("MTU")?;
-        self.honor_df = args.read::<bool>("HONOR_DF")?.unwrap_or(true);
-        self.verbose = args.read::<bool>("VERBOSE")?.unwrap_or(false);
+        args.read_into("HONOR_DF", &mut self.honor_df)?;
+        args.read_into("VERBOSE", &mut self.verbose)?;
         if self.mtu < 28 {
             args.error("MTU: must be at least 28");
             return Err(());
@@ -180,40 +204,22 @@ impl Element for IPFragmenter {
         o1.flush(cx);
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("fragments"),
-                Handler::r("fragmented"),
-                Handler::r("drops"),
-                Handler::r("malformed"),
-                Handler::rw("mtu"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "fragments" => self.fragments.to_string(),
-            "fragmented" => self.fragmented.to_string(),
-            "drops" => self.drops.to_string(),
-            "malformed" => self.malformed.to_string(),
-            "mtu" => self.mtu.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "mtu" => match usize::from_arg(v) {
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("fragments", |e| e.fragments)
+            .read("fragmented", |e| e.fragmented)
+            .read("drops", |e| e.df)
+            .drops(|e| &e.drops)
+            .read("mtu", |e| e.mtu)
+            .write("mtu", |e, v, _| match usize::from_arg(v) {
                 Ok(m) if m >= 28 => {
-                    self.mtu = m;
+                    e.mtu = m;
                     Ok(())
                 }
                 _ => Err("MTU: must be an integer of at least 28".into()),
-            },
-            _ => Err(format!("no handler {}", name)),
-        }
+            })
+            .setting()
+            .into()
     }
 }
 
@@ -224,17 +230,7 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "h/h",
     flow: "x/x",
     source: include_str!("ip_fragmenter.rs"),
-    make: || {
-        Box::new(IPFragmenter {
-            mtu: 1500,
-            honor_df: true,
-            verbose: false,
-            fragments: 0,
-            fragmented: 0,
-            drops: 0,
-            malformed: 0,
-        })
-    },
+    make: || Box::<IPFragmenter>::default(),
 };
 
 #[cfg(test)]

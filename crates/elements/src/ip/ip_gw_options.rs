@@ -24,29 +24,38 @@
 //! sends the packet, unchanged, to output 1 with its parameter-problem annotation (`param_off`)
 //! set to the offset of the offending byte from the start of the IP header — connect output 1
 //! to `ICMPError(ADDR, parameterproblem)`. Without output 1 such packets are dropped. Both
-//! cases are counted in `drops`.
+//! cases are counted in `drops`. Packets without a complete IP header are dropped.
 //!
-//! Handlers: `drops` (r): packets with bad options. `malformed` (r): packets without a
-//! complete IP header, dropped.
+//! Handlers: `drops` (r): packets with bad options (Click's count). `drop_details` (r):
+//! packets dropped, by reason (no complete IP header; bad options with output 1
+//! unconnected).
 //!
 //! Example: `gio :: IPGWOptions(198.18.0.1) -> FixIPSrc(198.18.0.1) -> ...;
 //! gio[1] -> ICMPError(198.18.0.1, parameterproblem) -> rt;`
 
 use std::net::Ipv4Addr;
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet, Timestamp};
+use sluice_core::toolkit::{pull_sorted, push_sorted, Verdict};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{Packet, Table, Timestamp};
 use sluice_lang::args::Args;
 use sluice_wire::ipv4::{OPT_EOL, OPT_NOP, OPT_RR, OPT_TS};
 use sluice_wire::Ipv4Packet;
 
-use super::common::{ip_offset, pull_sorted, push_sorted, IpArg, IpList, Verdict};
+use super::common::{ip_offset, IpArg, IpList};
+
+drop_reasons! {
+    /// Why IPGWOptions drops a packet.
+    enum Reason { BadHeader => "bad IP header" }
+}
 
 /// The IPGWOptions element.
 pub struct IPGWOptions {
     my: Ipv4Addr,
     others: Vec<Ipv4Addr>,
-    drops: u64,
-    malformed: u64,
+    /// Packets with bad options, sent to output 1 (Click's `drops`).
+    bad: u64,
+    drops: Drops<Reason>,
 }
 
 /// Processes the options of the IP header `h` (exactly the header bytes) in place.
@@ -158,12 +167,12 @@ impl IPGWOptions {
         let hl = match p.data().get(off) {
             Some(b) if b >> 4 == 4 => ((b & 0x0f) as usize) * 4,
             _ => {
-                self.malformed += 1;
+                self.drops.count(Reason::BadHeader);
                 return Verdict::Gone;
             }
         };
         if hl < 20 || off + hl > p.len() {
-            self.malformed += 1;
+            self.drops.count(Reason::BadHeader);
             return Verdict::Gone;
         }
         if hl == 20 {
@@ -186,7 +195,7 @@ impl IPGWOptions {
                 Verdict::Out(0, p)
             }
             Err(o) => {
-                self.drops += 1;
+                self.bad += 1;
                 p.anno_mut().param_off = o as u16;
                 Verdict::Out(1, p)
             }
@@ -206,19 +215,14 @@ impl Element for IPGWOptions {
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        pull_sorted(max, cx, |p, cx| self.action(p, cx)).0
+        pull_sorted(max, cx, |p, cx| self.action(p, cx))
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops"), Handler::r("malformed")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "drops" => Some(self.drops.to_string()),
-            "malformed" => Some(self.malformed.to_string()),
-            _ => None,
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("drops", |e| e.bad)
+            .drops(|e| &e.drops)
+            .into()
     }
 }
 
@@ -233,8 +237,8 @@ pub const CLASS: ElementClass = ElementClass {
         Box::new(IPGWOptions {
             my: Ipv4Addr::UNSPECIFIED,
             others: Vec::new(),
-            drops: 0,
-            malformed: 0,
+            bad: 0,
+            drops: Drops::default(),
         })
     },
 };

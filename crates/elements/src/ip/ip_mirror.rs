@@ -9,37 +9,52 @@
 //! also the source and destination ports, and in TCP the sequence and acknowledgement
 //! numbers (when the packet holds them). Checksums stay valid: swapping fields does not
 //! change them. With DST_ANNO the destination IP annotation becomes the new destination.
-//! Packets too short for an IP header are dropped and counted in `drops`.
+//! Packets too short for an IP header are dropped and counted in `drops` and `drop_details`.
 //!
 //! Arguments: `DST_ANNO` (bool, default true).
 //!
-//! Handlers: `drops` (r).
+//! Handlers: `drops` (r), `drop_details` (r).
 //!
 //! Example: `FromIPSummaryDump(in, STOP true) -> IPMirror -> ToIPSummaryDump(-, FIELDS src dst)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::Table;
+use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, Packet};
 use sluice_lang::args::Args;
 use sluice_wire::ipv4::{PROTO_TCP, PROTO_UDP};
 use sluice_wire::Ipv4Packet;
 
 use super::common::ip_offset;
 
+drop_reasons! {
+    /// Why IPMirror drops a packet.
+    enum Reason { TooShort => "too short for an IP header" }
+}
+
 /// The IPMirror element.
 pub struct IPMirror {
     dst_anno: bool,
-    drops: u64,
+    drops: Drops<Reason>,
+}
+
+impl Default for IPMirror {
+    fn default() -> Self {
+        IPMirror {
+            dst_anno: true,
+            drops: Drops::default(),
+        }
+    }
 }
 
 impl Element for IPMirror {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.dst_anno = args.read_p("DST_ANNO")?.unwrap_or(true);
+        self.dst_anno = args.read_p("DST_ANNO")?.unwrap_or(self.dst_anno);
         Ok(())
     }
 
     fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
         let off = ip_offset(&p);
         if p.len() < off + 20 {
-            self.drops += 1;
+            self.drops.count(Reason::TooShort);
             return None;
         }
         let b = &mut p.data_mut()[off..];
@@ -65,12 +80,8 @@ impl Element for IPMirror {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "drops").then(|| self.drops.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().drops(|e| &e.drops).into()
     }
 }
 
@@ -81,10 +92,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "a/a",
     flow: "x/x",
     source: include_str!("ip_mirror.rs"),
-    make: || {
-        Box::new(IPMirror {
-            dst_anno: true,
-            drops: 0,
-        })
-    },
+    make: || Box::<IPMirror>::default(),
 };

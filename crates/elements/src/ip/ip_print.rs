@@ -45,12 +45,12 @@
 
 use std::fmt::Write;
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::{Args, Word};
 use sluice_wire::ipv4::{PROTO_ICMP, PROTO_TCP, PROTO_UDP};
 use sluice_wire::Ipv4Packet;
 
-use super::common::{ip_offset, parse_bool};
+use super::common::ip_offset;
 use crate::io::ipsumdump::{icmp_code_name, icmp_type_name, ip_proto_name};
 
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
@@ -62,7 +62,6 @@ enum Contents {
 }
 
 /// The IPPrint element.
-#[derive(Default)]
 pub struct IPPrint {
     label: String,
     contents: Contents,
@@ -78,6 +77,27 @@ pub struct IPPrint {
     swap: bool,
     ether: bool,
     active: bool,
+}
+
+impl Default for IPPrint {
+    fn default() -> Self {
+        IPPrint {
+            label: String::new(),
+            contents: Contents::None,
+            payload: false,
+            maxlength: 1500,
+            timestamp: true,
+            id: false,
+            ttl: false,
+            tos: false,
+            length: false,
+            aggregate: false,
+            paint: false,
+            swap: true,
+            ether: false,
+            active: true,
+        }
+    }
 }
 
 /// The big-endian 16-bit value at `at` of `b`.
@@ -431,21 +451,18 @@ impl Element for IPPrint {
                 self.payload = true;
             }
         }
-        self.maxlength = args.read::<i64>("MAXLENGTH")?.unwrap_or(1500);
-        if let Some(n) = args.read::<i64>("NBYTES")? {
-            self.maxlength = n;
-        }
-        self.timestamp = args.read::<bool>("TIMESTAMP")?.unwrap_or(true);
-        self.id = args.read::<bool>("ID")?.unwrap_or(false);
-        self.ttl = args.read::<bool>("TTL")?.unwrap_or(false);
-        self.tos = args.read::<bool>("TOS")?.unwrap_or(false);
-        self.length = args.read::<bool>("LENGTH")?.unwrap_or(false);
-        self.aggregate = args.read::<bool>("AGGREGATE")?.unwrap_or(false);
-        self.paint = args.read::<bool>("PAINT")?.unwrap_or(false);
-        self.swap = args.read::<bool>("SWAP")?.unwrap_or(true);
-        self.ether = args.read::<bool>("ETHER")?.unwrap_or(false);
-        self.active = args.read::<bool>("ACTIVE")?.unwrap_or(true);
-        Ok(())
+        args.read_into("MAXLENGTH", &mut self.maxlength)?;
+        args.read_into("NBYTES", &mut self.maxlength)?;
+        args.read_into("TIMESTAMP", &mut self.timestamp)?;
+        args.read_into("ID", &mut self.id)?;
+        args.read_into("TTL", &mut self.ttl)?;
+        args.read_into("TOS", &mut self.tos)?;
+        args.read_into("LENGTH", &mut self.length)?;
+        args.read_into("AGGREGATE", &mut self.aggregate)?;
+        args.read_into("PAINT", &mut self.paint)?;
+        args.read_into("SWAP", &mut self.swap)?;
+        args.read_into("ETHER", &mut self.ether)?;
+        args.read_into("ACTIVE", &mut self.active)
     }
 
     fn simple_action(&mut self, p: Packet, _cx: &mut Cx) -> Option<Packet> {
@@ -455,22 +472,10 @@ impl Element for IPPrint {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("active")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "active").then(|| self.active.to_string())
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "active" => {
-                self.active = parse_bool(v)?;
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .data("active", |e| &mut e.active)
+            .into()
     }
 }
 

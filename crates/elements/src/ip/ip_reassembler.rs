@@ -51,41 +51,31 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::Ipv4Addr;
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet, Timestamp};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{Packet, Table, Timestamp};
 use sluice_lang::args::{Args, Seconds};
 use sluice_wire::Ipv4Packet;
 
-use super::common::{details, ip_offset};
+use super::common::ip_offset;
 
 /// The largest IP datagram, header included.
 const MAX_DATAGRAM: usize = 65535;
 /// Bookkeeping bytes counted per datagram in `mem_size`.
 const ENTRY_MEM: usize = 64;
-/// Default HIMEM (Click's 256K).
-const DEFAULT_HIMEM: usize = 256 * 1024;
 /// The end of the last hole while the last fragment is missing.
 const OPEN: usize = usize::MAX;
 
-const REASONS: [&str; 7] = [
-    "malformed",
-    "bad length",
-    "inconsistent",
-    "duplicate",
-    "expired",
-    "memory",
-    "incomplete at stop",
-];
-
-/// Why fragments were dropped (an index into `REASONS`).
-#[derive(Clone, Copy)]
-enum Reason {
-    Malformed,
-    BadLength,
-    Inconsistent,
-    Duplicate,
-    Expired,
-    Memory,
-    Stopped,
+drop_reasons! {
+    /// Why fragments were dropped.
+    enum Reason {
+        Malformed => "malformed",
+        BadLength => "bad length",
+        Inconsistent => "inconsistent",
+        Duplicate => "duplicate",
+        Expired => "expired",
+        Memory => "memory",
+        Stopped => "incomplete at stop",
+    }
 }
 
 /// The byte ranges of a datagram's data not received yet (RFC 815 hole descriptors),
@@ -340,33 +330,45 @@ pub struct IPReassembler {
     mem: usize,
     fragments: u64,
     reassembled: u64,
-    drops: [u64; 7],
+    drops: Drops<Reason>,
+}
+
+impl Default for IPReassembler {
+    fn default() -> Self {
+        IPReassembler {
+            timeout: Timestamp::from_secs_f64(30.0),
+            himem: 256 * 1024,
+            table: HashMap::new(),
+            order: BTreeMap::new(),
+            seq: 0,
+            mem: 0,
+            fragments: 0,
+            reassembled: 0,
+            drops: Drops::default(),
+        }
+    }
 }
 
 impl IPReassembler {
-    fn count(&mut self, why: Reason, n: u64) {
-        self.drops[why as usize] += n;
-    }
-
     /// Handles one packet: returns what leaves by output 0 now.
     fn handle(&mut self, p: Packet, now: &mut Option<Timestamp>, cx: &mut Cx) -> Option<Packet> {
         let f = match Frag::parse(&p) {
             Ok(Some(f)) => f,
             Ok(None) => return Some(p),
             Err(why) => {
-                self.count(why, 1);
+                self.drops.count(why);
                 return None;
             }
         };
         self.fragments += 1;
         if f.bad_length() {
-            self.count(Reason::BadLength, 1);
+            self.drops.count(Reason::BadLength);
             return None;
         }
         if let Some(d) = self.table.get_mut(&f.key) {
             let before = d.mem();
             if let Err(why) = d.add(p, &f) {
-                self.count(why, 1);
+                self.drops.count(why);
                 return None;
             }
             self.mem = self.mem + d.mem() - before;
@@ -399,7 +401,7 @@ impl IPReassembler {
         self.order.remove(&d.seq);
         self.mem -= d.mem();
         if d.head.len() - ip_offset(&d.head) + d.asm.data.len() > MAX_DATAGRAM {
-            self.count(Reason::BadLength, d.frags);
+            self.drops.add(Reason::BadLength, d.frags);
             return None;
         }
         self.reassembled += 1;
@@ -416,7 +418,7 @@ impl IPReassembler {
 
     /// Gives up on datagram `d`: counts its fragments and sends what arrived to output 1.
     fn fail(&mut self, d: Datagram, why: Reason, cx: &mut Cx) {
-        self.count(why, d.frags);
+        self.drops.add(why, d.frags);
         if cx.noutputs() > 1 {
             let mf = d.asm.end.is_none();
             cx.push_one(1, d.into_packet(mf));
@@ -435,13 +437,11 @@ impl Element for IPReassembler {
         }
         let himem = args.read::<usize>("HIMEM")?;
         let max_memory = args.read::<usize>("MAX_MEMORY")?;
-        self.himem = match (himem, max_memory) {
-            (Some(_), Some(_)) => {
-                args.error("HIMEM and MAX_MEMORY are the same setting: give one");
-                return Err(());
-            }
-            (h, m) => h.or(m).unwrap_or(DEFAULT_HIMEM),
-        };
+        if himem.is_some() && max_memory.is_some() {
+            args.error("HIMEM and MAX_MEMORY are the same setting: give one");
+            return Err(());
+        }
+        self.himem = himem.or(max_memory).unwrap_or(self.himem);
         Ok(())
     }
 
@@ -471,33 +471,18 @@ impl Element for IPReassembler {
 
     fn cleanup(&mut self, _cx: &mut Cx) {
         while let Some(d) = self.pop_oldest() {
-            self.count(Reason::Stopped, d.frags);
+            self.drops.add(Reason::Stopped, d.frags);
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("fragments"),
-                Handler::r("reassembled"),
-                Handler::r("drops"),
-                Handler::r("drop_details"),
-                Handler::r("length"),
-                Handler::r("mem_size"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "fragments" => self.fragments.to_string(),
-            "reassembled" => self.reassembled.to_string(),
-            "drops" => self.drops.iter().sum::<u64>().to_string(),
-            "drop_details" => details(&REASONS, &self.drops),
-            "length" => self.table.len().to_string(),
-            "mem_size" => self.mem.to_string(),
-            _ => return None,
-        })
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("fragments", |e| e.fragments)
+            .read("reassembled", |e| e.reassembled)
+            .drops(|e| &e.drops)
+            .read("length", |e| e.table.len())
+            .read("mem_size", |e| e.mem)
+            .into()
     }
 }
 
@@ -508,19 +493,7 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "h/h",
     flow: "x/x",
     source: include_str!("ip_reassembler.rs"),
-    make: || {
-        Box::new(IPReassembler {
-            timeout: Timestamp::from_secs_f64(30.0),
-            himem: DEFAULT_HIMEM,
-            table: HashMap::new(),
-            order: BTreeMap::new(),
-            seq: 0,
-            mem: 0,
-            fragments: 0,
-            reassembled: 0,
-            drops: [0; 7],
-        })
-    },
+    make: || Box::<IPReassembler>::default(),
 };
 
 #[cfg(test)]

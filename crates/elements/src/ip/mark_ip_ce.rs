@@ -14,30 +14,35 @@
 //!
 //! Arguments: `FORCE` (bool, default false): mark packets that are not ECN-capable too.
 //!
-//! Handlers: `count` (r): packets that left by output 0, marked CE. `drops` (r): packets
-//! dropped (not ECN-capable with output 1 unconnected, or without an IP header).
+//! Handlers: `count` (r): packets that left by output 0, marked CE. `drops` (r), `drop_details`
+//! (r): packets dropped (without an IP header, or not ECN-capable with output 1 unconnected).
 //!
 //! Example: `CheckIPHeader -> m :: MarkIPCE -> Queue -> ...; m[1] -> Discard;`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::toolkit::{pull_sorted, push_sorted, Verdict};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{Packet, Table};
 use sluice_lang::args::Args;
 use sluice_wire::ipv4::{ECN_CE, ECN_NOT_ECT, HEADER_LEN};
 use sluice_wire::Ipv4Packet;
 
-use super::common::{Sorter, Verdict};
+drop_reasons! {
+    /// Why MarkIPCE drops a packet.
+    enum Reason { NoHeader => "no IP header" }
+}
 
 /// The MarkIPCE element.
 #[derive(Default)]
 pub struct MarkIPCE {
     force: bool,
     count: u64,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
-impl Sorter for MarkIPCE {
-    fn sort(&mut self, mut p: Packet, _cx: &mut Cx) -> Verdict {
+impl MarkIPCE {
+    fn sort(&mut self, mut p: Packet) -> Verdict {
         let Some(h) = p.network_header_mut().filter(|h| h.len() >= HEADER_LEN) else {
-            self.drops += 1;
+            self.drops.count(Reason::NoHeader);
             return Verdict::Gone;
         };
         let mut ip = Ipv4Packet::new_unchecked(h);
@@ -52,10 +57,6 @@ impl Sorter for MarkIPCE {
         self.count += 1;
         Verdict::Out(0, p)
     }
-
-    fn lost(&mut self) -> &mut u64 {
-        &mut self.drops
-    }
 }
 
 impl Element for MarkIPCE {
@@ -65,23 +66,18 @@ impl Element for MarkIPCE {
     }
 
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
-        self.push_counted(batch, cx);
+        push_sorted(batch, cx, |p, _| self.sort(p));
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        self.pull_counted(max, cx)
+        pull_sorted(max, cx, |p, _| self.sort(p))
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("count"), Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "count" => Some(self.count.to_string()),
-            "drops" => Some(self.drops.to_string()),
-            _ => None,
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .drops(|e| &e.drops)
+            .into()
     }
 }
 

@@ -11,8 +11,8 @@
 
 use std::net::Ipv4Addr;
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
-use sluice_lang::args::{Args, FromArg};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
+use sluice_lang::args::Args;
 
 use super::common::IpArg;
 
@@ -32,22 +32,8 @@ impl Element for SetIPAddress {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("addr")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "addr").then(|| self.addr.to_string())
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "addr" => {
-                self.addr = IpArg::from_arg(v)?.0;
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().data("addr", |e| &mut e.addr).into()
     }
 }
 

@@ -11,20 +11,26 @@
 //! Elements that change IP headers (DecIPTTL, SetIPDSCP, …) already update the checksum:
 //! this element is for headers written by other means.
 //!
-//! Handlers: `drops` (r): packets dropped as malformed.
+//! Handlers: `drops` (r): packets dropped as malformed. `drop_details` (r): the same, by
+//! reason.
 //!
 //! Example: `FromDump(crafted.pcap) -> Strip(14) -> SetIPChecksum -> ToDump(fixed.pcap, ENCAP IP)`
 
-use sluice_core::{Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::{drop_reasons, Cx, Drops, Element, ElementClass, Handlers, Packet, Table};
 use sluice_wire::ipv4::HEADER_LEN;
 use sluice_wire::Ipv4Packet;
 
 use super::common::ip_offset;
 
+drop_reasons! {
+    /// Why SetIPChecksum drops a packet.
+    enum Reason { BadHeader => "bad IP header" }
+}
+
 /// The SetIPChecksum element.
 #[derive(Default)]
 pub struct SetIPChecksum {
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Element for SetIPChecksum {
@@ -33,8 +39,8 @@ impl Element for SetIPChecksum {
         let header = &mut p.data_mut()[off..];
         let hl = header.first().map_or(0, |b| ((b & 0x0f) as usize) * 4);
         if header.len() < HEADER_LEN || hl < HEADER_LEN || hl > header.len() {
-            self.drops += 1;
-            if self.drops == 1 {
+            self.drops.count(Reason::BadHeader);
+            if self.drops.total() == 1 {
                 eprintln!("SetIPChecksum: bad input packet");
             }
             return None;
@@ -43,12 +49,8 @@ impl Element for SetIPChecksum {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "drops").then(|| self.drops.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().drops(|e| &e.drops).into()
     }
 }
 

@@ -9,21 +9,28 @@
 //!
 //! Arguments: `DSCP` (0–63).
 //!
-//! Handlers: `dscp` (rw), `drops` (r).
+//! Handlers: `dscp` (rw), `drops` (r): packets too short, dropped. `drop_details` (r): the
+//! same, by reason.
 //!
 //! Example: `IPClassifier(udp port 5060, -) => SetIPDSCP(46), SetIPDSCP(0)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::Table;
+use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, Packet};
 use sluice_lang::args::{Args, FromArg};
 use sluice_wire::Ipv4Packet;
 
 use super::common::ip_offset;
 
+drop_reasons! {
+    /// Why SetIPDSCP drops a packet.
+    enum Reason { TooShort => "too short for an IP header" }
+}
+
 /// The SetIPDSCP element.
 #[derive(Default)]
 pub struct SetIPDSCP {
     dscp: u8,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Element for SetIPDSCP {
@@ -40,7 +47,7 @@ impl Element for SetIPDSCP {
     fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
         let off = ip_offset(&p);
         if p.len() < off + 20 {
-            self.drops += 1;
+            self.drops.count(Reason::TooShort);
             return None;
         }
         let mut ip = Ipv4Packet::new_unchecked(&mut p.data_mut()[off..]);
@@ -49,29 +56,19 @@ impl Element for SetIPDSCP {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("dscp"), Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "dscp" => Some(self.dscp.to_string()),
-            "drops" => Some(self.drops.to_string()),
-            _ => None,
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "dscp" => match u8::from_arg(v) {
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("dscp", |e| e.dscp)
+            .write("dscp", |e, v, _| match u8::from_arg(v) {
                 Ok(d) if d <= 63 => {
-                    self.dscp = d;
+                    e.dscp = d;
                     Ok(())
                 }
                 _ => Err("DSCP: must be between 0 and 63".into()),
-            },
-            _ => Err(format!("no handler {}", name)),
-        }
+            })
+            .setting()
+            .drops(|e| &e.drops)
+            .into()
     }
 }
 

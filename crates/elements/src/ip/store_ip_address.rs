@@ -8,17 +8,23 @@
 //! and then the IP header checksum is updated incrementally (RFC 1624). Packets too short for
 //! the write are dropped and counted.
 //!
-//! Handlers: `drops` (r): packets too short.
+//! Handlers: `drops` (r): packets too short. `drop_details` (r): the same, by reason.
 //!
 //! Example: `StoreIPAddress(198.18.0.9, dst)`
 
 use std::net::Ipv4Addr;
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::Table;
+use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, Packet};
 use sluice_lang::args::{Args, FromArg};
 use sluice_wire::Ipv4Packet;
 
 use super::common::{ip_offset, IpArg};
+
+drop_reasons! {
+    /// Why StoreIPAddress drops a packet.
+    enum Reason { TooShort => "too short for the address" }
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Target {
@@ -31,7 +37,7 @@ enum Target {
 pub struct StoreIPAddress {
     addr: Option<Ipv4Addr>,
     target: Target,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 fn parse_target(s: &str) -> Option<Target> {
@@ -75,7 +81,7 @@ impl Element for StoreIPAddress {
         match self.target {
             Target::Offset(o) => {
                 if p.len() < o + 4 {
-                    self.drops += 1;
+                    self.drops.count(Reason::TooShort);
                     return None;
                 }
                 p.data_mut()[o..o + 4].copy_from_slice(&a.octets());
@@ -83,7 +89,7 @@ impl Element for StoreIPAddress {
             Target::Src | Target::Dst => {
                 let off = ip_offset(&p);
                 if p.len() < off + 20 {
-                    self.drops += 1;
+                    self.drops.count(Reason::TooShort);
                     return None;
                 }
                 let mut ip = Ipv4Packet::new_unchecked(&mut p.data_mut()[off..]);
@@ -97,12 +103,8 @@ impl Element for StoreIPAddress {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "drops").then(|| self.drops.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().drops(|e| &e.drops).into()
     }
 }
 
@@ -117,7 +119,7 @@ pub const CLASS: ElementClass = ElementClass {
         Box::new(StoreIPAddress {
             addr: None,
             target: Target::Offset(0),
-            drops: 0,
+            drops: Drops::default(),
         })
     },
 };

@@ -7,18 +7,23 @@
 //! the packet starts at its transport header; the annotations are kept, so `Unstrip` can
 //! restore the header. Packets whose header does not fit are dropped and counted.
 //!
-//! Handlers: `drops` (r).
+//! Handlers: `drops` (r): packets dropped. `drop_details` (r): the same, by reason.
 //!
 //! Example: `CheckIPHeader -> StripIPHeader -> Print`
 
-use sluice_core::{Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::{drop_reasons, Cx, Drops, Element, ElementClass, Handlers, Packet, Table};
 
 use super::common::ip_offset;
+
+drop_reasons! {
+    /// Why StripIPHeader drops a packet.
+    enum Reason { BadHeader => "bad IP header length" }
+}
 
 /// The StripIPHeader element.
 #[derive(Default)]
 pub struct StripIPHeader {
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Element for StripIPHeader {
@@ -33,18 +38,14 @@ impl Element for StripIPHeader {
                 Some(p)
             }
             _ => {
-                self.drops += 1;
+                self.drops.count(Reason::BadHeader);
                 None
             }
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "drops").then(|| self.drops.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().drops(|e| &e.drops).into()
     }
 }
 

@@ -23,8 +23,8 @@
 //!
 //! Example: `UDPIPEncap(198.18.0.1, 1234, 198.19.0.2, 4789)` tunnels frames over UDP.
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
-use sluice_lang::args::{Args, FromArg};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
+use sluice_lang::args::Args;
 use sluice_wire::ipv4::{HEADER_LEN, PROTO_UDP};
 use sluice_wire::udp::HEADER_LEN as UDP_HEADER_LEN;
 use sluice_wire::UdpPacket;
@@ -37,19 +37,31 @@ const TTL: u8 = 250;
 /// The UDPIPEncap element.
 pub struct UDPIPEncap {
     ends: Endpoints,
-    sport: u16,
-    dport: u16,
+    sport: PortArg,
+    dport: PortArg,
     checksum: bool,
     id: u16,
+}
+
+impl Default for UDPIPEncap {
+    fn default() -> Self {
+        UDPIPEncap {
+            ends: Endpoints::UNSPECIFIED,
+            sport: PortArg(0),
+            dport: PortArg(0),
+            checksum: true,
+            id: 0,
+        }
+    }
 }
 
 impl Element for UDPIPEncap {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.ends.src = args.read_mp::<IpArg>("SRC")?.0;
-        self.sport = args.read_mp::<PortArg>("SPORT")?.0;
+        self.sport = args.read_mp("SPORT")?;
         self.ends.dst = args.read_mp("DST")?;
-        self.dport = args.read_mp::<PortArg>("DPORT")?.0;
-        self.checksum = args.read_p("CHECKSUM")?.unwrap_or(true);
+        self.dport = args.read_mp("DPORT")?;
+        self.checksum = args.read_p("CHECKSUM")?.unwrap_or(self.checksum);
         Ok(())
     }
 
@@ -60,8 +72,8 @@ impl Element for UDPIPEncap {
         push_ipv4_header(&mut p, ip, UDP_HEADER_LEN);
         let len = (p.len() - HEADER_LEN).min(u16::MAX as usize) as u16;
         let mut udp = UdpPacket::new_unchecked(&mut p.data_mut()[HEADER_LEN..]);
-        udp.set_src_port(self.sport);
-        udp.set_dst_port(self.dport);
+        udp.set_src_port(self.sport.0);
+        udp.set_dst_port(self.dport.0);
         udp.set_len(len);
         if self.checksum {
             udp.fill_checksum_v4(src, dst);
@@ -69,32 +81,13 @@ impl Element for UDPIPEncap {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::rw("src"),
-                Handler::rw("sport"),
-                Handler::rw("dst"),
-                Handler::rw("dport"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "sport" => Some(self.sport.to_string()),
-            "dport" => Some(self.dport.to_string()),
-            _ => self.ends.read_handler(name),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "sport" => self.sport = PortArg::from_arg(v)?.0,
-            "dport" => self.dport = PortArg::from_arg(v)?.0,
-            _ => return self.ends.write_handler(name, v),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .data("src", |e| &mut e.ends.src)
+            .data("sport", |e| &mut e.sport)
+            .data("dst", |e| &mut e.ends.dst)
+            .data("dport", |e| &mut e.dport)
+            .into()
     }
 }
 
@@ -105,13 +98,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "a/a",
     flow: "x/x",
     source: include_str!("udp_ip_encap.rs"),
-    make: || {
-        Box::new(UDPIPEncap {
-            ends: Endpoints::UNSPECIFIED,
-            sport: 0,
-            dport: 0,
-            checksum: true,
-            id: 0,
-        })
-    },
+    make: || Box::<UDPIPEncap>::default(),
 };

@@ -2,54 +2,43 @@
 
 use std::net::Ipv4Addr;
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, Handler, BATCH_MAX};
+use sluice_core::toolkit::{push_by_port, NO_PORT};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, Handlers, Table, BATCH_MAX};
 use sluice_lang::args::Args;
 use sluice_wire::Ipv4Packet;
 
 use super::table::{parse_prefix, Lpm, Route, RouteTable, NH_NONE};
-use crate::ip::common::{push_by_port, NO_PORT};
 
-/// Handlers of the lookup elements that accept route updates.
-pub const DYNAMIC_HANDLERS: &[Handler] = &[
-    Handler::r("table"),
-    Handler::r("lookup").param(),
-    Handler::w("add"),
-    Handler::w("set"),
-    Handler::w("remove"),
-    Handler::w("flush"),
-    Handler::r("drops"),
-    Handler::w("reset_counts"),
-];
-
-/// Handlers of the static lookup elements.
-pub const STATIC_HANDLERS: &[Handler] = &[
-    Handler::r("table"),
-    Handler::r("lookup").param(),
-    Handler::r("drops"),
-    Handler::w("reset_counts"),
-];
+drop_reasons! {
+    /// Why a lookup element drops a packet.
+    pub enum Reason {
+        /// No route matches the destination.
+        NoRoute => "no route",
+    }
+}
 
 /// A route lookup element over structure `T`.
 pub struct LookupElem<T: Lpm> {
     table: RouteTable<T>,
     /// The routes as configured (a hot swap keeps the running table if they are unchanged).
     configured: Vec<String>,
-    handlers: &'static [Handler],
+    /// Routes may be added, set and removed at run time.
+    dynamic: bool,
     noutputs: usize,
     outs: Vec<Batch>,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl<T: Lpm + Default> LookupElem<T> {
-    /// An empty element with `handlers` (dynamic or static).
-    pub fn new(handlers: &'static [Handler]) -> LookupElem<T> {
+    /// An empty element; `dynamic` if it accepts route updates.
+    pub fn new(dynamic: bool) -> LookupElem<T> {
         LookupElem {
             table: RouteTable::default(),
             configured: Vec::new(),
-            handlers,
+            dynamic,
             noutputs: 0,
             outs: Vec::new(),
-            drops: 0,
+            drops: Drops::default(),
         }
     }
 }
@@ -70,8 +59,40 @@ impl<T: Lpm> LookupElem<T> {
         Ok(r)
     }
 
-    fn dynamic(&self) -> bool {
-        self.handlers.len() == DYNAMIC_HANDLERS.len()
+    /// The `lookup ADDR` handler: `OUT GW`, `OUT` without gateway, `-1` for no route.
+    fn lookup(&self, param: &str) -> Result<String, String> {
+        let a: Ipv4Addr = param
+            .trim()
+            .parse()
+            .map_err(|_| format!("lookup: expected an IP address, got '{}'", param.trim()))?;
+        Ok(match self.table.lookup(u32::from(a)) {
+            Some((0, port)) => port.to_string(),
+            Some((gw, port)) => format!("{} {}", port, Ipv4Addr::from(gw)),
+            None => "-1".to_string(),
+        })
+    }
+
+    /// The `add` handler (`set` with `replace`): adds the routes of `value`.
+    fn add_routes(&mut self, value: &str, replace: bool) -> Result<(), String> {
+        let routes: Vec<Route> = route_items(value)
+            .map(|s| self.parse_route(s))
+            .collect::<Result<_, _>>()?;
+        for r in routes {
+            self.table.add(r, replace)?;
+        }
+        Ok(())
+    }
+
+    /// The `remove` handler: removes the routes of the prefixes of `value`.
+    fn remove_routes(&mut self, value: &str) -> Result<(), String> {
+        for item in route_items(value) {
+            let w = item.split_whitespace().next().unwrap_or("");
+            let (addr, len) = parse_prefix(w)?;
+            if self.table.remove(addr, len).is_none() {
+                return Err(format!("remove: no route for '{}'", w));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -101,7 +122,7 @@ impl<T: Lpm + 'static> Element for LookupElem<T> {
     /// keeps the running table, routes added, set or removed since included.
     fn take_state(&mut self, old: &mut dyn Element, _cx: &mut Cx) {
         if let Some(old) = old.as_any_mut().downcast_mut::<LookupElem<T>>() {
-            if self.dynamic() && old.configured == self.configured {
+            if self.dynamic && old.configured == self.configured {
                 std::mem::swap(&mut self.table, &mut old.table);
             }
         }
@@ -133,66 +154,23 @@ impl<T: Lpm + 'static> Element for LookupElem<T> {
                 *o = port;
             }
         }
-        self.drops += push_by_port(batch, &ports, &mut self.outs, cx);
+        let unrouted = push_by_port(batch, &ports, &mut self.outs, cx);
+        self.drops.add(Reason::NoRoute, unrouted);
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        self.handlers
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "table" => Some(self.table.unparse()),
-            "drops" => Some(self.drops.to_string()),
-            _ => None,
+    fn handler_table(&self) -> Handlers {
+        let mut t = Table::<Self>::new()
+            .read("table", |e| e.table.unparse())
+            .read_param("lookup", Self::lookup);
+        if self.dynamic {
+            t = t
+                .write("add", |e, v, _| e.add_routes(v, false))
+                .write("set", |e, v, _| e.add_routes(v, true))
+                .write("remove", |e, v, _| e.remove_routes(v))
+                .action("flush", |e| e.table.flush());
         }
-    }
-
-    fn read_handler_param(&self, name: &str, param: &str) -> Result<String, String> {
-        if name != "lookup" {
-            return Err(format!("no read handler '{}'", name));
-        }
-        let a: Ipv4Addr = param
-            .trim()
-            .parse()
-            .map_err(|_| format!("lookup: expected an IP address, got '{}'", param.trim()))?;
-        Ok(match self.table.lookup(u32::from(a)) {
-            Some((0, port)) => port.to_string(),
-            Some((gw, port)) => format!("{} {}", port, Ipv4Addr::from(gw)),
-            None => "-1".to_string(),
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.drops = 0;
-                Ok(())
-            }
-            "add" | "set" if self.dynamic() => {
-                let routes: Vec<Route> = route_items(value)
-                    .map(|s| self.parse_route(s))
-                    .collect::<Result<_, _>>()?;
-                for r in routes {
-                    self.table.add(r, name == "set")?;
-                }
-                Ok(())
-            }
-            "remove" if self.dynamic() => {
-                for item in route_items(value) {
-                    let w = item.split_whitespace().next().unwrap_or("");
-                    let (addr, len) = parse_prefix(w)?;
-                    if self.table.remove(addr, len).is_none() {
-                        return Err(format!("remove: no route for '{}'", w));
-                    }
-                }
-                Ok(())
-            }
-            "flush" if self.dynamic() => {
-                self.table.flush();
-                Ok(())
-            }
-            _ => Err(format!("no write handler '{}'", name)),
-        }
+        t.drops(|e| &e.drops)
+            .action("reset_counts", |e| e.drops.reset())
+            .into()
     }
 }

@@ -8,8 +8,8 @@
 //! 0.0.0.0, the destination of the IP header at the network header, or at the data start, is
 //! used and stored in the annotation). The longest matching route decides the output port; if
 //! the route has a gateway, the annotation is set to the gateway. Packets matching no route
-//! are dropped and counted in `drops`. A batch is looked up at once, then one sub-batch per
-//! output is pushed.
+//! are dropped and counted in `drops` and `drop_details`. A batch is looked up at once, then
+//! one sub-batch per output is pushed.
 //!
 //! Arguments: routes `ADDR/MASK [GW] OUT` (also `ADDR MASK [GW] OUT`; abbreviated networks such
 //! as `18.26.4/24` and `0/0` work). A prefix may appear only once; OUT must be an existing
@@ -21,7 +21,8 @@
 //! - `table` (r): the routes, one `ADDR/MASK<TAB>GW<TAB>OUT` line each (`-` for no gateway).
 //! - `lookup ADDR` (r, takes a parameter): the route for address ADDR as `OUT GW` (or `OUT`
 //!   without gateway, `-1` for no route), e.g. `READ rt.lookup 198.18.1.7`.
-//! - `drops` (r): packets with no route. `reset_counts` (w).
+//! - `drops` (r): packets with no route. `drop_details` (r): the same, by reason.
+//!   `reset_counts` (w).
 //!
 //! Example — local host, local net, default route via a gateway:
 //! ```text
@@ -30,7 +31,7 @@
 
 use sluice_core::ElementClass;
 
-use super::element::{LookupElem, STATIC_HANDLERS};
+use super::element::LookupElem;
 use super::table::Linear;
 
 /// Class description.
@@ -40,5 +41,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "h/h",
     flow: "",
     source: include_str!("lookup_ip_route.rs"),
-    make: || Box::new(LookupElem::<Linear>::new(STATIC_HANDLERS)),
+    make: || Box::new(LookupElem::<Linear>::new(false)),
 };

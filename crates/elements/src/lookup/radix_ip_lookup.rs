@@ -8,8 +8,8 @@
 //! 0.0.0.0, the destination of the IP header at the network header, or at the data start, is
 //! used and stored in the annotation). The longest matching route decides the output port; if
 //! the route has a gateway, the annotation is set to the gateway. Packets matching no route
-//! are dropped and counted in `drops`. A batch is looked up at once, then one sub-batch per
-//! output is pushed.
+//! are dropped and counted in `drops` and `drop_details`. A batch is looked up at once, then
+//! one sub-batch per output is pushed.
 //!
 //! Arguments: routes `ADDR/MASK [GW] OUT` (also `ADDR MASK [GW] OUT`; abbreviated networks such
 //! as `18.26.4/24` and `0/0` work). A prefix may appear only once; OUT must be an existing
@@ -29,7 +29,8 @@
 //! - `add` (w): add routes `ADDR/MASK [GW] OUT` (comma-separated); fails if the prefix exists.
 //! - `set` (w): add or replace routes. `remove` (w): remove routes by `ADDR/MASK`.
 //! - `flush` (w): remove every route.
-//! - `drops` (r): packets with no route. `reset_counts` (w).
+//! - `drops` (r): packets with no route. `drop_details` (r): the same, by reason.
+//!   `reset_counts` (w).
 //!
 //! Example — local host, local net, default route via a gateway:
 //! ```text
@@ -38,7 +39,7 @@
 
 use sluice_core::ElementClass;
 
-use super::element::{LookupElem, DYNAMIC_HANDLERS};
+use super::element::LookupElem;
 use super::radix::Radix;
 
 /// Class description.
@@ -48,5 +49,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "h/h",
     flow: "",
     source: include_str!("radix_ip_lookup.rs"),
-    make: || Box::new(LookupElem::<Radix>::new(DYNAMIC_HANDLERS)),
+    make: || Box::new(LookupElem::<Radix>::new(true)),
 };

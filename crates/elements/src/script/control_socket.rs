@@ -62,7 +62,8 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::time::{Duration, Instant};
 
 use sluice_core::signals::stop_requested;
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, HandlerError, InitCx, Timestamp};
+use sluice_core::Timestamp;
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, HandlerError, Handlers, InitCx, Table};
 use sluice_lang::args::{Args, FromArg, Word};
 
 use crate::ip::common::PortArg;
@@ -785,7 +786,10 @@ impl ControlSocket {
                 .strip_prefix(cx.name())
                 .and_then(|h| h.strip_prefix('.'))
                 .filter(|_| data.is_empty())
-                .and_then(|h| self.read_handler(h));
+                .and_then(|h| {
+                    let table = self.handler_table();
+                    table.read(self, h, "").and_then(Result::ok)
+                });
             // Values go out as the handler wrote them, as Click's ControlSocket sends them
             // (a count of 2 is `DATA 1`).
             let r = match own {
@@ -982,25 +986,25 @@ impl Element for ControlSocket {
         self.close_finished(cx);
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("port"),
-                Handler::r("filename"),
-                Handler::r("connections"),
-                Handler::r("count"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "port" if !self.unix => self.port.port.to_string(),
-            "filename" if self.unix => self.path.clone(),
-            "connections" => self.conns.len().to_string(),
-            "count" => self.count.to_string(),
-            _ => return None,
-        })
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("port", |e| {
+                if e.unix {
+                    String::new()
+                } else {
+                    e.port.port.to_string()
+                }
+            })
+            .read("filename", |e| {
+                if e.unix {
+                    e.path.clone()
+                } else {
+                    String::new()
+                }
+            })
+            .read("connections", |e| e.conns.len())
+            .read("count", |e| e.count)
+            .into()
     }
 
     fn cleanup(&mut self, cx: &mut Cx) {

@@ -19,7 +19,7 @@
 //! Example: stop after both sources are done, then print a count:
 //! `DriverManager(wait_stop 2, read c.count, stop)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, InitCx};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Table};
 use sluice_lang::args::Args;
 
 use super::script::{Script, ScriptType};
@@ -51,20 +51,10 @@ impl Element for DriverManager {
         self.0.stop_event(cx);
     }
 
-    fn handlers(&self) -> &[Handler] {
-        self.0.handlers()
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        self.0.read_handler(name)
-    }
-
-    fn read_handler_param(&self, name: &str, param: &str) -> Result<String, String> {
-        self.0.read_handler_param(name, param)
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        self.0.write_handler(name, value, cx)
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .nest(|e| &mut e.0, self.0.table())
+            .into()
     }
 }
 

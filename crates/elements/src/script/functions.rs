@@ -38,14 +38,6 @@ pub(crate) fn check_outside(what: &str) -> Result<(), String> {
     }
 }
 
-/// The functions that are public handlers (reachable through ControlSocket and other
-/// elements); `cat`, `catq` and `kill` are private to the script, as in Click.
-pub const PUBLIC: &[&str] = &[
-    "add", "sub", "min", "max", "mul", "div", "idiv", "mod", "rem", "neg", "abs", "eq", "ne", "gt",
-    "ge", "lt", "le", "not", "sprintf", "first", "random", "and", "or", "nand", "nor", "if", "in",
-    "length", "unquote", "htons", "htonl", "ntohs", "ntohl",
-];
-
 /// Click's `cp_shift_spacevec`: removes and returns the first word of `s` (quotes kept).
 pub fn shift_word<'a>(s: &mut &'a str) -> &'a str {
     let (word, rest) = split_words_prefix(s.trim_start());

@@ -75,21 +75,19 @@
 //! run), `run` (rw: write `[ARGS]` to run the script from the start with `$args` set; read the
 //! last `return` value — a script reading another script's `run` runs it, as in Click),
 //! `set` (w, `VAR VALUE`), `get` (r, `VAR`), `position` (r, current instruction index),
-//! `done` (r), the functions above, the `export`ed variables, and for PACKET scripts `drops`
-//! (r, packets dropped).
+//! `done` (r), the functions above, for PACKET scripts `drops` (r, packets dropped) and
+//! `drop_details` (r, the same by reason), and the `export`ed variables.
 //!
 //! Example: `Script(wait 1s, read c.count, write c.reset, loop)`
 
 use std::cell::Cell;
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use sluice_core::signals::stop_requested;
-use sluice_core::{
-    Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, HandlerError, InitCx, Packet,
-    Timestamp,
-};
+use sluice_core::{drop_reasons, Batch, Concurrency, ConfigCx, Cx, Drops, Element, ElementClass};
+use sluice_core::{HandlerError, Handlers, InitCx, Packet, Table, Timestamp};
 use sluice_lang::args::{unquote, Args, FromArg, Seconds};
 
 use super::functions::{self, quote, shift_word, MAX_VALUE};
@@ -215,30 +213,24 @@ fn intern(name: String) -> &'static str {
     n
 }
 
-/// The handlers of every Script.
-const HANDLERS: &[Handler] = &{
-    const N: usize = functions::PUBLIC.len();
-    const FIXED: [Handler; 7] = [
-        Handler::w("step"),
-        Handler::w("goto"),
-        Handler::rw("run").param(),
-        Handler::r("position"),
-        Handler::r("done"),
-        Handler::r("get").param(),
-        Handler::w("set"),
-    ];
-    let mut v = [Handler::r(""); FIXED.len() + N];
-    let mut i = 0;
-    while i < FIXED.len() {
-        v[i] = FIXED[i];
-        i += 1;
+/// Declares, on a `Table<Script>`, Click's functions that are public handlers (reachable
+/// through ControlSocket and other elements) as read handlers with parameters; `cat`, `catq`
+/// and `kill` are private to the script, as in Click.
+macro_rules! public_functions {
+    ($t:expr; $($name:literal)*) => {
+        $t$(.read_param($name, |s, p| s.function($name, p)))*
+    };
+}
+
+drop_reasons! {
+    /// Why a PACKET script drops a packet.
+    enum Reason {
+        /// The script exited, failed or waited, or returned no output number.
+        NoOutput => "no output chosen",
+        /// The script chose an output that is not a push output.
+        BadOutput => "not a push output",
     }
-    while i < FIXED.len() + N {
-        v[i] = Handler::r(functions::PUBLIC[i - FIXED.len()]).param();
-        i += 1;
-    }
-    v
-};
+}
 
 /// A handler a script calls: one of its own, or one the router answers.
 enum Callee {
@@ -260,12 +252,15 @@ pub struct Script {
     ret: String,
     failed: bool,
     class: &'static str,
-    handlers: Vec<Handler>,
+    /// The variables exported as handlers, in order.
+    exports: Vec<&'static str>,
+    /// The script's own handlers, as the script itself reads them.
+    own: Arc<Handlers>,
     rng: Cell<u64>,
     /// Set when a substitution was nested too deep during the current instruction.
     too_deep: bool,
-    /// Packets a PACKET script dropped: it returned no valid push output for them.
-    drops: u64,
+    /// Packets a PACKET script dropped, by reason.
+    drops: Drops<Reason>,
     /// The signals a SIGNAL script runs on.
     signals: Vec<i32>,
 }
@@ -286,10 +281,11 @@ impl Script {
             ret: String::new(),
             failed: false,
             class,
-            handlers: HANDLERS.to_vec(),
+            exports: Vec::new(),
+            own: Arc::default(),
             rng: Cell::new(0x2545_f491_4f6c_dd1d ^ std::process::id() as u64),
             too_deep: false,
-            drops: 0,
+            drops: Drops::default(),
             signals: Vec::new(),
         }
     }
@@ -448,17 +444,14 @@ impl Script {
                 target: Target::Pos(0),
             });
         }
-        if self.kind == ScriptType::Packet && !self.handlers.iter().any(|h| h.name == "drops") {
-            self.handlers.push(Handler::r("drops"));
-        }
-        if !exports.is_empty() {
-            // Export handlers are named by the configuration.
-            for name in exports {
-                if !self.handlers.iter().any(|h| h.name == name) {
-                    self.handlers.push(Handler::r(intern(name)));
-                }
+        // Export handlers are named by the configuration.
+        let fixed = self.table();
+        for name in exports {
+            if fixed.spec(&name).is_none() && !self.exports.contains(&name.as_str()) {
+                self.exports.push(intern(name));
             }
         }
+        self.own = Arc::new(self.table());
         if ok {
             Ok(())
         } else {
@@ -580,7 +573,8 @@ impl Script {
     fn emit(&mut self, out: Option<usize>, p: Packet, cx: &mut Cx) {
         match out {
             Some(o) if o < cx.noutputs() && cx.output_is_push(o) => cx.push_one(o, p),
-            _ => self.drops += 1,
+            Some(_) => self.drops.count(Reason::BadOutput),
+            None => self.drops.count(Reason::NoOutput),
         }
     }
 
@@ -811,7 +805,7 @@ impl Script {
     }
 
     fn is_own(&self, h: &str) -> bool {
-        self.handlers.iter().any(|x| x.name == h)
+        self.own.spec(h).is_some()
             || matches!(
                 h,
                 "shift" | "readable" | "writable" | "now" | "cat" | "catq" | "kill"
@@ -920,7 +914,7 @@ impl Script {
                     }
                     let found = match self.callee(name, cx) {
                         Callee::Own(o) => {
-                            let x = self.handlers.iter().find(|x| x.name == o);
+                            let x = self.own.spec(&o);
                             x.is_some_and(|x| if write { x.write } else { x.read })
                         }
                         Callee::Router(p) => cx.check_handler(&p, write).is_ok(),
@@ -936,44 +930,113 @@ impl Script {
                 .map_err(|e| e.to_string()),
             _ => match functions::call(h, param, true, &self.rng) {
                 Some(r) => r,
-                None => self.read_param(h, param),
+                None => {
+                    let own = self.own.clone();
+                    own.read(self, h, param)
+                        .unwrap_or_else(|| Err(format!("no handler '{h}'")))
+                }
             },
         }
     }
 
-    fn read_param(&self, h: &str, param: &str) -> Result<String, String> {
-        match h {
-            "get" => {
-                let mut r = param;
-                let var = shift_word(&mut r);
-                if var.is_empty() {
-                    return Err("no variable".into());
-                }
-                if !r.is_empty() {
-                    return Err("too many arguments".into());
-                }
-                if var == "args" {
-                    return Ok(self.run_args.clone());
-                }
-                self.vars
-                    .get(var)
-                    .cloned()
-                    .ok_or_else(|| format!("undefined variable '{var}'"))
-            }
-            "run" => Ok(self.ret.clone()),
-            "drops" if self.kind == ScriptType::Packet => Ok(self.drops.to_string()),
-            "position" => Ok(self.pc.to_string()),
-            "done" => Ok((self.state == State::Done).to_string()),
-            _ => match functions::call(h, param, false, &self.rng) {
-                Some(r) => r,
-                None => self
-                    .vars
-                    .get(h)
-                    .filter(|_| self.handlers.iter().any(|x| x.name == h))
-                    .cloned()
-                    .ok_or_else(|| format!("no handler '{h}'")),
-            },
+    /// The `get` handler: `VAR`.
+    fn get(&self, param: &str) -> Result<String, String> {
+        let mut r = param;
+        let var = shift_word(&mut r);
+        if var.is_empty() {
+            return Err("no variable".into());
         }
+        if !r.is_empty() {
+            return Err("too many arguments".into());
+        }
+        if var == "args" {
+            return Ok(self.run_args.clone());
+        }
+        self.vars
+            .get(var)
+            .cloned()
+            .ok_or_else(|| format!("undefined variable '{var}'"))
+    }
+
+    /// Public function `name` of `param`.
+    fn function(&self, name: &str, param: &str) -> Result<String, String> {
+        functions::call(name, param, false, &self.rng)
+            .unwrap_or_else(|| Err(format!("no handler '{name}'")))
+    }
+
+    /// The `step` handler: `[N]`.
+    fn write_step(&mut self, value: &str, cx: &mut Cx) -> Result<(), String> {
+        let n = match value.trim() {
+            "" | "router" => 1,
+            v => u32::from_arg(v).map_err(|_| "syntax error".to_string())?,
+        };
+        self.step(n, cx);
+        Ok(())
+    }
+
+    /// The `goto` handler: `LABEL`.
+    fn write_goto(&mut self, value: &str, cx: &mut Cx) -> Result<(), String> {
+        let l = value.trim();
+        let pc = match l {
+            "begin" | "loop" => 0,
+            _ => self
+                .insns
+                .iter()
+                .position(|i| i.op == Op::Label && i.text == l)
+                .ok_or("jump to nonexistent label")?,
+        };
+        cx.cancel_timer(0);
+        self.pc = pc;
+        self.run_name = "goto".into();
+        self.run(cx);
+        Ok(())
+    }
+
+    /// The `run` handler: `[ARGS]`.
+    fn write_run(&mut self, value: &str, cx: &mut Cx) -> Result<(), String> {
+        cx.cancel_timer(0);
+        if value.len() > MAX_VALUE {
+            return Err(too_large("args"));
+        }
+        self.run_args = value.to_string();
+        self.run_name = "run".into();
+        self.run_write = true;
+        self.ret.clear();
+        self.failed = false;
+        self.pc = 0;
+        self.run(cx);
+        self.run_write = false;
+        if self.failed {
+            return Err("script error".into());
+        }
+        Ok(())
+    }
+
+    /// The script's handler table: `step`, `goto`, `run`, `position`, `done`, `get`, `set`,
+    /// the public functions, `drops` and `drop_details` for PACKET scripts, then the exported
+    /// variables.
+    pub(crate) fn table(&self) -> Handlers {
+        let t = Table::<Script>::new()
+            .write("step", Script::write_step)
+            .write("goto", Script::write_goto)
+            .read_param("run", |s, _| Ok(s.ret.clone()))
+            .write("run", Script::write_run)
+            .read("position", |s| s.pc)
+            .read("done", |s| s.state == State::Done)
+            .read_param("get", |s, p| s.get(p))
+            .write("set", |s, v, _| s.set_var(v));
+        let mut t = public_functions!(t;
+            "add" "sub" "min" "max" "mul" "div" "idiv" "mod" "rem" "neg" "abs" "eq" "ne" "gt"
+            "ge" "lt" "le" "not" "sprintf" "first" "random" "and" "or" "nand" "nor" "if" "in"
+            "length" "unquote" "htons" "htonl" "ntohs" "ntohl"
+        );
+        if self.kind == ScriptType::Packet {
+            t = t.drops(|s| &s.drops);
+        }
+        for &name in &self.exports {
+            t = t.read_with(name, move |s| s.vars.get(name).cloned().unwrap_or_default());
+        }
+        t.into()
     }
 
     /// Releases `n` pauses or cuts the current wait; runs on.
@@ -1247,7 +1310,6 @@ fn too_large(var: &str) -> String {
     format!("value of '{var}' larger than {MAX_VALUE} bytes")
 }
 
-/// A handler error as a script reports it.
 /// Why a `write` failed.
 enum WriteError {
     /// The handler could not be called (no such handler, not writable, bad name).
@@ -1316,64 +1378,8 @@ impl Element for Script {
         self.stop_event(cx);
     }
 
-    fn handlers(&self) -> &[Handler] {
-        &self.handlers
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        self.read_param(name, "").ok()
-    }
-
-    fn read_handler_param(&self, name: &str, param: &str) -> Result<String, String> {
-        self.read_param(name, param)
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "step" => {
-                let v = value.trim();
-                let n = match v {
-                    "" | "router" => 1,
-                    _ => u32::from_arg(v).map_err(|_| "syntax error".to_string())?,
-                };
-                self.step(n, cx);
-            }
-            "goto" => {
-                let l = value.trim();
-                let pc = match l {
-                    "begin" | "loop" => 0,
-                    _ => self
-                        .insns
-                        .iter()
-                        .position(|i| i.op == Op::Label && i.text == l)
-                        .ok_or("jump to nonexistent label")?,
-                };
-                cx.cancel_timer(0);
-                self.pc = pc;
-                self.run_name = name.to_string();
-                self.run(cx);
-            }
-            "run" => {
-                cx.cancel_timer(0);
-                if value.len() > MAX_VALUE {
-                    return Err(too_large("args"));
-                }
-                self.run_args = value.to_string();
-                self.run_name = name.to_string();
-                self.run_write = true;
-                self.ret.clear();
-                self.failed = false;
-                self.pc = 0;
-                self.run(cx);
-                self.run_write = false;
-                if self.failed {
-                    return Err("script error".into());
-                }
-            }
-            "set" => self.set_var(value)?,
-            _ => return Err(format!("no handler {name}")),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        self.table()
     }
 }
 

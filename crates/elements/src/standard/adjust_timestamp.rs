@@ -14,7 +14,7 @@
 //!
 //! Example: `FromDump(f.pcap) -> AdjustTimestamp(-3600) -> ToDump(g.pcap)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet, Timestamp};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table, Timestamp};
 use sluice_lang::args::{Args, FromArg, Seconds};
 
 /// Parses a signed time (`-1.5s`, `20ms`).
@@ -40,8 +40,7 @@ impl Element for AdjustTimestamp {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         let s: String = args.read_mp("TIME")?;
         self.delta = parse_signed_time(&s).map_err(|e| args.error(format!("TIME: {}", e)))?;
-        self.all = args.read("ALL")?.unwrap_or(false);
-        Ok(())
+        args.read_into("ALL", &mut self.all)
     }
 
     fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
@@ -52,20 +51,12 @@ impl Element for AdjustTimestamp {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("time")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "time").then(|| self.delta.to_string())
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "time" => self.delta = parse_signed_time(value)?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("time", |e| e.delta)
+            .write("time", |e, v, _| parse_signed_time(v).map(|t| e.delta = t))
+            .setting()
+            .into()
     }
 }
 

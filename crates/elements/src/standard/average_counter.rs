@@ -15,7 +15,7 @@
 //!
 //! Example: `FromDump(f.pcap) -> a :: AverageCounter -> Discard`, then read `a.rate`.
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, Timestamp};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Table, Timestamp};
 use sluice_lang::args::{Args, Seconds};
 
 /// The AverageCounter element.
@@ -54,6 +54,13 @@ impl AverageCounter {
             format!("{:.0}", v as f64 / s)
         }
     }
+
+    fn reset(&mut self) {
+        *self = AverageCounter {
+            ignore: self.ignore,
+            ..Default::default()
+        };
+    }
 }
 
 impl Element for AverageCounter {
@@ -77,42 +84,15 @@ impl Element for AverageCounter {
         b
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::r("byte_count"),
-                Handler::r("rate"),
-                Handler::r("byte_rate"),
-                Handler::r("bit_rate"),
-                Handler::w("reset"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "byte_count" => self.bytes.to_string(),
-            "rate" => self.per_sec(self.count),
-            "byte_rate" => self.per_sec(self.bytes),
-            "bit_rate" => self.per_sec(self.bytes * 8),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset" => {
-                let ignore = self.ignore;
-                *self = AverageCounter {
-                    ignore,
-                    ..Default::default()
-                };
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .read("byte_count", |e| e.bytes)
+            .read("rate", |e| e.per_sec(e.count))
+            .read("byte_rate", |e| e.per_sec(e.bytes))
+            .read("bit_rate", |e| e.per_sec(e.bytes * 8))
+            .action("reset", AverageCounter::reset)
+            .into()
     }
 }
 

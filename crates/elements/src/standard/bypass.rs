@@ -22,7 +22,8 @@
 //! Example: `src -> b :: Bypass -> sink; b[1] -> Print(debug) -> sink;`, then write
 //! `b.active true` to turn printing on.
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, PassThrough};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx};
+use sluice_core::{PassThrough, Table};
 use sluice_lang::args::Args;
 
 use super::discard::parse_bool;
@@ -51,9 +52,8 @@ impl Bypass {
 
 impl Element for Bypass {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.active = args.read_p("ACTIVE")?.unwrap_or(false);
-        self.inline = args.read("INLINE")?.unwrap_or(false);
-        Ok(())
+        self.active = args.read_p("ACTIVE")?.unwrap_or(self.active);
+        args.read_into("INLINE", &mut self.inline)
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
@@ -71,26 +71,19 @@ impl Element for Bypass {
         cx.pull(i, max)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("active")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "active").then(|| self.active.to_string())
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "active" => {
-                let active = parse_bool(value)?;
-                if active != self.active {
-                    self.active = active;
-                    self.fix(cx);
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("active", |e| e.active)
+            .write("active", |e, v, cx| {
+                let active = parse_bool(v)?;
+                if active != e.active {
+                    e.active = active;
+                    e.fix(cx);
                 }
-            }
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+                Ok(())
+            })
+            .setting()
+            .into()
     }
 }
 

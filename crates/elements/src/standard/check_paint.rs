@@ -4,27 +4,26 @@
 //!
 //! Ports: 1 input, 1 or 2 outputs; agnostic, but output 1 is push. Packets whose paint
 //! annotation (or one-byte annotation ANNO) equals COLOR go to output 0. The others go to
-//! output 1 if it is connected, or are dropped and counted.
+//! output 1 if it exists, or are dropped and counted.
 //!
 //! Arguments:
 //! - `COLOR` (integer 0–255, mandatory).
 //! - `ANNO` (`PAINT`, default, or an offset 0–15 into the user annotation bytes).
 //!
-//! Handlers: `color` (rw), `drops` (r, mismatching packets dropped when there is no output 1),
-//! `count` (r, packets that matched).
+//! Handlers: `color` (rw), `drops`, `drop_details` (r, mismatching packets dropped when there
+//! is no output 1), `count` (r, packets that matched).
 //!
 //! Example: `... -> CheckPaint(2) -> ToDevice(eth0)` keeps only packets painted 2.
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::Args;
 
-use super::util::{parse_num, read_anno, AnnoByte};
+use super::util::{read_anno, AnnoByte};
 
 /// The CheckPaint element.
 pub struct CheckPaint {
     color: u8,
     anno: AnnoByte,
-    drops: u64,
     count: u64,
 }
 
@@ -33,31 +32,24 @@ impl Default for CheckPaint {
         CheckPaint {
             color: 0,
             anno: AnnoByte::Paint,
-            drops: 0,
             count: 0,
         }
     }
 }
 
 impl CheckPaint {
-    /// Keeps matching packets in `b`; sends the others out of output 1 or drops them.
+    /// Keeps matching packets in `b` and sends the others out of output 1 (dropped by the
+    /// router when there is none).
     fn split(&mut self, b: &mut Batch, cx: &mut Cx) {
         let mut other = Batch::new();
-        let has1 = cx.noutputs() > 1;
         let (anno, color) = (self.anno, self.color);
-        let mut drops = 0;
         b.filter_map(|p| {
             if anno.get(&p) == color {
                 return Some(p);
             }
-            if has1 {
-                let _ = other.push(p);
-            } else {
-                drops += 1;
-            }
+            let _ = other.push(p);
             None
         });
-        self.drops += drops;
         self.count += b.len() as u64;
         if !other.is_empty() {
             cx.push(1, other);
@@ -88,31 +80,12 @@ impl Element for CheckPaint {
         b
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::rw("color"),
-                Handler::r("drops"),
-                Handler::r("count"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "color" => self.color.to_string(),
-            "drops" => self.drops.to_string(),
-            "count" => self.count.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "color" => self.color = parse_num(name, value)?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .data("color", |e| &mut e.color)
+            .unconnected_drops()
+            .read("count", |e| e.count)
+            .into()
     }
 }
 

@@ -10,13 +10,19 @@
 //! a packet too short for the ranges is dropped and counted in `drops`. Before the first copy
 //! the clipboard holds zeros.
 //!
-//! Handlers: `data` (r, the clipboard in hex), `short` (r), `drops` (r).
+//! Handlers: `data` (r, the clipboard in hex), `short` (r), `drops`, `drop_details` (r).
 //!
 //! Example: `Clipboard(6/6)` copies a source Ethernet address from requests (input 0) into
 //! replies (input 1).
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
-use sluice_lang::args::Args;
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass};
+use sluice_core::{Handlers, Table};
+use sluice_lang::args::{Args, FromArg};
+
+drop_reasons! {
+    /// Why Clipboard drops a packet.
+    enum Reason { TooShort => "too short for the ranges" }
+}
 
 /// The Clipboard element.
 #[derive(Default)]
@@ -25,14 +31,13 @@ pub struct Clipboard {
     clip: Vec<u8>,
     need: usize,
     short: u64,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
+/// Parses `OFFSET/LENGTH`.
 fn parse_range(s: &str) -> Option<(usize, usize)> {
     let (o, l) = s.trim().split_once('/')?;
-    let o = <usize as sluice_lang::args::FromArg>::from_arg(o).ok()?;
-    let l = <usize as sluice_lang::args::FromArg>::from_arg(l).ok()?;
-    Some((o, l))
+    Some((usize::from_arg(o).ok()?, usize::from_arg(l).ok()?))
 }
 
 impl Element for Clipboard {
@@ -86,24 +91,24 @@ impl Element for Clipboard {
                 }
                 Some(p)
             });
-            self.drops += drops;
+            self.drops.add(Reason::TooShort, drops);
             if !batch.is_empty() {
                 cx.push(1, batch);
             }
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("data"), Handler::r("short"), Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "data" => self.clip.iter().map(|b| format!("{:02x}", b)).collect(),
-            "short" => self.short.to_string(),
-            "drops" => self.drops.to_string(),
-            _ => return None,
-        })
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("data", |e| {
+                e.clip
+                    .iter()
+                    .map(|b| format!("{:02x}", b))
+                    .collect::<String>()
+            })
+            .read("short", |e| e.short)
+            .drops(|e| &e.drops)
+            .into()
     }
 }
 

@@ -20,7 +20,8 @@
 //!
 //! Example: `... -> c :: Counter(COUNT_CALL 1000 stop) -> ...` (stop after 1000 packets)
 
-use sluice_core::{Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, Timestamp};
+use sluice_core::Timestamp;
+use sluice_core::{Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::{split_words, Args};
 
 const WINDOW: i64 = 1_000_000_000;
@@ -190,45 +191,28 @@ impl Element for Counter {
         b
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::r("byte_count"),
-                Handler::r("rate"),
-                Handler::r("bit_rate"),
-                Handler::r("byte_rate"),
-                Handler::w("reset"),
-                Handler::w("reset_counts"),
-                Handler::rw("count_call").setting(),
-                Handler::w("byte_count_call"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "byte_count" => self.bytes.to_string(),
-            "rate" => format!("{:.0}", self.rate),
-            "byte_rate" => format!("{:.0}", self.byte_rate),
-            "bit_rate" => format!("{:.0}", self.byte_rate * 8.0),
-            "count_call" => self
-                .count_call
-                .as_ref()
-                .map_or(String::new(), |t| t.at.to_string()),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset" | "reset_counts" => self.reset(),
-            "count_call" => self.count_call = Some(Trigger::parse(name, value)?),
-            "byte_count_call" => self.byte_count_call = Some(Trigger::parse(name, value)?),
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .read("byte_count", |e| e.bytes)
+            .read("rate", |e| format!("{:.0}", e.rate))
+            .read("bit_rate", |e| format!("{:.0}", e.byte_rate * 8.0))
+            .read("byte_rate", |e| format!("{:.0}", e.byte_rate))
+            .action("reset", Counter::reset)
+            .action("reset_counts", Counter::reset)
+            .read("count_call", |e| {
+                e.count_call
+                    .as_ref()
+                    .map_or(String::new(), |t| t.at.to_string())
+            })
+            .write("count_call", |e, v, _| {
+                Trigger::parse("count_call", v).map(|t| e.count_call = Some(t))
+            })
+            .setting()
+            .write("byte_count_call", |e, v, _| {
+                Trigger::parse("byte_count_call", v).map(|t| e.byte_count_call = Some(t))
+            })
+            .into()
     }
 }
 

@@ -17,9 +17,8 @@
 //!
 //! Example: `src -> Queue -> DelayShaper(100ms) -> Unqueue -> sink`
 
-use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, Timestamp,
-};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, NotifierId};
+use sluice_core::{Packet, Table, Timestamp};
 use sluice_lang::args::{Args, Seconds};
 
 use super::delay_unqueue::parse_seconds;
@@ -93,26 +92,18 @@ impl Element for DelayShaper {
         cx.set_notifier(self.note, true);
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("delay"), Handler::r("count")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "delay" => self.delay.to_string(),
-            "count" => self.count.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "delay" => self.delay = parse_seconds(name, value)?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        cx.cancel_timer(0);
-        cx.set_notifier(self.note, true);
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("delay", |e| e.delay)
+            .write("delay", |e, v, cx| {
+                e.delay = parse_seconds("delay", v)?;
+                cx.cancel_timer(0);
+                cx.set_notifier(e.note, true);
+                Ok(())
+            })
+            .setting()
+            .read("count", |e| e.count)
+            .into()
     }
 }
 

@@ -18,9 +18,8 @@
 //! Example: `src -> Queue -> DelayUnqueue(50ms) -> sink` (each packet's timestamp is set by the
 //! source when it is made).
 
-use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, Timestamp,
-};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, NotifierId};
+use sluice_core::{Packet, Table, Timestamp};
 use sluice_lang::args::{Args, Seconds};
 
 /// Reads a time handler value.
@@ -110,25 +109,17 @@ impl Element for DelayUnqueue {
         cx.reschedule();
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("delay"), Handler::r("count")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "delay" => self.delay.to_string(),
-            "count" => self.count.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "delay" => self.delay = parse_seconds(name, value)?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        cx.reschedule();
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("delay", |e| e.delay)
+            .write("delay", |e, v, cx| {
+                e.delay = parse_seconds("delay", v)?;
+                cx.reschedule();
+                Ok(())
+            })
+            .setting()
+            .read("count", |e| e.count)
+            .into()
     }
 }
 

@@ -13,9 +13,8 @@
 //!
 //! Handlers: `count` (r, packets discarded), `reset_counts` (w), `active` (rw).
 
-use sluice_core::{
-    Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, PullNotes,
-};
+use sluice_core::{Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx};
+use sluice_core::{PullNotes, Table};
 use sluice_lang::args::Args;
 
 /// The Discard element.
@@ -39,8 +38,8 @@ impl Default for Discard {
 
 impl Element for Discard {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.active = args.read_p("ACTIVE")?.unwrap_or(true);
-        self.burst = match args.read_p::<usize>("BURST")?.unwrap_or(1) {
+        self.active = args.read_p("ACTIVE")?.unwrap_or(self.active);
+        self.burst = match args.read_p("BURST")?.unwrap_or(self.burst) {
             0 => sluice_core::BATCH_MAX,
             n => n.min(sluice_core::BATCH_MAX),
         };
@@ -74,36 +73,20 @@ impl Element for Discard {
         got
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::w("reset_counts"),
-                Handler::rw("active"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "count" => Some(self.count.to_string()),
-            "active" => Some(self.active.to_string()),
-            _ => None,
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset_counts" => self.count = 0,
-            "active" => {
-                self.active = parse_bool(value)?;
-                if self.active && !cx.input_is_push(0) {
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .action("reset_counts", |e| e.count = 0)
+            .read("active", |e| e.active)
+            .write("active", |e, v, cx| {
+                e.active = parse_bool(v)?;
+                if e.active && !cx.input_is_push(0) {
                     cx.reschedule();
                 }
-            }
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+                Ok(())
+            })
+            .setting()
+            .into()
     }
 }
 

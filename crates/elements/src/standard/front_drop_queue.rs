@@ -11,7 +11,7 @@
 //! - `CAPACITY` (integer, default 1000).
 //!
 //! Handlers: `length` (r), `highwater_length` (r), `capacity` (rw), `drops` (r),
-//! `reset_counts` (w), `reset` (w).
+//! `reset_counts` (w), `reset` (w), `drop_details` (r), as for Queue (`sluice doc Queue`).
 //!
 //! Example: `src -> FrontDropQueue(100) -> Unqueue -> ...` (keeps the newest 100 packets)
 

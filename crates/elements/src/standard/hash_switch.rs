@@ -11,20 +11,26 @@
 //! Arguments:
 //! - `OFFSET` (integer, mandatory), `LENGTH` (integer, mandatory, at least 1).
 //!
-//! Handlers: `drops` (r, packets too short).
+//! Handlers: `drops`, `drop_details` (r, packets too short).
 //!
 //! Example: `FromDevice(eth0) -> hs :: HashSwitch(26, 8); hs[0] -> q0 :: Queue; hs[1] -> q1 :: Queue`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass};
+use sluice_core::{Handlers, Table};
 use sluice_lang::args::Args;
 
 use super::util::PortBatches;
+
+drop_reasons! {
+    /// Why HashSwitch drops a packet.
+    enum Reason { TooShort => "too short for the hashed bytes" }
+}
 
 /// The HashSwitch element.
 pub struct HashSwitch {
     offset: usize,
     len: usize,
-    drops: u64,
+    drops: Drops<Reason>,
     outs: PortBatches,
 }
 
@@ -33,7 +39,7 @@ impl Default for HashSwitch {
         HashSwitch {
             offset: 0,
             len: 1,
-            drops: 0,
+            drops: Drops::default(),
             outs: PortBatches::new(0),
         }
     }
@@ -69,18 +75,14 @@ impl Element for HashSwitch {
                     let o = (fnv1a(key) % n) as usize;
                     self.outs.add(o, p, cx);
                 }
-                None => self.drops += 1,
+                None => self.drops.count(Reason::TooShort),
             }
         }
         self.outs.flush(cx);
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "drops").then(|| self.drops.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().drops(|e| &e.drops).into()
     }
 }
 

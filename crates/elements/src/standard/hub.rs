@@ -7,23 +7,28 @@
 //! clones on all but the last of those outputs, the original on the last. With a single port pair, the packet has nowhere
 //! to go and is dropped and counted.
 //!
-//! Handlers: `drops` (r).
+//! Handlers: `drops`, `drop_details` (r).
 //!
 //! Example: `a -> [0]h :: Hub; b -> [1]h; h[0] -> ToDevice(eth0); h[1] -> ToDevice(eth1)`
 
-use sluice_core::{Batch, Cx, Element, ElementClass, Handler};
+use sluice_core::{drop_reasons, Batch, Cx, Drops, Element, ElementClass, Handlers, Table};
+
+drop_reasons! {
+    /// Why Hub drops a packet.
+    enum Reason { NoOtherOutput => "no other output" }
+}
 
 /// The Hub element.
 #[derive(Default)]
 pub struct Hub {
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Element for Hub {
     fn push(&mut self, port: usize, batch: Batch, cx: &mut Cx) {
         let n = cx.noutputs();
         if n < 2 {
-            self.drops += batch.len() as u64;
+            self.drops.add(Reason::NoOtherOutput, batch.len() as u64);
             return;
         }
         let last = if port + 1 == n { n - 2 } else { n - 1 };
@@ -35,12 +40,8 @@ impl Element for Hub {
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "drops").then(|| self.drops.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().drops(|e| &e.drops).into()
     }
 }
 

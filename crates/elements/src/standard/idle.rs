@@ -7,17 +7,23 @@
 //! (Unqueue, Discard, ToDevice) sleep instead of polling. Packets pushed into Idle are dropped
 //! and counted; a pull input is never pulled.
 //!
-//! Handlers: `drops` (r, packets pushed in and dropped).
+//! Handlers: `drops`, `drop_details` (r, packets pushed in and dropped).
 //!
 //! Example: `Idle -> Queue -> ToDevice(eth0)` (an unused input); `FromDevice(eth1) -> Idle`.
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass};
+use sluice_core::{Handlers, Table};
 use sluice_lang::args::Args;
+
+drop_reasons! {
+    /// Why Idle drops a packet.
+    enum Reason { PushedIn => "pushed into Idle" }
+}
 
 /// The Idle element.
 #[derive(Default)]
 pub struct Idle {
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Element for Idle {
@@ -28,19 +34,15 @@ impl Element for Idle {
     }
 
     fn push(&mut self, _port: usize, batch: Batch, _cx: &mut Cx) {
-        self.drops += batch.len() as u64;
+        self.drops.add(Reason::PushedIn, batch.len() as u64);
     }
 
     fn pull(&mut self, _port: usize, _max: usize, _cx: &mut Cx) -> Batch {
         Batch::new()
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "drops").then(|| self.drops.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().drops(|e| &e.drops).into()
     }
 }
 

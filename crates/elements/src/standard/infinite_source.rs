@@ -25,10 +25,9 @@
 //!
 //! Example: `InfiniteSource(LIMIT 1000, STOP true) -> Counter -> Discard`
 
-use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, BATCH_MAX,
-};
-use sluice_lang::args::{Args, AtMost, Data, FromArg, PacketLen};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, NotifierId};
+use sluice_core::{Packet, Table, BATCH_MAX};
+use sluice_lang::args::{unquote_bytes, Args, AtMost, Data, FromArg, PacketLen};
 
 use super::discard::parse_bool;
 
@@ -70,6 +69,13 @@ impl Default for InfiniteSource {
     }
 }
 
+/// Parses an integer handler value.
+fn int(name: &str, v: &str) -> Result<i64, String> {
+    v.trim()
+        .parse()
+        .map_err(|_| format!("{}: expected integer", name))
+}
+
 impl InfiniteSource {
     fn remaining(&self) -> usize {
         if self.limit < 0 {
@@ -94,6 +100,26 @@ impl InfiniteSource {
         b
     }
 
+    /// Repeats or truncates the packet contents to `len` bytes.
+    fn set_length(&mut self, len: usize) {
+        if self.data.is_empty() {
+            self.data.push(0);
+        }
+        self.data = self.data.iter().copied().cycle().take(len).collect();
+    }
+
+    /// After a handler write: wakes the task (push) or the pullers (pull) if the source has
+    /// packets to send.
+    fn wake(&self, cx: &mut Cx) {
+        if self.active && self.remaining() > 0 {
+            if cx.output_is_push(0) {
+                cx.reschedule();
+            } else {
+                cx.set_notifier(self.empty_note, true);
+            }
+        }
+    }
+
     fn check_end(&mut self, cx: &mut Cx) {
         if self.remaining() == 0 && !self.ended {
             self.ended = true;
@@ -116,26 +142,20 @@ impl Element for InfiniteSource {
         if let Some(d) = args.read_p::<Data>("DATA")? {
             self.data = d.0;
         }
-        self.limit = args.read_p("LIMIT")?.unwrap_or(-1);
+        self.limit = args.read_p("LIMIT")?.unwrap_or(self.limit);
         let burst = args.read_p::<usize>("BURST")?;
         if burst == Some(0) {
             args.error("burst size must be >= 1");
             return Err(());
         }
-        self.burst = burst.unwrap_or(1).clamp(1, BATCH_MAX);
-        self.active = args.read_p("ACTIVE")?.unwrap_or(true);
+        self.burst = burst.unwrap_or(self.burst).min(BATCH_MAX);
+        self.active = args.read_p("ACTIVE")?.unwrap_or(self.active);
         if let Some(AtMost(len)) = args.read::<PacketLen>("LENGTH")? {
-            let src = if self.data.is_empty() {
-                vec![0u8]
-            } else {
-                self.data.clone()
-            };
-            self.data = src.iter().copied().cycle().take(len).collect();
+            self.set_length(len);
         }
-        self.stop = args.read("STOP")?.unwrap_or(false);
+        args.read_into("STOP", &mut self.stop)?;
         self.end_call = args.read("END_CALL")?;
-        self.timestamp = args.read("TIMESTAMP")?.unwrap_or(true);
-        Ok(())
+        args.read_into("TIMESTAMP", &mut self.timestamp)
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
@@ -187,69 +207,54 @@ impl Element for InfiniteSource {
         self.make_batch(max, cx)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::w("reset"),
-                Handler::rw("data"),
-                Handler::rw("limit"),
-                Handler::rw("burst"),
-                Handler::rw("active"),
-                Handler::rw("length"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "data" => String::from_utf8_lossy(&self.data).into_owned(),
-            "limit" => self.limit.to_string(),
-            "burst" => self.burst.to_string(),
-            "active" => self.active.to_string(),
-            "length" => self.data.len().to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        let v = value.trim();
-        let int = |v: &str| {
-            v.parse::<i64>()
-                .map_err(|_| format!("{}: expected integer", name))
-        };
-        match name {
-            "reset" => {
-                self.count = 0;
-                self.ended = false;
-            }
-            "data" => self.data = sluice_lang::args::unquote_bytes(v),
-            "limit" => {
-                self.limit = int(v)?;
-                self.ended = false;
-            }
-            "burst" => self.burst = (int(v)?.max(1) as usize).min(BATCH_MAX),
-            "active" => self.active = parse_bool(v)?,
-            "length" => {
-                let AtMost(len) = PacketLen::from_arg(v).map_err(|e| format!("length: {e}"))?;
-                let src = if self.data.is_empty() {
-                    vec![0u8]
-                } else {
-                    self.data.clone()
-                };
-                self.data = src.iter().copied().cycle().take(len).collect();
-            }
-            _ => return Err(format!("no handler {}", name)),
-        }
-        if self.active && self.remaining() > 0 {
-            if cx.output_is_push(0) {
-                cx.reschedule();
-            } else {
-                cx.set_notifier(self.empty_note, true);
-            }
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .write("reset", |e, _, cx| {
+                e.count = 0;
+                e.ended = false;
+                e.wake(cx);
+                Ok(())
+            })
+            .read("data", |e| String::from_utf8_lossy(&e.data).into_owned())
+            .write("data", |e, v, cx| {
+                e.data = unquote_bytes(v.trim());
+                e.wake(cx);
+                Ok(())
+            })
+            .setting()
+            .read("limit", |e| e.limit)
+            .write("limit", |e, v, cx| {
+                e.limit = int("limit", v)?;
+                e.ended = false;
+                e.wake(cx);
+                Ok(())
+            })
+            .setting()
+            .read("burst", |e| e.burst)
+            .write("burst", |e, v, cx| {
+                e.burst = (int("burst", v)?.max(1) as usize).min(BATCH_MAX);
+                e.wake(cx);
+                Ok(())
+            })
+            .setting()
+            .read("active", |e| e.active)
+            .write("active", |e, v, cx| {
+                e.active = parse_bool(v)?;
+                e.wake(cx);
+                Ok(())
+            })
+            .setting()
+            .read("length", |e| e.data.len())
+            .write("length", |e, v, cx| {
+                let AtMost(len) =
+                    PacketLen::from_arg(v.trim()).map_err(|e| format!("length: {e}"))?;
+                e.set_length(len);
+                e.wake(cx);
+                Ok(())
+            })
+            .setting()
+            .into()
     }
 }
 

@@ -11,25 +11,31 @@
 //!   inputs.
 //!
 //! Handlers: `switch` (rw: the input; a number past the last input means -1), `config` (r),
-//! `drops` (r).
+//! `drops`, `drop_details` (r).
 //!
 //! Example: `a -> [0]sw :: InputSwitch(0) -> Queue; b -> [1]sw;`, then write `sw.switch 1`.
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass};
+use sluice_core::{Handlers, Table};
 use sluice_lang::args::Args;
+
+drop_reasons! {
+    /// Why InputSwitch drops a packet.
+    enum Reason { OtherInput => "arrived on an unselected input" }
+}
 
 /// The InputSwitch element.
 #[derive(Default)]
 pub struct InputSwitch {
     input: i32,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Element for InputSwitch {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
         let input: Option<i32> = args.read_p("INPUT")?;
         let output: Option<i32> = args.read("OUTPUT")?;
-        self.input = input.or(output).unwrap_or(0);
+        self.input = input.or(output).unwrap_or(self.input);
         if self.input >= cx.ninputs() as i32 {
             args.error(format!("input must be < {}", cx.ninputs()));
             return Err(());
@@ -41,40 +47,26 @@ impl Element for InputSwitch {
         if port as i32 == self.input {
             cx.push(0, batch);
         } else {
-            self.drops += batch.len() as u64;
+            self.drops.add(Reason::OtherInput, batch.len() as u64);
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::rw("switch"),
-                Handler::r("config"),
-                Handler::r("drops"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "switch" | "config" => self.input.to_string(),
-            "drops" => self.drops.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "switch" => {
-                let k: i32 = value
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("switch", |e| e.input)
+            .write("switch", |e, v, cx| {
+                let k: i32 = v
                     .trim()
                     .parse()
                     .map_err(|_| "InputSwitch input must be integer".to_string())?;
-                self.input = if k >= cx.ninputs() as i32 { -1 } else { k };
+                e.input = if k >= cx.ninputs() as i32 { -1 } else { k };
                 Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+            })
+            .setting()
+            .read("config", |e| e.input)
+            .setting()
+            .drops(|e| &e.drops)
+            .into()
     }
 }
 

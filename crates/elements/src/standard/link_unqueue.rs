@@ -22,10 +22,8 @@
 
 use std::collections::VecDeque;
 
-use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, Timestamp,
-    BATCH_MAX,
-};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, NotifierId};
+use sluice_core::{Packet, Table, Timestamp, BATCH_MAX};
 use sluice_lang::args::{Args, Bandwidth, Seconds};
 
 use super::util::fmt_f64;
@@ -144,36 +142,16 @@ impl Element for LinkUnqueue {
         cx.reschedule();
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("latency"),
-                Handler::r("bandwidth"),
-                Handler::r("size"),
-                Handler::r("count"),
-                Handler::w("reset"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "latency" => self.latency.to_string(),
-            "bandwidth" => fmt_f64(self.bandwidth),
-            "size" => self.inflight.len().to_string(),
-            "count" => self.count.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset" => {
-                self.count = 0;
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("latency", |e| e.latency)
+            .setting()
+            .read("bandwidth", |e| fmt_f64(e.bandwidth))
+            .setting()
+            .read("size", |e| e.inflight.len())
+            .read("count", |e| e.count)
+            .action("reset", |e| e.count = 0)
+            .into()
     }
 
     fn cleanup(&mut self, _cx: &mut Cx) {

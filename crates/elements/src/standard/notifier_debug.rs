@@ -18,7 +18,8 @@
 //!
 //! Example: `InfiniteSource -> d :: NotifierDebug -> Queue -> Discard` with `-h d.signal`.
 
-use sluice_core::{Batch, Cx, Element, ElementClass, Handler, InitCx, NotifierId, NotifierSignal};
+use sluice_core::{Batch, Cx, Element, ElementClass, Handlers, InitCx, NotifierId};
+use sluice_core::{NotifierSignal, Table};
 
 /// The NotifierDebug element.
 #[derive(Default)]
@@ -53,19 +54,14 @@ impl Element for NotifierDebug {
         cx.pull(0, max)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("signal")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "signal" => Some(
-                self.signal
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("signal", |e| {
+                e.signal
                     .as_ref()
-                    .map_or_else(|| "uninitialized".into(), NotifierSignal::unparse),
-            ),
-            _ => None,
-        }
+                    .map_or_else(|| "uninitialized".into(), NotifierSignal::unparse)
+            })
+            .into()
     }
 }
 

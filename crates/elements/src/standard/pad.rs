@@ -14,7 +14,7 @@
 //!
 //! Example: `... -> Pad(60) -> ToDevice(eth0)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::{Args, PacketLen};
 
 /// The Pad element.
@@ -31,7 +31,9 @@ impl Default for Pad {
 
 impl Element for Pad {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.len = args.read_p::<PacketLen>("LENGTH")?.map_or(60, |l| l.0);
+        self.len = args
+            .read_p::<PacketLen>("LENGTH")?
+            .map_or(self.len, |l| l.0);
         let _zero: Option<bool> = args.read("ZERO")?;
         Ok(())
     }
@@ -45,16 +47,11 @@ impl Element for Pad {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("length"), Handler::r("count")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "length" => self.len.to_string(),
-            "count" => self.count.to_string(),
-            _ => return None,
-        })
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("length", |e| e.len)
+            .read("count", |e| e.count)
+            .into()
     }
 }
 

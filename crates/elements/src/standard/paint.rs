@@ -13,33 +13,22 @@
 //!
 //! Example: `FromDevice(eth0) -> Paint(1) -> ...; ... -> CheckPaint(1)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::Args;
 
-use super::util::{parse_num, read_anno, AnnoByte};
+use super::util::AnnoByte;
 
 /// The Paint element.
+#[derive(Default)]
 pub struct Paint {
     color: u8,
     anno: AnnoByte,
 }
 
-impl Default for Paint {
-    fn default() -> Paint {
-        Paint {
-            color: 0,
-            anno: AnnoByte::Paint,
-        }
-    }
-}
-
 impl Element for Paint {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.color = args.read_mp("COLOR")?;
-        self.anno = match args.read_p::<String>("ANNO")? {
-            Some(s) => AnnoByte::parse(&s).map_err(|e| args.error(e))?,
-            None => read_anno(args)?,
-        };
+        self.anno = args.read_p("ANNO")?.unwrap_or_default();
         Ok(())
     }
 
@@ -48,20 +37,8 @@ impl Element for Paint {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("color")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "color").then(|| self.color.to_string())
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "color" => self.color = parse_num(name, value)?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().data("color", |e| &mut e.color).into()
     }
 }
 

@@ -5,34 +5,25 @@
 //! Ports: 1 push input, any number of push outputs. A packet whose paint annotation (or the
 //! one-byte annotation ANNO) is K leaves on output K. Paint 255 sends the packet to every
 //! output (clones on all but the last, which gets the original; in output order). A packet
-//! whose K has no output is dropped and counted. Packets leave in arrival order across
+//! whose K has no connected output is dropped and counted. Packets leave in arrival order across
 //! outputs, as in Click (consecutive packets for one output travel as one batch).
 //!
 //! Arguments:
 //! - `ANNO` (`PAINT`, default, or an offset 0–15 into the user annotation bytes).
 //!
-//! Handlers: `drops` (r, packets painted with a missing output).
+//! Handlers: `drops`, `drop_details` (r): packets painted with a missing output.
 //!
 //! Example: `FromDevice(eth0) -> Paint(1) -> ... -> ps :: PaintSwitch; ps[1] -> ...`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::Args;
 
-use super::util::{read_anno, AnnoByte};
+use super::util::AnnoByte;
 
 /// The PaintSwitch element.
+#[derive(Default)]
 pub struct PaintSwitch {
     anno: AnnoByte,
-    drops: u64,
-}
-
-impl Default for PaintSwitch {
-    fn default() -> PaintSwitch {
-        PaintSwitch {
-            anno: AnnoByte::Paint,
-            drops: 0,
-        }
-    }
 }
 
 /// Packets bound for one output, pushed when the next packet goes elsewhere.
@@ -44,10 +35,7 @@ fn flush(run: &mut Option<(usize, Batch)>, cx: &mut Cx) {
 
 impl Element for PaintSwitch {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.anno = match args.read_p::<String>("ANNO")? {
-            Some(s) => AnnoByte::parse(&s).map_err(|e| args.error(e))?,
-            None => read_anno(args)?,
-        };
+        self.anno = args.read_p("ANNO")?.unwrap_or_default();
         Ok(())
     }
 
@@ -62,7 +50,7 @@ impl Element for PaintSwitch {
                     cx.push_one(o, p.clone_packet());
                 }
                 cx.push_one(n - 1, p);
-            } else if k < n {
+            } else {
                 if run
                     .as_ref()
                     .is_some_and(|(port, b)| *port != k || b.is_full())
@@ -70,19 +58,13 @@ impl Element for PaintSwitch {
                     flush(&mut run, cx);
                 }
                 let _ = run.get_or_insert_with(|| (k, Batch::new())).1.push(p);
-            } else {
-                self.drops += 1;
             }
         }
         flush(&mut run, cx);
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "drops").then(|| self.drops.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().unconnected_drops().into()
     }
 }
 

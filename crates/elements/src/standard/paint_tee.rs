@@ -16,35 +16,23 @@
 //!
 //! Example: `... -> PaintTee(1) -> ...; [1] -> ICMPError(...)` (Click's redirect detection).
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::Args;
 
-use super::util::{parse_num, read_anno, AnnoByte};
+use super::util::AnnoByte;
 
 /// The PaintTee element.
+#[derive(Default)]
 pub struct PaintTee {
     color: u8,
     anno: AnnoByte,
     count: u64,
 }
 
-impl Default for PaintTee {
-    fn default() -> PaintTee {
-        PaintTee {
-            color: 0,
-            anno: AnnoByte::Paint,
-            count: 0,
-        }
-    }
-}
-
 impl Element for PaintTee {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.color = args.read_mp("COLOR")?;
-        self.anno = match args.read_p::<String>("ANNO")? {
-            Some(s) => AnnoByte::parse(&s).map_err(|e| args.error(e))?,
-            None => read_anno(args)?,
-        };
+        self.anno = args.read_p("ANNO")?.unwrap_or_default();
         Ok(())
     }
 
@@ -80,24 +68,11 @@ impl Element for PaintTee {
         batch
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("color"), Handler::r("count")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "color" => self.color.to_string(),
-            "count" => self.count.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "color" => self.color = parse_num(name, value)?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .data("color", |e| &mut e.color)
+            .read("count", |e| e.count)
+            .into()
     }
 }
 

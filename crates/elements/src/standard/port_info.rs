@@ -14,7 +14,7 @@
 //! Example: `PortInfo(sluice-ctl 7777/tcp, alt-http 8080); ... IPClassifier(dst port alt-http)`
 
 use sluice_core::element::CONFIGURE_PHASE_INFO;
-use sluice_core::{ConfigCx, Element, ElementClass, Handler};
+use sluice_core::{ConfigCx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::{split_words, Args, FromArg};
 use sluice_lang::names::define_port;
 
@@ -79,25 +79,18 @@ impl Element for PortInfo {
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("table")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "table").then(|| {
-            let mut s = String::new();
-            for (n, port, proto) in &self.names {
-                s.push_str(&format!("{} {}", n, port));
-                match proto {
-                    Some(6) => s.push_str("/tcp"),
-                    Some(17) => s.push_str("/udp"),
-                    Some(p) => s.push_str(&format!("/{}", p)),
-                    None => {}
-                }
-                s.push('\n');
-            }
-            s
-        })
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("table", |e| {
+                let line = |(name, port, proto): &(String, u16, Option<u8>)| match proto {
+                    Some(6) => format!("{name} {port}/tcp\n"),
+                    Some(17) => format!("{name} {port}/udp\n"),
+                    Some(p) => format!("{name} {port}/{p}\n"),
+                    None => format!("{name} {port}\n"),
+                };
+                e.names.iter().map(line).collect::<String>()
+            })
+            .into()
     }
 }
 

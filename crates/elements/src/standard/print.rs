@@ -37,7 +37,7 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::Args;
 
 use super::discard::parse_bool;
@@ -163,11 +163,9 @@ impl Print {
 impl Element for Print {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.label = args.read_p("LABEL")?.unwrap_or_default();
-        self.maxlen = args.read_p("MAXLENGTH")?.unwrap_or(24);
+        self.maxlen = args.read_p("MAXLENGTH")?.unwrap_or(self.maxlen);
         for old in ["LENGTH", "NBYTES"] {
-            if let Some(n) = args.read(old)? {
-                self.maxlen = n;
-            }
+            args.read_into(old, &mut self.maxlen)?;
         }
         if let Some(c) = args.read::<String>("CONTENTS")? {
             self.contents = match parse_bool(&c) {
@@ -187,12 +185,11 @@ impl Element for Print {
                 },
             };
         }
-        self.timestamp = args.read("TIMESTAMP")?.unwrap_or(false);
-        self.printanno = args.read("PRINTANNO")?.unwrap_or(false);
-        self.active = args.read("ACTIVE")?.unwrap_or(true);
-        self.headroom = args.read("HEADROOM")?.unwrap_or(false);
-        self.cpu = args.read("CPU")?.unwrap_or(false);
-        Ok(())
+        args.read_into("TIMESTAMP", &mut self.timestamp)?;
+        args.read_into("PRINTANNO", &mut self.printanno)?;
+        args.read_into("ACTIVE", &mut self.active)?;
+        args.read_into("HEADROOM", &mut self.headroom)?;
+        args.read_into("CPU", &mut self.cpu)
     }
 
     fn simple_action(&mut self, p: Packet, cx: &mut Cx) -> Option<Packet> {
@@ -205,24 +202,11 @@ impl Element for Print {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("active"), Handler::r("count")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "active" => self.active.to_string(),
-            "count" => self.count.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "active" => self.active = parse_bool(value)?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .data("active", |e| &mut e.active)
+            .read("count", |e| e.count)
+            .into()
     }
 }
 

@@ -22,7 +22,8 @@
 //! Example: `q0 -> [0]ps :: PullSwitch(0); q1 -> [1]ps; ps -> Unqueue -> ...`, then write
 //! `ps.switch 1`.
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId};
+use sluice_core::Table;
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, NotifierId};
 use sluice_lang::args::Args;
 
 use super::switch::parse_output;
@@ -54,7 +55,7 @@ impl PullSwitch {
 
 impl Element for PullSwitch {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
-        self.input = args.read_p("INPUT")?.unwrap_or(0);
+        self.input = args.read_p("INPUT")?.unwrap_or(self.input);
         if self.input < -1 {
             args.error("INPUT: must be -1 or an input number");
             return Err(());
@@ -110,28 +111,19 @@ impl Element for PullSwitch {
         b
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("switch")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "switch").then(|| self.input.to_string())
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "switch" => self.input = parse_output(value, cx.ninputs())?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        if !self.notify {
-            return Ok(());
-        }
-        if self.input < 0 {
-            cx.set_notifier(self.note, false);
-        } else if self.selected_active(cx) {
-            cx.set_notifier(self.note, true);
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("switch", |e| e.input)
+            .write("switch", |e, v, cx| {
+                e.input = parse_output(v, cx.ninputs())?;
+                if e.notify && e.input < 0 {
+                    cx.set_notifier(e.note, false);
+                } else if e.notify && e.selected_active(cx) {
+                    cx.set_notifier(e.note, true);
+                }
+                Ok(())
+            })
+            .into()
     }
 }
 

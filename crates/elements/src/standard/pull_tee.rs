@@ -13,7 +13,7 @@
 //!
 //! Example: `q :: Queue -> t :: PullTee -> ToDevice(eth0); t[1] -> ToDump(copy.pcap)`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::Args;
 
 use super::tee::{check_n, clone_batch};
@@ -26,7 +26,7 @@ pub struct PullTee {
 
 impl Element for PullTee {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
-        check_n(args, cx, cx.noutputs())
+        check_n(args, cx.noutputs())
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
@@ -42,12 +42,8 @@ impl Element for PullTee {
         b
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("count")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "count").then(|| self.count.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().read("count", |e| e.count).into()
     }
 }
 

@@ -26,23 +26,34 @@
 //! - `CAPACITY` (integer, default 1000): maximum packets held.
 //!
 //! Handlers: `length` (r), `highwater_length` (r, the most packets ever held at once),
-//! `capacity` (rw; shrinking frees the packets beyond the new capacity from the tail, without
-//! counting them as drops, as in Click; `config` then shows the new CAPACITY), `drops` (r), `reset_counts` (w, zero drops and set highwater to
-//! the current length), `reset` (w, empty the queue: packets leave on output 1 if connected,
-//! otherwise they are freed; not counted as drops).
+//! `capacity` (rw; shrinking frees the packets beyond the new capacity from the tail, not
+//! counted in `drops`, as in Click; `config` then shows the new CAPACITY), `drops` (r, Click's
+//! count: packets that found the queue full, freed or sent to output 1, and those a hot swap
+//! could not take), `reset_counts` (w, zero `drops` and set highwater to the current length),
+//! `reset` (w, empty the queue: packets leave on output 1, freed if it is not connected; not
+//! counted in `drops`), `drop_details` (r, the packets freed, by reason: queue full or reset
+//! with output 1 not connected, beyond capacity at hot swap, beyond a reduced capacity).
 //!
 //! Example: `FromDevice(eth0) -> q :: Queue(200) -> ToDevice(eth1)`
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use sluice_core::{
-    Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, NotifierId, Packet,
-    SharedElement, Sharing,
-};
+use sluice_core::toolkit::OutBatch;
+use sluice_core::{drop_reasons, Batch, Concurrency, ConfigCx, Cx, Drops, Element, ElementClass};
+use sluice_core::{Handlers, NotifierId, Packet, SharedElement, Sharing, Table};
 
 use crate::threads::{shared_queue, QueueParts};
 use sluice_lang::args::Args;
+
+drop_reasons! {
+    /// Why a queue frees a packet.
+    enum Reason {
+        Full => "queue full",
+        Swap => "beyond capacity at hot swap",
+        Shrunk => "beyond a reduced capacity",
+    }
+}
 
 /// Where packets go when they arrive and what is dropped when the queue is full.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +76,9 @@ pub struct Queue {
     q: VecDeque<Packet>,
     capacity: usize,
     highwater: usize,
-    drops: u64,
+    /// Packets that found the queue full and those a hot swap could not take (Click's `drops`).
+    overflow: u64,
+    drops: Drops<Reason>,
     empty_note: NotifierId,
     full_note: Option<NotifierId>,
     /// The full notifier's identity even where it is not offered (NotifierQueue): a queue
@@ -91,7 +104,8 @@ impl Default for Queue {
             q: VecDeque::new(),
             capacity: 1000,
             highwater: 0,
-            drops: 0,
+            overflow: 0,
+            drops: Drops::default(),
             empty_note: 0,
             full_note: None,
             full_id: 0,
@@ -125,20 +139,11 @@ impl Queue {
     pub fn capacity(&self) -> usize {
         self.capacity
     }
-
-    /// Removes the packet at the head (drop-from-front, used by RED placed after a queue).
-    pub fn drop_front(&mut self) -> Option<Packet> {
-        let p = self.q.pop_front();
-        if p.is_some() {
-            self.drops += 1;
-        }
-        p
-    }
 }
 
 impl Element for Queue {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
-        self.capacity = args.read_p("CAPACITY")?.unwrap_or(1000);
+        self.capacity = args.read_p("CAPACITY")?.unwrap_or(self.capacity);
         self.q = VecDeque::with_capacity(self.capacity.min(1 << 16));
         self.empty_note = cx.new_notifier(false);
         cx.provide_empty_notifier(self.empty_note);
@@ -166,7 +171,8 @@ impl Element for Queue {
         let room = self.capacity.saturating_sub(self.q.len());
         let n = old.q.len();
         self.q.extend(old.q.drain(..n.min(room)));
-        self.drops += old.q.len() as u64;
+        self.overflow += old.q.len() as u64;
+        self.drops.add(Reason::Swap, old.q.len() as u64);
         old.q.clear();
         self.highwater = self.highwater.max(self.q.len());
         if !self.q.is_empty() {
@@ -182,7 +188,7 @@ impl Element for Queue {
             QueueParts {
                 packets: self.q.into_iter().collect(),
                 capacity: self.capacity,
-                drops: self.drops,
+                drops: self.overflow,
                 highwater: self.highwater,
                 note: self.empty_note,
                 full: self.full_id,
@@ -194,7 +200,7 @@ impl Element for Queue {
     fn push(&mut self, port: usize, batch: Batch, cx: &mut Cx) {
         let was_empty = self.q.is_empty();
         let lifo = port == 1 && self.mode == QueueMode::Mixed;
-        let mut dropped = Batch::new();
+        let mut spill = OutBatch::new(1);
         for p in batch {
             let out = if self.q.len() < self.capacity {
                 if lifo {
@@ -216,16 +222,15 @@ impl Element for Queue {
             } else {
                 Some(p)
             };
-            if self.drops == 0 && self.capacity > 0 {
+            if self.overflow == 0 && self.capacity > 0 {
                 eprintln!("{}: overflow", cx.name());
             }
-            self.drops += 1;
+            self.overflow += 1;
             if let Some(d) = out {
                 if cx.noutputs() > 1 {
-                    if let Err(d) = dropped.push(d) {
-                        cx.push(1, std::mem::take(&mut dropped));
-                        let _ = dropped.push(d);
-                    }
+                    spill.add(d, cx);
+                } else {
+                    self.drops.count(Reason::Full);
                 }
             }
         }
@@ -238,9 +243,7 @@ impl Element for Queue {
                 cx.set_notifier(full, false);
             }
         }
-        if !dropped.is_empty() {
-            cx.push(1, dropped);
-        }
+        spill.flush(cx);
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
@@ -277,67 +280,44 @@ impl Element for Queue {
         Some((self.q.len(), self.capacity))
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("length"),
-                Handler::r("highwater_length"),
-                Handler::rw("capacity"),
-                Handler::r("drops"),
-                Handler::w("reset_counts"),
-                Handler::w("reset"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "length" => self.q.len().to_string(),
-            "highwater_length" => self.highwater.to_string(),
-            "capacity" => self.capacity.to_string(),
-            "drops" => self.drops.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "capacity" => {
-                self.capacity = value
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("length", |e| e.q.len())
+            .read("highwater_length", |e| e.highwater)
+            .read("capacity", |e| e.capacity)
+            .write("capacity", |e, v, cx| {
+                e.capacity = v
                     .trim()
                     .parse()
                     .map_err(|_| "capacity: expected unsigned integer".to_string())?;
-                self.q.truncate(self.capacity);
-                if let Some(full) = self.full_note {
-                    cx.set_notifier(full, self.q.len() < self.capacity);
+                let freed = e.q.len().saturating_sub(e.capacity);
+                e.q.truncate(e.capacity);
+                e.drops.add(Reason::Shrunk, freed as u64);
+                if let Some(full) = e.full_note {
+                    cx.set_notifier(full, e.q.len() < e.capacity);
                 }
-                cx.reconfigure_keyword(0, "CAPACITY", value.trim());
-            }
-            "reset_counts" => {
-                self.drops = 0;
-                self.highwater = self.q.len();
-            }
-            "reset" => {
-                let mut out = Batch::new();
-                while let Some(p) = self.q.pop_front() {
-                    if cx.noutputs() > 1 {
-                        if let Err(p) = out.push(p) {
-                            cx.push(1, std::mem::take(&mut out));
-                            let _ = out.push(p);
-                        }
-                    }
+                cx.reconfigure_keyword(0, "CAPACITY", v.trim());
+                Ok(())
+            })
+            .read("drops", |e| e.overflow)
+            .action("reset_counts", |e| {
+                e.overflow = 0;
+                e.highwater = e.q.len();
+            })
+            .write("reset", |e, _, cx| {
+                let mut out = OutBatch::new(1);
+                for p in e.q.drain(..) {
+                    out.add(p, cx);
                 }
-                cx.set_notifier(self.empty_note, false);
-                if let Some(full) = self.full_note {
+                cx.set_notifier(e.empty_note, false);
+                if let Some(full) = e.full_note {
                     cx.set_notifier(full, true);
                 }
-                if !out.is_empty() {
-                    cx.push(1, out);
-                }
-            }
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+                out.flush(cx);
+                Ok(())
+            })
+            .drops(|e| &e.drops)
+            .into()
     }
 }
 

@@ -15,14 +15,14 @@
 //!
 //! Probabilities are kept, as in Click, in 28-bit fixed point.
 //!
-//! Handlers: `sampling_prob` (rw), `drop_prob` (rw), `active` (rw), `drops` (r).
+//! Handlers: `sampling_prob` (rw), `drop_prob` (rw), `active` (rw), `drops` (r: packets not
+//! kept, Click's count), `drop_details` (r: packets dropped because output 1 is not connected).
 //!
 //! Example: `src -> RandomSample(0.01) -> IPPrint -> Discard`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::Args;
 
-use super::discard::parse_bool;
 use super::util::random_u32;
 
 const SHIFT: u32 = 28;
@@ -33,7 +33,8 @@ pub struct RandomSample {
     /// Sampling probability in 28-bit fixed point.
     prob: u32,
     active: bool,
-    drops: u64,
+    /// Packets not kept, whether sent to output 1 or dropped (Click's `drops`).
+    unsampled: u64,
 }
 
 impl Default for RandomSample {
@@ -41,7 +42,7 @@ impl Default for RandomSample {
         RandomSample {
             prob: ONE,
             active: true,
-            drops: 0,
+            unsampled: 0,
         }
     }
 }
@@ -66,21 +67,22 @@ fn unparse(p: u32) -> String {
     }
 }
 
+/// Parses a probability written to a handler.
+fn parse_prob(v: &str) -> Result<u32, String> {
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(|v| fixed(v).ok())
+        .ok_or_else(|| "Must be given a number between 0.0 and 1.0".to_string())
+}
+
 impl RandomSample {
     /// Draws whether the next packet is kept.
     fn keep(&self) -> bool {
         !self.active || (random_u32() & (ONE - 1)) < self.prob
     }
 
-    /// Sends the packets not kept to output 1, or drops them.
-    fn reject(&mut self, out: Batch, cx: &mut Cx) {
-        self.drops += out.len() as u64;
-        if !out.is_empty() && cx.noutputs() > 1 {
-            cx.push(1, out);
-        }
-    }
-
-    /// Keeps the sampled packets of `batch`; the others go to [`RandomSample::reject`].
+    /// Keeps the sampled packets of `batch`; the others go to output 1.
     fn split(&mut self, mut batch: Batch, cx: &mut Cx) -> Batch {
         let mut rejected = Batch::new();
         batch.filter_map(|p| {
@@ -91,7 +93,10 @@ impl RandomSample {
                 None
             }
         });
-        self.reject(rejected, cx);
+        if !rejected.is_empty() {
+            self.unsampled += rejected.len() as u64;
+            cx.push(1, rejected);
+        }
         batch
     }
 }
@@ -101,7 +106,7 @@ impl Element for RandomSample {
         let p: Option<f64> = args.read_p("P")?;
         let sample: Option<f64> = args.read("SAMPLE")?;
         let drop: Option<f64> = args.read("DROP")?;
-        self.active = args.read("ACTIVE")?.unwrap_or(true);
+        args.read_into("ACTIVE", &mut self.active)?;
         let prob = match (p, sample, drop) {
             (_, Some(_), Some(_)) => Err("give at most one of SAMPLE and DROP".to_string()),
             (_, None, Some(d)) => fixed(d).map(|d| ONE - d),
@@ -132,42 +137,22 @@ impl Element for RandomSample {
         self.split(b, cx)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::rw("sampling_prob"),
-                Handler::rw("drop_prob"),
-                Handler::rw("active"),
-                Handler::r("drops"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "sampling_prob" => unparse(self.prob),
-            "drop_prob" => unparse(ONE - self.prob),
-            "active" => self.active.to_string(),
-            "drops" => self.drops.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        let prob = |v: &str| {
-            v.trim()
-                .parse::<f64>()
-                .ok()
-                .and_then(|v| fixed(v).ok())
-                .ok_or_else(|| "Must be given a number between 0.0 and 1.0".to_string())
-        };
-        match name {
-            "sampling_prob" => self.prob = prob(value)?,
-            "drop_prob" => self.prob = ONE - prob(value)?,
-            "active" => self.active = parse_bool(value)?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("sampling_prob", |e| unparse(e.prob))
+            .write("sampling_prob", |e, v, _| {
+                e.prob = parse_prob(v)?;
+                Ok(())
+            })
+            .read("drop_prob", |e| unparse(ONE - e.prob))
+            .write("drop_prob", |e, v, _| {
+                e.prob = ONE - parse_prob(v)?;
+                Ok(())
+            })
+            .data("active", |e| &mut e.active)
+            .read("drops", |e| e.unsampled)
+            .unconnected_drops()
+            .into()
     }
 }
 

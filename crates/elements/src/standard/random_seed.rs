@@ -14,7 +14,7 @@
 //!
 //! Example: `RandomSeed(1); src -> RandomSwitch -> ...`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{ConfigCx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::{Args, FromArg};
 
 use super::util::random_seed;
@@ -32,28 +32,21 @@ impl Element for RandomSeed {
         Ok(())
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("seed").setting()] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "seed").then(|| self.seed.map_or(String::new(), |s| s.to_string()))
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "seed" => {
-                let v = value.trim();
-                self.seed = if v.is_empty() {
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("seed", |e| e.seed.map_or(String::new(), |s| s.to_string()))
+            .write("seed", |e, v, _| {
+                let v = v.trim();
+                e.seed = if v.is_empty() {
                     None
                 } else {
                     Some(u32::from_arg(v).map_err(|e| format!("SEED: {}", e))?)
                 };
-                random_seed(self.seed);
+                random_seed(e.seed);
                 Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+            })
+            .setting()
+            .into()
     }
 }
 

@@ -13,16 +13,9 @@ use sluice_lang::args::Args;
 use super::util::{random_u32, PortBatches};
 
 /// The RandomSwitch element.
+#[derive(Default)]
 pub struct RandomSwitch {
     outs: PortBatches,
-}
-
-impl Default for RandomSwitch {
-    fn default() -> RandomSwitch {
-        RandomSwitch {
-            outs: PortBatches::new(0),
-        }
-    }
 }
 
 impl Element for RandomSwitch {

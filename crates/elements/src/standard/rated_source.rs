@@ -26,13 +26,11 @@
 //! Example: `RatedSource(RATE 100, LIMIT 500, STOP true) -> c :: Counter -> Discard` sends 500
 //! packets over about 5 seconds (instantly under `--simtime`).
 
-use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, Timestamp, BATCH_MAX,
-};
-use sluice_lang::args::{Args, AtMost, Data, FromArg, PacketLen, Rate};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Packet};
+use sluice_core::{Table, Timestamp, BATCH_MAX};
+use sluice_lang::args::{unquote_bytes, Args, AtMost, Data, FromArg, PacketLen, Rate};
 
-use super::discard::parse_bool;
-use super::util::{fmt_f64, parse_num};
+use super::util::fmt_f64;
 
 /// Click's default packet contents (69 bytes).
 const DEFAULT_DATA: &[u8] =
@@ -102,9 +100,18 @@ impl RatedSource {
         total.saturating_sub(self.count).min(self.remaining())
     }
 
-    fn restart(&mut self, now: Option<Timestamp>) {
-        self.start = now;
+    /// Starts the schedule again from the next packet.
+    fn restart(&mut self) {
+        self.start = None;
         self.base = self.count;
+    }
+
+    /// After a handler write: runs the task, which may have packets to send now.
+    fn wake(&self, cx: &mut Cx) -> Result<(), String> {
+        if self.active && cx.output_is_push(0) {
+            cx.reschedule();
+        }
+        Ok(())
     }
 
     fn make_batch(&mut self, n: usize, now: Timestamp) -> Batch {
@@ -138,15 +145,13 @@ impl Element for RatedSource {
         if let Some(d) = args.read_p::<Data>("DATA")? {
             self.data = d.0;
         }
-        if let Some(Rate(r)) = args.read_p::<Rate>("RATE")? {
-            self.rate = r;
-        }
-        self.limit = args.read_p("LIMIT")?.unwrap_or(-1);
-        self.active = args.read_p("ACTIVE")?.unwrap_or(true);
+        self.rate = args.read_p("RATE")?.map_or(self.rate, |Rate(r)| r);
+        self.limit = args.read_p("LIMIT")?.unwrap_or(self.limit);
+        self.active = args.read_p("ACTIVE")?.unwrap_or(self.active);
         if let Some(AtMost(len)) = args.read::<PacketLen>("LENGTH")? {
             self.data = fit_length(&self.data, len);
         }
-        self.stop = args.read("STOP")?.unwrap_or(false);
+        args.read_into("STOP", &mut self.stop)?;
         self.end_call = args.read("END_CALL")?;
         Ok(())
     }
@@ -200,65 +205,48 @@ impl Element for RatedSource {
         b
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::w("reset"),
-                Handler::rw("data"),
-                Handler::rw("rate"),
-                Handler::rw("limit"),
-                Handler::rw("active"),
-                Handler::rw("length"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "data" => String::from_utf8_lossy(&self.data).into_owned(),
-            "rate" => fmt_f64(self.rate),
-            "limit" => self.limit.to_string(),
-            "active" => self.active.to_string(),
-            "length" => self.data.len().to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        let v = value.trim();
-        match name {
-            "reset" => {
-                self.count = 0;
-                self.ended = false;
-                self.restart(None);
-            }
-            "data" => self.data = sluice_lang::args::unquote_bytes(v),
-            "rate" => {
-                let Rate(r) = <Rate as sluice_lang::args::FromArg>::from_arg(v)
-                    .map_err(|e| format!("rate: {}", e))?;
-                self.rate = r;
-                self.restart(None);
-            }
-            "limit" => {
-                self.limit = parse_num(name, v)?;
-                self.ended = false;
-            }
-            "active" => {
-                self.active = parse_bool(v)?;
-                self.restart(None);
-            }
-            "length" => {
-                let AtMost(len) = PacketLen::from_arg(v).map_err(|e| format!("length: {e}"))?;
-                self.data = fit_length(&self.data, len);
-            }
-            _ => return Err(format!("no handler {}", name)),
-        }
-        if self.active && cx.output_is_push(0) {
-            cx.reschedule();
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .write("reset", |e, _, cx| {
+                e.count = 0;
+                e.ended = false;
+                e.restart();
+                e.wake(cx)
+            })
+            .read("data", |e| String::from_utf8_lossy(&e.data).into_owned())
+            .write("data", |e, v, cx| {
+                e.data = unquote_bytes(v.trim());
+                e.wake(cx)
+            })
+            .read("rate", |e| fmt_f64(e.rate))
+            .write("rate", |e, v, cx| {
+                e.rate = Rate::from_arg(v.trim())
+                    .map_err(|m| format!("rate: {m}"))?
+                    .0;
+                e.restart();
+                e.wake(cx)
+            })
+            .read("limit", |e| e.limit)
+            .write("limit", |e, v, cx| {
+                e.limit = i64::from_arg(v.trim()).map_err(|m| format!("limit: {m}"))?;
+                e.ended = false;
+                e.wake(cx)
+            })
+            .read("active", |e| e.active)
+            .write("active", |e, v, cx| {
+                e.active = bool::from_arg(v.trim())?;
+                e.restart();
+                e.wake(cx)
+            })
+            .read("length", |e| e.data.len())
+            .write("length", |e, v, cx| {
+                let AtMost(len) =
+                    PacketLen::from_arg(v.trim()).map_err(|m| format!("length: {m}"))?;
+                e.data = fit_length(&e.data, len);
+                e.wake(cx)
+            })
+            .into()
     }
 }
 

@@ -15,11 +15,12 @@
 //! top of the burst), then takes its length. The bucket is Click's, bit for bit (see
 //! RatedUnqueue); BURST_DURATION and a size are not both allowed.
 //!
-//! Handlers: `rate` (rw; packets/s or bytes/s), `drops` (r), `count0` (r), `count1` (r).
+//! Handlers: `rate` (rw; packets/s or bytes/s), `drops` (r), `drop_details` (r: packets dropped
+//! because output 1 is not connected), `count0` (r), `count1` (r).
 //!
 //! Example: `src -> rs :: RatedSplitter(2000); rs[0] -> sample; rs[1] -> rest`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::Args;
 
 use super::util::{read_burst, Burst, TokenBucket, Unit};
@@ -29,7 +30,6 @@ pub struct RatedSplitter {
     unit: Unit,
     bucket: TokenBucket,
     burst: Burst,
-    drops: u64,
     counts: [u64; 2],
 }
 
@@ -39,7 +39,6 @@ impl RatedSplitter {
             unit,
             bucket: TokenBucket::new(0, 1),
             burst: Burst::Millis(20),
-            drops: 0,
             counts: [0; 2],
         }
     }
@@ -76,46 +75,19 @@ impl Element for RatedSplitter {
         if !over.is_empty() {
             if cx.noutputs() > 1 {
                 self.counts[1] += over.len() as u64;
-                cx.push(1, over);
-            } else {
-                self.drops += over.len() as u64;
             }
+            cx.push(1, over);
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::rw("rate"),
-                Handler::r("drops"),
-                Handler::r("count0"),
-                Handler::r("count1"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "rate" => self.bucket.rate().to_string(),
-            "drops" => self.drops.to_string(),
-            "count0" => self.counts[0].to_string(),
-            "count1" => self.counts[1].to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "rate" => {
-                let r = self
-                    .unit
-                    .parse(value.trim())
-                    .map_err(|e| format!("rate: {}", e))?;
-                self.bucket.set(r, self.burst.capacity(r, self.unit));
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("rate", |e| e.bucket.rate())
+            .write("rate", |e, v, _| e.unit.set_rate(&mut e.bucket, e.burst, v))
+            .unconnected_drops()
+            .read("count0", |e| e.counts[0])
+            .read("count1", |e| e.counts[1])
+            .into()
     }
 }
 

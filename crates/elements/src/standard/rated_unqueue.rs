@@ -33,12 +33,10 @@
 //! Example: `InfiniteSource -> Queue -> RatedUnqueue(1000) -> ToDevice(eth0)`,
 //! `Queue -> BandwidthRatedUnqueue(1Mbps) -> ToDevice(eth0)`
 
-use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, BATCH_MAX,
-};
-use sluice_lang::args::Args;
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, NotifierId};
+use sluice_core::{Table, BATCH_MAX};
+use sluice_lang::args::{Args, FromArg};
 
-use super::discard::parse_bool;
 use super::util::{read_burst, Burst, TokenBucket, Unit};
 
 /// The RatedUnqueue and BandwidthRatedUnqueue elements.
@@ -64,6 +62,14 @@ impl RatedUnqueue {
             notifiers: None,
         }
     }
+
+    /// After a handler write: runs the task, which may pull now.
+    fn wake(&self, cx: &mut Cx) -> Result<(), String> {
+        if self.active {
+            cx.reschedule();
+        }
+        Ok(())
+    }
 }
 
 impl Element for RatedUnqueue {
@@ -75,8 +81,7 @@ impl Element for RatedUnqueue {
         };
         self.burst = read_burst(args, burst_keys)?;
         self.bucket = TokenBucket::new(rate, self.burst.capacity(rate, self.unit));
-        self.active = args.read("ACTIVE")?.unwrap_or(true);
-        Ok(())
+        args.read_into("ACTIVE", &mut self.active)
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
@@ -139,62 +144,29 @@ impl Element for RatedUnqueue {
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        match self.unit {
-            Unit::Packets => {
-                const {
-                    &[
-                        Handler::rw("rate"),
-                        Handler::r("count"),
-                        Handler::w("reset"),
-                        Handler::rw("active"),
-                    ]
-                }
-            }
-            Unit::Bytes => {
-                const {
-                    &[
-                        Handler::rw("rate"),
-                        Handler::r("count"),
-                        Handler::r("byte_count"),
-                        Handler::w("reset"),
-                        Handler::rw("active"),
-                    ]
-                }
-            }
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "rate" => self.bucket.rate().to_string(),
-            "count" => self.count.to_string(),
-            "byte_count" if self.unit == Unit::Bytes => self.bytes.to_string(),
-            "active" => self.active.to_string(),
-            _ => return None,
+    fn handler_table(&self) -> Handlers {
+        let t = Table::<Self>::new()
+            .read("rate", |e| e.bucket.rate())
+            .write("rate", |e, v, cx| {
+                e.unit.set_rate(&mut e.bucket, e.burst, v)?;
+                e.wake(cx)
+            })
+            .read("count", |e| e.count);
+        let t = match self.unit {
+            Unit::Packets => t,
+            Unit::Bytes => t.read("byte_count", |e| e.bytes),
+        };
+        t.write("reset", |e, _, cx| {
+            e.count = 0;
+            e.bytes = 0;
+            e.wake(cx)
         })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "rate" => {
-                let r = self
-                    .unit
-                    .parse(value.trim())
-                    .map_err(|e| format!("rate: {}", e))?;
-                self.bucket.set(r, self.burst.capacity(r, self.unit));
-            }
-            "reset" => {
-                self.count = 0;
-                self.bytes = 0;
-            }
-            "active" => self.active = parse_bool(value)?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        if self.active {
-            cx.reschedule();
-        }
-        Ok(())
+        .read("active", |e| e.active)
+        .write("active", |e, v, cx| {
+            e.active = bool::from_arg(v.trim())?;
+            e.wake(cx)
+        })
+        .into()
     }
 }
 

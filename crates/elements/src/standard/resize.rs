@@ -16,8 +16,8 @@
 //!
 //! Example: `Resize(0, -4)` removes a trailing frame check sequence.
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
-use sluice_lang::args::{Args, FromArg, PacketLenDelta};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
+use sluice_lang::args::{Args, PacketLenDelta};
 
 /// The Resize element.
 #[derive(Default)]
@@ -29,11 +29,11 @@ pub struct Resize {
 impl Element for Resize {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.head = args
-            .read_p::<PacketLenDelta>("HEAD")?
-            .map_or(0, |d| d.0 as i64);
+            .read_p("HEAD")?
+            .map_or(self.head, |PacketLenDelta(d)| d as i64);
         self.tail = args
-            .read_p::<PacketLenDelta>("TAIL")?
-            .map_or(0, |d| d.0 as i64);
+            .read_p("TAIL")?
+            .map_or(self.tail, |PacketLenDelta(d)| d as i64);
         Ok(())
     }
 
@@ -56,27 +56,13 @@ impl Element for Resize {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("head"), Handler::rw("tail")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "head" => self.head.to_string(),
-            "tail" => self.tail.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, _cx: &mut Cx) -> Result<(), String> {
-        let PacketLenDelta(d) =
-            PacketLenDelta::from_arg(v.trim()).map_err(|e| format!("{name}: {e}"))?;
-        match name {
-            "head" => self.head = d as i64,
-            "tail" => self.tail = d as i64,
-            _ => return Err(format!("no handler {name}")),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("head", |e| e.head)
+            .write_as("head", |e, PacketLenDelta(d)| e.head = d as i64)
+            .read("tail", |e| e.tail)
+            .write_as("tail", |e, PacketLenDelta(d)| e.tail = d as i64)
+            .into()
     }
 }
 

@@ -9,26 +9,17 @@
 //!
 //! Example: `src -> rr :: RoundRobinSwitch; rr[0] -> q0 :: Queue; rr[1] -> q1 :: Queue`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::Args;
 
 use super::util::PortBatches;
 
 /// The RoundRobinSwitch element.
+#[derive(Default)]
 pub struct RoundRobinSwitch {
     next: usize,
     count: u64,
     outs: PortBatches,
-}
-
-impl Default for RoundRobinSwitch {
-    fn default() -> RoundRobinSwitch {
-        RoundRobinSwitch {
-            next: 0,
-            count: 0,
-            outs: PortBatches::new(0),
-        }
-    }
 }
 
 impl Element for RoundRobinSwitch {
@@ -48,23 +39,14 @@ impl Element for RoundRobinSwitch {
         self.outs.flush(cx);
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("count"), Handler::w("reset")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "count").then(|| self.count.to_string())
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset" => {
-                self.next = 0;
-                self.count = 0;
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .action("reset", |e| {
+                e.next = 0;
+                e.count = 0;
+            })
+            .into()
     }
 }
 

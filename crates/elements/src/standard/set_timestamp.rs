@@ -12,7 +12,7 @@
 //!
 //! Example: `FromDevice(eth0) -> SetTimestamp -> ToDump(f.pcap)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet, Timestamp};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table, Timestamp};
 use sluice_lang::args::Args;
 
 use super::time_filter::parse_timestamp;
@@ -23,6 +23,7 @@ pub struct SetTimestamp {
     fixed: Option<Timestamp>,
 }
 
+/// Parses a TIMESTAMP: `None` (the current time) when empty or `now`.
 fn parse_value(v: &str) -> Result<Option<Timestamp>, String> {
     let v = v.trim();
     if v.is_empty() || v.eq_ignore_ascii_case("now") {
@@ -47,20 +48,16 @@ impl Element for SetTimestamp {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("timestamp")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "timestamp").then(|| self.fixed.map_or("now".into(), |t| t.to_string()))
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "timestamp" => self.fixed = parse_value(value)?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("timestamp", |e| {
+                e.fixed.map_or("now".into(), |t| t.to_string())
+            })
+            .write("timestamp", |e, v, _| {
+                e.fixed = parse_value(v)?;
+                Ok(())
+            })
+            .into()
     }
 }
 

@@ -16,7 +16,7 @@
 //!
 //! Example: `FromDump(trace.pcap) -> SetTimestampDelta -> ToIPSummaryDump(-, FIELDS timestamp)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet, Timestamp};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table, Timestamp};
 use sluice_lang::args::{Args, Word};
 
 /// The SetTimestampDelta element.
@@ -60,20 +60,11 @@ impl Element for SetTimestampDelta {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("first"), Handler::w("reset")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "first").then(|| self.first.to_string())
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset" => self.first = Timestamp::ZERO,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("first", |e| e.first)
+            .action("reset", |e| e.first = Timestamp::ZERO)
+            .into()
     }
 }
 

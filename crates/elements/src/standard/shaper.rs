@@ -21,7 +21,7 @@
 //!
 //! Example: `q :: Queue -> Shaper(1000) -> ToDevice(eth0)`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::{Args, Bandwidth, FromArg};
 
 use super::util::{unparse_bandwidth, GapRate, Unit};
@@ -76,29 +76,20 @@ impl Element for Shaper {
         out
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("rate").setting(), Handler::w("reset")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "rate").then(|| match self.unit {
-            Unit::Packets => self.rate.rate().to_string(),
-            Unit::Bytes => unparse_bandwidth(self.rate.rate()),
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "rate" => {
-                let r = self
-                    .parse_rate(value.trim())
-                    .map_err(|e| format!("RATE: {}", e))?;
-                self.rate.set_rate(r, cx.now());
-            }
-            "reset" => self.rate.reset(),
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("rate", |e| match e.unit {
+                Unit::Packets => e.rate.rate().to_string(),
+                Unit::Bytes => unparse_bandwidth(e.rate.rate()),
+            })
+            .write("rate", |e, v, cx| {
+                let r = e.parse_rate(v.trim()).map_err(|m| format!("RATE: {}", m))?;
+                e.rate.set_rate(r, cx.now());
+                Ok(())
+            })
+            .setting()
+            .action("reset", |e| e.rate.reset())
+            .into()
     }
 }
 

@@ -3,24 +3,26 @@
 //! Synopsis: `StaticSwitch(K)`
 //!
 //! Ports: 1 push input, any number of push outputs. Every packet goes to output K; with K -1
-//! (or an output that does not exist) packets are dropped and counted. Unlike Switch, K cannot
+//! (or an output that is not connected) packets are dropped and counted. Unlike Switch, K cannot
 //! change while the router runs.
 //!
 //! Arguments:
 //! - `K` (integer, mandatory).
 //!
-//! Handlers: `switch` (r), `drops` (r).
+//! Handlers: `switch` (r), `drops` (r), `drop_details` (r: drops by reason).
 //!
 //! Example: `StaticSwitch(1)`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::Args;
+
+use super::switch::Reason;
 
 /// The StaticSwitch element.
 #[derive(Default)]
 pub struct StaticSwitch {
     k: i32,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Element for StaticSwitch {
@@ -34,23 +36,17 @@ impl Element for StaticSwitch {
     }
 
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
-        if self.k >= 0 && (self.k as usize) < cx.noutputs() {
-            cx.push(self.k as usize, batch);
-        } else {
-            self.drops += batch.len() as u64;
+        match usize::try_from(self.k) {
+            Ok(k) => cx.push(k, batch),
+            Err(_) => self.drops.add(Reason::Off, batch.len() as u64),
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("switch"), Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "switch" => self.k.to_string(),
-            "drops" => self.drops.to_string(),
-            _ => return None,
-        })
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("switch", |e| e.k)
+            .drops(|e| &e.drops)
+            .into()
     }
 }
 

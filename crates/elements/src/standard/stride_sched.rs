@@ -17,45 +17,24 @@
 //!
 //! Example: `q0 -> [0]s :: StrideSched(3, 1); q1 -> [1]s; s -> ToDevice(eth0)` (3:1 share)
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::{Args, FromArg};
 
 const STRIDE1: u32 = 1 << 16;
 const MAX_TICKETS: u32 = 1 << 15;
-const HANDLERS: [Handler; 32] = [
-    Handler::rw("tickets0").setting(),
-    Handler::rw("tickets1").setting(),
-    Handler::rw("tickets2").setting(),
-    Handler::rw("tickets3").setting(),
-    Handler::rw("tickets4").setting(),
-    Handler::rw("tickets5").setting(),
-    Handler::rw("tickets6").setting(),
-    Handler::rw("tickets7").setting(),
-    Handler::rw("tickets8").setting(),
-    Handler::rw("tickets9").setting(),
-    Handler::rw("tickets10").setting(),
-    Handler::rw("tickets11").setting(),
-    Handler::rw("tickets12").setting(),
-    Handler::rw("tickets13").setting(),
-    Handler::rw("tickets14").setting(),
-    Handler::rw("tickets15").setting(),
-    Handler::rw("tickets16").setting(),
-    Handler::rw("tickets17").setting(),
-    Handler::rw("tickets18").setting(),
-    Handler::rw("tickets19").setting(),
-    Handler::rw("tickets20").setting(),
-    Handler::rw("tickets21").setting(),
-    Handler::rw("tickets22").setting(),
-    Handler::rw("tickets23").setting(),
-    Handler::rw("tickets24").setting(),
-    Handler::rw("tickets25").setting(),
-    Handler::rw("tickets26").setting(),
-    Handler::rw("tickets27").setting(),
-    Handler::rw("tickets28").setting(),
-    Handler::rw("tickets29").setting(),
-    Handler::rw("tickets30").setting(),
-    Handler::rw("tickets31").setting(),
-];
+
+/// Adds to table `$t` the handlers `ticketsI` (read/write the tickets of input I) for the
+/// inputs I listed that are below `$n`.
+macro_rules! tickets_handlers {
+    ($t:ident, $n:expr, $($i:literal)*) => {$(
+        if $i < $n {
+            $t = $t
+                .read(concat!("tickets", $i), |e| e.all[$i].tickets)
+                .write(concat!("tickets", $i), |e, v, _| e.write_tickets($i, v))
+                .setting();
+        }
+    )*};
+}
 
 /// One input's place in the schedule.
 #[derive(Clone, Copy, Default)]
@@ -112,6 +91,18 @@ impl StrideSched {
             self.insert(i);
         }
         p
+    }
+
+    /// The write handler of input `i`'s tickets.
+    fn write_tickets(&mut self, i: usize, v: &str) -> Result<(), String> {
+        match i64::from_arg(v.trim()) {
+            Ok(t) if t >= 0 => {
+                self.set_tickets(i, t.min(MAX_TICKETS as i64) as u32);
+                Ok(())
+            }
+            Ok(_) => Err("number of tickets must be >= 0".into()),
+            Err(_) => Err("tickets value must be integer".into()),
+        }
     }
 
     fn set_tickets(&mut self, port: usize, t: u32) {
@@ -177,29 +168,11 @@ impl Element for StrideSched {
         out
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        &HANDLERS[..self.all.len().min(HANDLERS.len())]
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        let i: usize = name.strip_prefix("tickets")?.parse().ok()?;
-        self.all.get(i).map(|c| c.tickets.to_string())
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        let i = name
-            .strip_prefix("tickets")
-            .and_then(|s| s.parse::<usize>().ok())
-            .filter(|&i| i < self.all.len())
-            .ok_or_else(|| format!("no handler {}", name))?;
-        match i64::from_arg(value.trim()) {
-            Ok(t) if t >= 0 => {
-                self.set_tickets(i, t.min(MAX_TICKETS as i64) as u32);
-                Ok(())
-            }
-            Ok(_) => Err("number of tickets must be >= 0".into()),
-            Err(_) => Err("tickets value must be integer".into()),
-        }
+    fn handler_table(&self) -> Handlers {
+        let (mut t, n) = (Table::<Self>::new(), self.all.len());
+        tickets_handlers!(t, n,
+            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+        t.into()
     }
 }
 

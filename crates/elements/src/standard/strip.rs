@@ -9,18 +9,24 @@
 //! Arguments:
 //! - `LENGTH` (integer, mandatory, at most 262144: `MAX_PACKET_LEN`): bytes to remove.
 //!
-//! Handlers: `length` (r), `drops` (r, packets shorter than LENGTH).
+//! Handlers: `length` (r), `drops`, `drop_details` (r, packets shorter than LENGTH).
 //!
 //! Example: `FromDevice(eth0) -> Strip(14) -> CheckIPHeader -> ...`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::Table;
+use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, Packet};
 use sluice_lang::args::{Args, PacketLen};
+
+drop_reasons! {
+    /// Why Strip drops a packet.
+    enum Reason { TooShort => "shorter than LENGTH" }
+}
 
 /// The Strip element.
 #[derive(Default)]
 pub struct Strip {
     len: usize,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Element for Strip {
@@ -31,23 +37,18 @@ impl Element for Strip {
 
     fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
         if p.len() < self.len {
-            self.drops += 1;
+            self.drops.count(Reason::TooShort);
             return None;
         }
         p.pull_front(self.len);
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("length"), Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "length" => self.len.to_string(),
-            "drops" => self.drops.to_string(),
-            _ => return None,
-        })
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("length", |e| e.len)
+            .drops(|e| &e.drops)
+            .into()
     }
 }
 

@@ -10,7 +10,7 @@
 //!
 //! Example: `... -> CheckIPHeader(14) -> StripToNetworkHeader -> IPPrint -> ...`
 
-use sluice_core::{Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::{Cx, Element, ElementClass, Handlers, Packet, Table};
 
 /// The StripToNetworkHeader element.
 #[derive(Default)]
@@ -30,12 +30,8 @@ impl Element for StripToNetworkHeader {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("unmarked")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "unmarked").then(|| self.unmarked.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().read("unmarked", |e| e.unmarked).into()
     }
 }
 

@@ -3,25 +3,32 @@
 //! Synopsis: `Switch([OUTPUT])`
 //!
 //! Ports: 1 push input, any number of push outputs. Every packet goes to output OUTPUT; with
-//! OUTPUT -1 (or an output that does not exist) packets are dropped and counted. The `switch`
-//! handler changes the output while the router runs.
+//! OUTPUT -1 (or an output that is not connected) packets are dropped and counted. The
+//! `switch` handler changes the output while the router runs.
 //!
 //! Arguments:
 //! - `OUTPUT` (integer, default 0).
 //!
-//! Handlers: `switch` (rw: the output, -1 drops), `drops` (r).
+//! Handlers: `switch` (rw: the output, -1 drops), `drops` (r), `drop_details` (r: drops by
+//! reason).
 //!
 //! Example: `s :: Switch(0); s[0] -> Discard; s[1] -> ToDevice(eth0)`, then write
 //! `s.switch 1`.
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::Table;
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
 use sluice_lang::args::Args;
 
-/// The Switch element (also StaticSwitch).
+drop_reasons! {
+    /// Why Switch and StaticSwitch drop a packet.
+    pub(crate) enum Reason { Off => "output -1 selected" }
+}
+
+/// The Switch element.
 #[derive(Default)]
 pub struct Switch {
-    pub(crate) output: i32,
-    drops: u64,
+    output: i32,
+    drops: Drops<Reason>,
 }
 
 /// Parses and checks an output number against `n` outputs (-1 allowed).
@@ -42,7 +49,7 @@ pub(crate) fn parse_output(v: &str, n: usize) -> Result<i32, String> {
 
 impl Element for Switch {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.output = args.read_p("OUTPUT")?.unwrap_or(0);
+        self.output = args.read_p("OUTPUT")?.unwrap_or(self.output);
         if self.output < -1 {
             args.error("OUTPUT: must be -1 or an output number");
             return Err(());
@@ -51,31 +58,21 @@ impl Element for Switch {
     }
 
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
-        if self.output >= 0 && (self.output as usize) < cx.noutputs() {
-            cx.push(self.output as usize, batch);
-        } else {
-            self.drops += batch.len() as u64;
+        match usize::try_from(self.output) {
+            Ok(o) => cx.push(o, batch),
+            Err(_) => self.drops.add(Reason::Off, batch.len() as u64),
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("switch"), Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "switch" => self.output.to_string(),
-            "drops" => self.drops.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "switch" => self.output = parse_output(value, cx.noutputs())?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("switch", |e| e.output)
+            .write("switch", |e, v, cx| {
+                e.output = parse_output(v, cx.noutputs())?;
+                Ok(())
+            })
+            .drops(|e| &e.drops)
+            .into()
     }
 }
 

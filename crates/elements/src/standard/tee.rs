@@ -14,14 +14,13 @@
 //!
 //! Example: `src -> t :: Tee(2); t[0] -> Print(a) -> Discard; t[1] -> Queue -> ...`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::Args;
 
 /// Reads Tee's optional N and checks it against the outputs in use.
-pub(crate) fn check_n(args: &mut Args, cx: &ConfigCx, have: usize) -> Result<(), ()> {
+pub(crate) fn check_n(args: &mut Args, have: usize) -> Result<(), ()> {
     if let Some(n) = args.read_p::<usize>("N")? {
         if n != have {
-            let _ = cx;
             args.error(format!("{} outputs implies {} arms", have, have));
             return Err(());
         }
@@ -46,28 +45,21 @@ pub struct Tee {
 
 impl Element for Tee {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
-        check_n(args, cx, cx.noutputs())
+        check_n(args, cx.noutputs())
     }
 
     fn push(&mut self, _port: usize, mut batch: Batch, cx: &mut Cx) {
         self.count += batch.len() as u64;
-        let n = cx.noutputs();
-        if n == 0 {
-            return;
-        }
-        for o in 0..n - 1 {
+        let last = cx.noutputs().saturating_sub(1);
+        for o in 0..last {
             let c = clone_batch(&mut batch);
             cx.push(o, c);
         }
-        cx.push(n - 1, batch);
+        cx.push(last, batch);
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("count")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "count").then(|| self.count.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().read("count", |e| e.count).into()
     }
 }
 

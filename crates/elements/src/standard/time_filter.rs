@@ -5,7 +5,7 @@
 //!
 //! Ports: 1 input, 1 or 2 outputs; agnostic, but output 1 is push. Packets whose timestamp
 //! annotation lies in [start, end) go to output 0; the others go to output 1, or are dropped and
-//! counted. The range is given absolutely or relative to the first packet's timestamp or to the
+//! counted if output 1 is not connected. The range is given absolutely or relative to the first packet's timestamp or to the
 //! time the router started. Without a start (or with START 0) the range starts at the first
 //! packet's timestamp; without an end it lasts forever.
 //!
@@ -23,12 +23,13 @@
 //!   arrives (the same as `END_CALL stop true`).
 //! - `END_CALL` (`HANDLER [VALUE]`): write handler called then.
 //!
-//! Handlers: `drops` (r), `start` (rw), `end` (rw), `interval` (rw: writing sets end = start +
+//! Handlers: `drops`, `drop_details` (r: packets out of range dropped), `start` (rw), `end` (rw), `interval` (rw: writing sets end = start +
 //! INTERVAL), `extend_interval` (w: moves the end later by the time written).
 //!
 //! Example: `FromDump(f.pcap, STOP true) -> TimeFilter(START_AFTER 10, INTERVAL 5) -> ...`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, Timestamp};
+use sluice_core::Timestamp;
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Packet, Table};
 use sluice_lang::args::{Args, Seconds};
 
 use super::adjust_timestamp::parse_signed_time;
@@ -83,7 +84,6 @@ pub struct TimeFilter {
     init: Timestamp,
     /// True once the first packet has fixed the relative bounds.
     ready: bool,
-    drops: u64,
 }
 
 impl TimeFilter {
@@ -147,12 +147,24 @@ impl TimeFilter {
             }
         });
         if !other.is_empty() {
-            if cx.noutputs() > 1 {
-                cx.push(1, other);
-            } else {
-                self.drops += other.len() as u64;
-            }
+            cx.push(1, other);
         }
+    }
+
+    /// A bound as its handler shows it: `-` before the first packet or when there is none.
+    fn show(&self, t: Timestamp) -> String {
+        if !self.ready || t.0 == i64::MAX {
+            "-".to_string()
+        } else {
+            t.to_string()
+        }
+    }
+
+    /// A write of `v` to a time handler: `set` applies the time, and END_CALL is armed again.
+    fn set_time(&mut self, v: &str, set: fn(&mut TimeFilter, Timestamp)) -> Result<(), String> {
+        set(self, parse_signed_time(v)?);
+        self.end_call_ready = self.end_call.is_some();
+        Ok(())
     }
 }
 
@@ -207,7 +219,7 @@ impl Element for TimeFilter {
             (None, Some(iv)) => (iv, From::Start),
             (None, None) => (Timestamp(i64::MAX), From::Abs),
         };
-        let stop: bool = args.read("STOP")?.unwrap_or(false);
+        let stop = args.read("STOP")?.unwrap_or(false);
         self.end_call = args.read("END_CALL")?;
         if stop {
             if self.end_call.is_some() {
@@ -237,57 +249,39 @@ impl Element for TimeFilter {
         b
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("drops"),
-                Handler::rw("start"),
-                Handler::rw("end"),
-                Handler::rw("interval"),
-                Handler::w("extend_interval"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        let show = |t: Timestamp| {
-            if !self.ready || t.0 == i64::MAX {
-                "-".to_string()
-            } else {
-                t.to_string()
-            }
-        };
-        Some(match name {
-            "drops" => self.drops.to_string(),
-            "start" => show(self.start),
-            "end" => show(self.end),
-            "interval" if self.ready && self.end.0 != i64::MAX => {
-                (self.end - self.start).to_string()
-            }
-            "interval" => "-".into(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        let t = parse_signed_time(value)?;
-        match name {
-            "start" => {
-                if !self.ready {
-                    self.first_packet(t);
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .unconnected_drops()
+            .read("start", |e| e.show(e.start))
+            .write("start", |e, v, _| {
+                e.set_time(v, |e, t| {
+                    if !e.ready {
+                        e.first_packet(t);
+                    }
+                    e.start = t;
+                })
+            })
+            .read("end", |e| e.show(e.end))
+            .write("end", |e, v, _| {
+                e.set_time(v, |e, t| {
+                    e.end = t;
+                    e.end_from = From::Abs;
+                })
+            })
+            .read("interval", |e| {
+                if e.ready && e.end.0 != i64::MAX {
+                    (e.end - e.start).to_string()
+                } else {
+                    "-".to_string()
                 }
-                self.start = t;
-            }
-            "end" => {
-                self.end = t;
-                self.end_from = From::Abs;
-            }
-            "interval" => self.end = self.start + t,
-            "extend_interval" => self.end = self.end + t,
-            _ => return Err(format!("no handler {name}")),
-        }
-        self.end_call_ready = self.end_call.is_some();
-        Ok(())
+            })
+            .write("interval", |e, v, _| {
+                e.set_time(v, |e, t| e.end = e.start + t)
+            })
+            .write("extend_interval", |e, v, _| {
+                e.set_time(v, |e, t| e.end = e.end + t)
+            })
+            .into()
     }
 }
 

@@ -21,9 +21,8 @@
 //! Example: `tss :: TimeSortedSched(STOP true); FromDump(a.pcap) -> [0]tss;
 //! FromDump(b.pcap) -> [1]tss; tss -> ToDump(merged.pcap)`
 
-use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, Timestamp,
-};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, NotifierId};
+use sluice_core::{Packet, Table, Timestamp};
 use sluice_lang::args::Args;
 
 /// One input: its notifiers (`None`: it has none), free buffer slots, and whether its last
@@ -115,8 +114,8 @@ impl TimeSortedSched {
 
 impl Element for TimeSortedSched {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.stop = args.read("STOP")?.unwrap_or(false);
-        self.buffer = args.read("BUFFER")?.unwrap_or(1);
+        args.read_into("STOP", &mut self.stop)?;
+        args.read_into("BUFFER", &mut self.buffer)?;
         if self.buffer == 0 {
             args.error("BUFFER must be >= 1");
             return Err(());
@@ -148,12 +147,10 @@ impl Element for TimeSortedSched {
         out
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("well_ordered")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "well_ordered").then(|| self.well_ordered.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("well_ordered", |e| e.well_ordered)
+            .into()
     }
 }
 

@@ -13,7 +13,7 @@
 //!
 //! Example: `... -> Queue -> TimedSink(10ms)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Timestamp};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Table, Timestamp};
 use sluice_lang::args::{Args, FromArg, Seconds};
 
 use super::util::unparse_interval;
@@ -53,27 +53,19 @@ impl Element for TimedSink {
         cx.schedule_after(0, self.interval.max(Timestamp(1)));
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("interval").setting(), Handler::r("count")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "interval" => unparse_interval(self.interval),
-            "count" => self.count.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "interval" => match Seconds::from_arg(value.trim()) {
-                Ok(Seconds(s)) if s > 0.0 => self.interval = Timestamp::from_secs_f64(s),
-                _ => return Err("bad interval".into()),
-            },
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("interval", |e| unparse_interval(e.interval))
+            .write("interval", |e, v, _| match Seconds::from_arg(v.trim()) {
+                Ok(Seconds(s)) if s > 0.0 => {
+                    e.interval = Timestamp::from_secs_f64(s);
+                    Ok(())
+                }
+                _ => Err("bad interval".into()),
+            })
+            .setting()
+            .read("count", |e| e.count)
+            .into()
     }
 }
 

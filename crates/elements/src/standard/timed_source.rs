@@ -17,11 +17,9 @@
 //!
 //! Example: `TimedSource(1s, "hello", LIMIT 3, STOP true) -> Print(t) -> Discard`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Packet, Timestamp};
-use sluice_lang::args::{Args, Data, Seconds};
-
-use super::discard::parse_bool;
-use super::util::parse_num;
+use sluice_core::Timestamp;
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Packet, Table};
+use sluice_lang::args::{unquote_bytes, Args, Data, FromArg, Seconds};
 
 /// The TimedSource element.
 pub struct TimedSource {
@@ -50,6 +48,14 @@ impl TimedSource {
     fn done(&self) -> bool {
         self.limit >= 0 && self.count >= self.limit as u64
     }
+
+    /// After a handler write: starts the timer again if packets remain to be sent.
+    fn wake(&self, cx: &mut Cx) -> Result<(), String> {
+        if !self.done() && !cx.timer_scheduled(0) {
+            cx.schedule_after(0, self.interval);
+        }
+        Ok(())
+    }
 }
 
 impl Element for TimedSource {
@@ -60,9 +66,9 @@ impl Element for TimedSource {
         if let Some(d) = args.read_p::<Data>("DATA")? {
             self.data = d.0;
         }
-        self.limit = args.read("LIMIT")?.unwrap_or(-1);
-        self.stop = args.read("STOP")?.unwrap_or(false);
-        self.active = args.read("ACTIVE")?.unwrap_or(true);
+        args.read_into("LIMIT", &mut self.limit)?;
+        args.read_into("STOP", &mut self.stop)?;
+        args.read_into("ACTIVE", &mut self.active)?;
         if self.interval.0 <= 0 {
             args.error("INTERVAL: must be positive");
             return Err(());
@@ -100,52 +106,39 @@ impl Element for TimedSource {
         }
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::w("reset"),
-                Handler::rw("data"),
-                Handler::rw("interval"),
-                Handler::rw("limit"),
-                Handler::rw("active"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "data" => String::from_utf8_lossy(&self.data).into_owned(),
-            "interval" => self.interval.to_string(),
-            "limit" => self.limit.to_string(),
-            "active" => self.active.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        let v = value.trim();
-        match name {
-            "reset" => self.count = 0,
-            "data" => self.data = sluice_lang::args::unquote_bytes(v),
-            "interval" => {
-                let Seconds(s) = <Seconds as sluice_lang::args::FromArg>::from_arg(v)
-                    .map_err(|e| format!("interval: {}", e))?;
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .write("reset", |e, _, cx| {
+                e.count = 0;
+                e.wake(cx)
+            })
+            .read("data", |e| String::from_utf8_lossy(&e.data).into_owned())
+            .write("data", |e, v, cx| {
+                e.data = unquote_bytes(v.trim());
+                e.wake(cx)
+            })
+            .read("interval", |e| e.interval)
+            .write("interval", |e, v, cx| {
+                let Seconds(s) =
+                    Seconds::from_arg(v.trim()).map_err(|m| format!("interval: {m}"))?;
                 if s <= 0.0 {
                     return Err("interval: must be positive".into());
                 }
-                self.interval = Timestamp::from_secs_f64(s);
-            }
-            "limit" => self.limit = parse_num(name, v)?,
-            "active" => self.active = parse_bool(v)?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        if !self.done() && !cx.timer_scheduled(0) {
-            let iv = self.interval;
-            cx.schedule_after(0, iv);
-        }
-        Ok(())
+                e.interval = Timestamp::from_secs_f64(s);
+                e.wake(cx)
+            })
+            .read("limit", |e| e.limit)
+            .write("limit", |e, v, cx| {
+                e.limit = i64::from_arg(v.trim()).map_err(|m| format!("limit: {m}"))?;
+                e.wake(cx)
+            })
+            .read("active", |e| e.active)
+            .write("active", |e, v, cx| {
+                e.active = bool::from_arg(v.trim())?;
+                e.wake(cx)
+            })
+            .into()
     }
 }
 

@@ -14,10 +14,8 @@
 //!
 //! Example: `FromDevice(eth0) -> Truncate(96) -> ToDump(headers.pcap)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::Args;
-
-use super::util::parse_num;
 
 /// The Truncate element.
 #[derive(Default)]
@@ -39,20 +37,10 @@ impl Element for Truncate {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::rw("nbytes").setting()] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "nbytes").then(|| self.nbytes.to_string())
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "nbytes" => self.nbytes = parse_num(name, value)?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        Ok(())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .data("nbytes", |e| &mut e.nbytes)
+            .into()
     }
 }
 

@@ -13,10 +13,9 @@
 //!
 //! Handlers: `count` (r), `reset` (w), `active` (rw), `burst` (rw), `limit` (rw).
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, InitCx, PullNotes, BATCH_MAX};
-use sluice_lang::args::Args;
-
-use super::discard::parse_bool;
+use sluice_core::BATCH_MAX;
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, PullNotes, Table};
+use sluice_lang::args::{Args, FromArg};
 
 /// The Unqueue element.
 pub struct Unqueue {
@@ -39,15 +38,24 @@ impl Default for Unqueue {
     }
 }
 
+impl Unqueue {
+    /// After a handler write: runs the task, which may pull now.
+    fn wake(&self, cx: &mut Cx) -> Result<(), String> {
+        if self.active {
+            cx.reschedule();
+        }
+        Ok(())
+    }
+}
+
 impl Element for Unqueue {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.burst = args
-            .read_p::<usize>("BURST")?
-            .unwrap_or(BATCH_MAX)
+            .read_p("BURST")?
+            .unwrap_or(self.burst)
             .clamp(1, BATCH_MAX);
-        self.active = args.read_p("ACTIVE")?.unwrap_or(true);
-        self.limit = args.read("LIMIT")?.unwrap_or(-1);
-        Ok(())
+        self.active = args.read_p("ACTIVE")?.unwrap_or(self.active);
+        args.read_into("LIMIT", &mut self.limit)
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
@@ -76,46 +84,32 @@ impl Element for Unqueue {
         got
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::w("reset"),
-                Handler::rw("active"),
-                Handler::rw("burst"),
-                Handler::rw("limit"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "active" => self.active.to_string(),
-            "burst" => self.burst.to_string(),
-            "limit" => self.limit.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        let v = value.trim();
-        match name {
-            "reset" => self.count = 0,
-            "active" => self.active = parse_bool(v)?,
-            "burst" => {
-                self.burst = v
-                    .parse::<usize>()
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .write("reset", |e, _, cx| {
+                e.count = 0;
+                e.wake(cx)
+            })
+            .read("active", |e| e.active)
+            .write("active", |e, v, cx| {
+                e.active = bool::from_arg(v.trim())?;
+                e.wake(cx)
+            })
+            .read("burst", |e| e.burst)
+            .write("burst", |e, v, cx| {
+                let b = v.trim().parse::<usize>();
+                e.burst = b
                     .map_err(|_| "burst: expected unsigned integer")?
-                    .clamp(1, BATCH_MAX)
-            }
-            "limit" => self.limit = v.parse().map_err(|_| "limit: expected integer")?,
-            _ => return Err(format!("no handler {}", name)),
-        }
-        if self.active {
-            cx.reschedule();
-        }
-        Ok(())
+                    .clamp(1, BATCH_MAX);
+                e.wake(cx)
+            })
+            .read("limit", |e| e.limit)
+            .write("limit", |e, v, cx| {
+                e.limit = v.trim().parse().map_err(|_| "limit: expected integer")?;
+                e.wake(cx)
+            })
+            .into()
     }
 }
 

@@ -13,7 +13,7 @@
 //!
 //! Example: `... -> Strip(14) -> CheckIPHeader -> Unstrip(14) -> Queue -> ToDevice(eth0)`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::{Args, PacketLen};
 
 /// The Unstrip element.
@@ -37,12 +37,8 @@ impl Element for Unstrip {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("length")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "length").then(|| self.len.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().read("length", |e| e.len).into()
     }
 }
 

@@ -24,12 +24,21 @@ impl Unit {
         }))
     }
 
-    /// Parses a rate written to a `rate` handler.
-    pub(crate) fn parse(self, s: &str) -> Result<u32, String> {
-        match self {
-            Unit::Packets => Rate::from_arg(s).map(|r| whole(r.0)),
-            Unit::Bytes => Bandwidth::from_arg(s).map(|b| whole(b.0)),
+    /// Applies a write of `v` to a `rate` handler: `bucket` gets the new rate and the
+    /// capacity `burst` gives it.
+    pub(crate) fn set_rate(
+        self,
+        bucket: &mut TokenBucket,
+        burst: Burst,
+        v: &str,
+    ) -> Result<(), String> {
+        let r = match self {
+            Unit::Packets => Rate::from_arg(v.trim()).map(|r| whole(r.0)),
+            Unit::Bytes => Bandwidth::from_arg(v.trim()).map(|b| whole(b.0)),
         }
+        .map_err(|e| format!("rate: {}", e))?;
+        bucket.set(r, burst.capacity(r, self));
+        Ok(())
     }
 
     /// Tokens the bucket must hold before a packet may pass: one packet, or (bytes) Click's
@@ -261,6 +270,7 @@ impl TokenBucket {
 
 /// One batch per output port, flushed when full and at the end of an input batch, so packets
 /// keep their order within each port.
+#[derive(Default)]
 pub(crate) struct PortBatches(Vec<Batch>);
 
 impl PortBatches {
@@ -292,25 +302,32 @@ impl PortBatches {
     }
 }
 
-/// A one-byte annotation named by Click's `ANNO` argument: `PAINT` (the paint annotation) or an
-/// integer 0–15, a byte of the user annotation area.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A one-byte annotation named by Click's `ANNO` argument: `PAINT` (the paint annotation, the
+/// default) or an integer 0–15, a byte of the user annotation area.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum AnnoByte {
+    #[default]
     Paint,
     User(usize),
+}
+
+impl FromArg for AnnoByte {
+    fn from_arg(s: &str) -> Result<AnnoByte, String> {
+        let t = s.trim();
+        if t.eq_ignore_ascii_case("PAINT") || t.eq_ignore_ascii_case("PAINT_ANNO") {
+            return Ok(AnnoByte::Paint);
+        }
+        match usize::from_arg(t) {
+            Ok(n) if n < 16 => Ok(AnnoByte::User(n)),
+            _ => Err("expected PAINT or a user annotation offset 0-15".into()),
+        }
+    }
 }
 
 impl AnnoByte {
     /// Parses an `ANNO` argument.
     pub(crate) fn parse(s: &str) -> Result<AnnoByte, String> {
-        let t = s.trim();
-        if t.eq_ignore_ascii_case("PAINT") || t.eq_ignore_ascii_case("PAINT_ANNO") {
-            return Ok(AnnoByte::Paint);
-        }
-        match <usize as sluice_lang::args::FromArg>::from_arg(t) {
-            Ok(n) if n < 16 => Ok(AnnoByte::User(n)),
-            _ => Err("ANNO: expected PAINT or a user annotation offset 0-15".into()),
-        }
+        AnnoByte::from_arg(s).map_err(|e| format!("ANNO: {e}"))
     }
 
     /// Reads the byte.
@@ -331,18 +348,8 @@ impl AnnoByte {
 }
 
 /// Reads an optional `ANNO` keyword.
-pub(crate) fn read_anno(args: &mut sluice_lang::args::Args) -> Result<AnnoByte, ()> {
-    match args.read::<String>("ANNO")? {
-        None => Ok(AnnoByte::Paint),
-        Some(s) => AnnoByte::parse(&s).map_err(|e| args.error(e)),
-    }
-}
-
-/// Parses a handler value as an integer of type `T`.
-pub(crate) fn parse_num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
-    v.trim()
-        .parse::<T>()
-        .map_err(|_| format!("{}: expected number", name))
+pub(crate) fn read_anno(args: &mut Args) -> Result<AnnoByte, ()> {
+    Ok(args.read("ANNO")?.unwrap_or_default())
 }
 
 /// Formats a rate for a handler: integer when whole, otherwise up to 6 decimals.

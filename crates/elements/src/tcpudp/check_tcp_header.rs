@@ -19,26 +19,38 @@
 //!
 //! Example: `CheckIPHeader -> ipc :: IPClassifier(tcp, -) -> CheckTCPHeader -> ...`
 
-use sluice_core::{ElementClass, Packet};
+use sluice_core::{drop_reasons, ElementClass, Packet};
 use sluice_wire::ipv4::PROTO_TCP;
 
-use super::header_check::{HeaderCheck, IpFields, BAD_CHECKSUM, BAD_LENGTH, NOT_PROTO};
+use super::header_check::{HeaderCheck, IpFields};
 
-fn check(p: &Packet) -> Result<(), usize> {
-    let ip = IpFields::of(p).ok_or(NOT_PROTO)?;
-    if ip.proto != PROTO_TCP {
-        return Err(NOT_PROTO);
+drop_reasons! {
+    /// Why a packet fails the check (Click's order and texts).
+    pub enum Reason {
+        /// Not TCP, or no IP header.
+        NotProto => "not TCP",
+        /// The lengths do not fit.
+        BadLength => "bad packet length",
+        /// The checksum is wrong.
+        BadChecksum => "bad TCP checksum",
     }
-    let len = ip.total.checked_sub(ip.hl).ok_or(BAD_LENGTH)?;
+}
+
+fn check(p: &Packet) -> Result<(), Reason> {
+    let ip = IpFields::of(p).ok_or(Reason::NotProto)?;
+    if ip.proto != PROTO_TCP {
+        return Err(Reason::NotProto);
+    }
+    let len = ip.total.checked_sub(ip.hl).ok_or(Reason::BadLength)?;
     if len < 20 || ip.bytes.len() < ip.total {
-        return Err(BAD_LENGTH);
+        return Err(Reason::BadLength);
     }
     let off = ((ip.bytes[ip.hl + 12] >> 4) as usize) * 4;
     if off < 20 || len < off {
-        return Err(BAD_LENGTH);
+        return Err(Reason::BadLength);
     }
     if !ip.pseudo_checksum_ok(len) {
-        return Err(BAD_CHECKSUM);
+        return Err(Reason::BadChecksum);
     }
     Ok(())
 }
@@ -50,11 +62,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "a/ah",
     flow: "x/x",
     source: include_str!("check_tcp_header.rs"),
-    make: || {
-        Box::new(HeaderCheck::new(
-            "TCP",
-            ["not TCP", "bad packet length", "bad TCP checksum"],
-            check,
-        ))
-    },
+    make: || Box::new(HeaderCheck::new("TCP", check)),
 };

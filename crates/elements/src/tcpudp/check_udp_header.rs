@@ -20,23 +20,35 @@
 //!
 //! Example: `CheckIPHeader -> ipc :: IPClassifier(udp, -) -> CheckUDPHeader -> ...`
 
-use sluice_core::{ElementClass, Packet};
+use sluice_core::{drop_reasons, ElementClass, Packet};
 use sluice_wire::ipv4::PROTO_UDP;
 
-use super::header_check::{HeaderCheck, IpFields, BAD_CHECKSUM, BAD_LENGTH, NOT_PROTO};
+use super::header_check::{HeaderCheck, IpFields};
 
-fn check(p: &Packet) -> Result<(), usize> {
-    let ip = IpFields::of(p).ok_or(NOT_PROTO)?;
-    if ip.proto != PROTO_UDP {
-        return Err(NOT_PROTO);
+drop_reasons! {
+    /// Why a packet fails the check (Click's order and texts).
+    pub enum Reason {
+        /// Not UDP, or no IP header.
+        NotProto => "not UDP",
+        /// The lengths do not fit.
+        BadLength => "bad packet length",
+        /// The checksum is wrong.
+        BadChecksum => "bad UDP checksum",
     }
-    let u = ip.bytes.get(ip.hl..ip.hl + 8).ok_or(BAD_LENGTH)?;
+}
+
+fn check(p: &Packet) -> Result<(), Reason> {
+    let ip = IpFields::of(p).ok_or(Reason::NotProto)?;
+    if ip.proto != PROTO_UDP {
+        return Err(Reason::NotProto);
+    }
+    let u = ip.bytes.get(ip.hl..ip.hl + 8).ok_or(Reason::BadLength)?;
     let len = u16::from_be_bytes([u[4], u[5]]) as usize;
     if len < 8 || ip.bytes.len() < ip.hl + len {
-        return Err(BAD_LENGTH);
+        return Err(Reason::BadLength);
     }
     if u[6..8] != [0, 0] && !ip.pseudo_checksum_ok(len) {
-        return Err(BAD_CHECKSUM);
+        return Err(Reason::BadChecksum);
     }
     Ok(())
 }
@@ -48,11 +60,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "a/ah",
     flow: "x/x",
     source: include_str!("check_udp_header.rs"),
-    make: || {
-        Box::new(HeaderCheck::new(
-            "UDP",
-            ["not UDP", "bad packet length", "bad UDP checksum"],
-            check,
-        ))
-    },
+    make: || Box::new(HeaderCheck::new("UDP", check)),
 };

@@ -36,15 +36,14 @@
 
 use std::net::Ipv4Addr;
 
-use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, NotifierId, Packet, Timestamp,
-};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, NotifierId};
+use sluice_core::{Packet, Table, Timestamp};
 use sluice_lang::args::{Args, AtMost, FromArg, PacketLen};
 use sluice_wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4, HEADER_LEN as ETHER_LEN};
 use sluice_wire::ipv4::{HEADER_LEN as IP_LEN, PROTO_UDP};
 use sluice_wire::{EtherAddr, UdpPacket};
 
-use crate::ip::common::{ipv4_header, parse_bool, push_ipv4_header, EthArg, IpArg, PortArg};
+use crate::ip::common::{ipv4_header, push_ipv4_header, EthArg, IpArg, PortArg};
 use crate::standard::util::GapRate;
 
 /// The smallest frame FastUDPSource sends.
@@ -148,9 +147,9 @@ impl Element for FastUDPSource {
         self.dst_eth = args.read_mp::<EthArg>("DSTETH")?.0;
         self.dst = args.read_mp::<IpArg>("DSTIP")?.0;
         self.dport = args.read_mp::<PortArg>("DPORT")?.0;
-        self.checksum = args.read_p("CHECKSUM")?.unwrap_or(true);
-        self.interval = args.read_p("INTERVAL")?.unwrap_or(0);
-        self.active = args.read_p("ACTIVE")?.unwrap_or(true);
+        self.checksum = args.read_p("CHECKSUM")?.unwrap_or(self.checksum);
+        self.interval = args.read_p("INTERVAL")?.unwrap_or(self.interval);
+        self.active = args.read_p("ACTIVE")?.unwrap_or(self.active);
         if length < MIN_LENGTH {
             eprintln!("warning: packet length < {MIN_LENGTH}, defaulting to {MIN_LENGTH}");
         }
@@ -195,55 +194,45 @@ impl Element for FastUDPSource {
         b
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::rw("rate"),
-                Handler::w("reset"),
-                Handler::w("active"),
-                Handler::w("limit"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "rate" if self.last == Timestamp::ZERO => "0".into(),
-            "rate" => {
-                let ms = ((self.last - self.first).0 / 1_000_000).max(1) as u64;
-                (self.count * 1000 / ms).to_string()
-            }
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, v: &str, cx: &mut Cx) -> Result<(), String> {
-        let v = v.trim();
-        match name {
-            "reset" => self.reset(),
-            "active" => {
-                self.active =
-                    parse_bool(v).map_err(|_| "active parameter must be boolean".to_string())?;
-                if self.active {
-                    self.reset();
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .read("rate", |e| {
+                if e.last == Timestamp::ZERO {
+                    return 0;
                 }
-            }
-            "limit" => {
-                let limit = i64::from_arg(v)
-                    .map_err(|_| "limit parameter must be integer >= 0".to_string())?;
-                self.limit = u64::try_from(limit).ok();
-            }
-            "rate" => {
-                let rate = u32::from_arg(v)
-                    .map_err(|_| "rate parameter must be integer >= 0".to_string())?;
-                self.rate.set_rate(rate, cx.now());
-            }
-            _ => return Err(format!("no handler {name}")),
-        }
-        self.signal(cx);
-        Ok(())
+                let ms = ((e.last - e.first).0 / 1_000_000).max(1) as u64;
+                e.count * 1000 / ms
+            })
+            .write("rate", |e, v, cx| {
+                let rate =
+                    u32::from_arg(v.trim()).map_err(|_| "rate parameter must be integer >= 0")?;
+                e.rate.set_rate(rate, cx.now());
+                e.signal(cx);
+                Ok(())
+            })
+            .write("reset", |e, _, cx| {
+                e.reset();
+                e.signal(cx);
+                Ok(())
+            })
+            .write("active", |e, v, cx| {
+                e.active =
+                    bool::from_arg(v.trim()).map_err(|_| "active parameter must be boolean")?;
+                if e.active {
+                    e.reset();
+                }
+                e.signal(cx);
+                Ok(())
+            })
+            .write("limit", |e, v, cx| {
+                let limit =
+                    i64::from_arg(v.trim()).map_err(|_| "limit parameter must be integer >= 0")?;
+                e.limit = u64::try_from(limit).ok();
+                e.signal(cx);
+                Ok(())
+            })
+            .into()
     }
 }
 

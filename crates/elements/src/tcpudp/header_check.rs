@@ -1,23 +1,18 @@
 //! The element behind CheckTCPHeader, CheckUDPHeader and CheckICMPHeader: each class gives
-//! its check function and reason texts; this file has the IP header fields they read, the
-//! VERBOSE and DETAILS keywords, the per-reason drop counters and handlers, and sending a
-//! failed packet to output 1 (or dropping it).
+//! its check function and its reasons (a [`drop_reasons!`](sluice_core::drop_reasons) enum
+//! in Click's order, with Click's texts); this file has the IP header fields they read, the
+//! VERBOSE and DETAILS keywords, the per-reason counters and handlers, and sending a failed
+//! packet to output 1 (or dropping it).
 
 use std::net::Ipv4Addr;
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, Handler, Packet};
+use sluice_core::toolkit::{pull_sorted, push_sorted, Verdict};
+use sluice_core::{Batch, ConfigCx, Cx, DropReason, Drops, Element, Handlers, Packet, Table};
 use sluice_lang::args::Args;
 use sluice_wire::checksum;
 use sluice_wire::Ipv4Packet;
 
-use crate::ip::common::{ip_offset, pull_sorted, push_sorted, Verdict};
-
-/// The reasons a check fails, in Click's order (the indices of the reason texts).
-pub const NOT_PROTO: usize = 0;
-/// The lengths do not fit.
-pub const BAD_LENGTH: usize = 1;
-/// The checksum is wrong.
-pub const BAD_CHECKSUM: usize = 2;
+use crate::ip::common::ip_offset;
 
 /// The IP header fields of a packet as the checks see them.
 pub struct IpFields<'a> {
@@ -67,52 +62,58 @@ impl<'a> IpFields<'a> {
     }
 }
 
-/// A header check: `Ok` or the index of the reason it failed.
-pub type Check = fn(&Packet) -> Result<(), usize>;
+/// A header check: `Ok` or the reason it failed.
+pub type Check<R> = fn(&Packet) -> Result<(), R>;
 
 /// A header check element.
-pub struct HeaderCheck {
+pub struct HeaderCheck<R: DropReason> {
     what: &'static str,
-    reasons: [&'static str; 3],
-    check: Check,
+    check: Check<R>,
     verbose: bool,
-    drops: [u64; 3],
+    /// Packets that failed, whether sent to output 1 or dropped (Click's `drops`).
+    failed: Drops<R>,
+    /// Packets that failed and were dropped (output 1 not connected).
+    dropped: Drops<R>,
 }
 
-impl HeaderCheck {
-    /// A checker of `what` (`TCP`, …) with Click's reason texts.
-    pub fn new(what: &'static str, reasons: [&'static str; 3], check: Check) -> HeaderCheck {
+impl<R: DropReason> HeaderCheck<R> {
+    /// A checker of `what` (`TCP`, …).
+    pub fn new(what: &'static str, check: Check<R>) -> HeaderCheck<R> {
         HeaderCheck {
             what,
-            reasons,
             check,
             verbose: false,
-            drops: [0; 3],
+            failed: Drops::default(),
+            dropped: Drops::default(),
         }
     }
 
     /// Output 0 when `p` passes; otherwise counted, reported (the first time, or every time
-    /// when VERBOSE), and sent to output 1.
+    /// when VERBOSE), and sent to output 1 (dropped without one).
     fn verdict(&mut self, p: Packet, cx: &mut Cx) -> Verdict {
         let Err(why) = (self.check)(&p) else {
             return Verdict::Out(0, p);
         };
-        if self.verbose || self.drops.iter().all(|d| *d == 0) {
+        if self.verbose || self.failed.total() == 0 {
             eprintln!(
                 "{}: {} header check failed: {}",
                 cx.name(),
                 self.what,
-                self.reasons[why]
+                R::NAMES[why.index()]
             );
         }
-        self.drops[why] += 1;
+        self.failed.count(why);
+        if cx.noutputs() < 2 {
+            self.dropped.count(why);
+            return Verdict::Gone;
+        }
         Verdict::Out(1, p)
     }
 }
 
-impl Element for HeaderCheck {
+impl<R: DropReason + Send> Element for HeaderCheck<R> {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.verbose = args.read("VERBOSE")?.unwrap_or(false);
+        args.read_into("VERBOSE", &mut self.verbose)?;
         // The per-reason counts are always kept.
         let _: Option<bool> = args.read("DETAILS")?;
         Ok(())
@@ -123,25 +124,21 @@ impl Element for HeaderCheck {
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        pull_sorted(max, cx, |p, cx| self.verdict(p, cx)).0
+        pull_sorted(max, cx, |p, cx| self.verdict(p, cx))
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops"), Handler::r("drop_details")] }
-    }
-
-    /// `drops` and `drop_details` (`COUNT<TAB>REASON` lines, as Click prints them).
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "drops" => Some(self.drops.iter().sum::<u64>().to_string()),
-            "drop_details" => Some(
-                self.reasons
-                    .iter()
-                    .zip(self.drops)
+    /// `drops` and `drop_details` (`COUNT<TAB>REASON` lines, as Click prints them) count
+    /// every packet that failed.
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("drops", |e| e.failed.total())
+            .read("drop_details", |e| {
+                e.failed
+                    .counts()
                     .map(|(r, d)| format!("{d}\t{r}\n"))
-                    .collect(),
-            ),
-            _ => None,
-        }
+                    .collect::<String>()
+            })
+            .drops(|e| &e.dropped)
+            .into()
     }
 }

@@ -9,44 +9,53 @@
 //! payload, and writes it into the TCP header. With FIXOFF, a TCP header length below 20 is
 //! set to 20, and one beyond the IP payload (in an unfragmented packet) is set to the
 //! payload's length. A packet whose IP payload is shorter than a TCP header or longer than
-//! the packet is dropped and counted in `drops`.
+//! the packet is dropped and counted in `drops` and, by reason, `drop_details`.
 //!
 //! Arguments: `FIXOFF` (bool, default false).
 //!
-//! Handlers: `drops` (r).
+//! Handlers: `drops` (r), `drop_details` (r).
 //!
 //! Example: `... -> SetTCPChecksum -> SetIPChecksum -> ...`
 
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::Table;
+use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, Packet};
 use sluice_lang::args::Args;
 use sluice_wire::{Ipv4Packet, TcpPacket};
 
 use super::header_check::IpFields;
 use crate::ip::common::ip_offset;
 
+drop_reasons! {
+    /// Why SetTCPChecksum drops a packet.
+    enum Reason {
+        NoHeader => "no IP header",
+        BadLength => "bad packet length",
+    }
+}
+
 /// The SetTCPChecksum element.
 #[derive(Default)]
 pub struct SetTCPChecksum {
     fixoff: bool,
-    drops: u64,
+    drops: Drops<Reason>,
 }
 
 impl Element for SetTCPChecksum {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.fixoff = args.read_p("FIXOFF")?.unwrap_or(false);
+        self.fixoff = args.read_p("FIXOFF")?.unwrap_or(self.fixoff);
         Ok(())
     }
 
     fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {
         let Some(ip) = IpFields::of(&p) else {
-            self.drops += 1;
+            self.drops.count(Reason::NoHeader);
             return None;
         };
         let (hl, src, dst) = (ip.hl, ip.src, ip.dst);
         let plen = match ip.total.checked_sub(hl) {
             Some(n) if n >= 20 && hl + n <= ip.bytes.len() => n,
             _ => {
-                self.drops += 1;
+                self.drops.count(Reason::BadLength);
                 return None;
             }
         };
@@ -66,12 +75,8 @@ impl Element for SetTCPChecksum {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "drops").then(|| self.drops.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().drops(|e| &e.drops).into()
     }
 }
 

@@ -10,20 +10,23 @@
 //! RFC 768). Fragments and packets shorter than their UDP header or UDP length go, unchanged,
 //! to output 1, or are dropped when output 1 is not connected; both counted in `drops`.
 //!
-//! Handlers: `drops` (r).
+//! Handlers: `drops` (r). `drop_details` (r): packets dropped, by reason (output 1
+//! unconnected).
 //!
 //! Example: `... -> SetUDPChecksum -> SetIPChecksum -> ...`
 
-use sluice_core::{Batch, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::{Batch, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_wire::{Ipv4Packet, UdpPacket};
 
 use super::header_check::IpFields;
-use crate::ip::common::{ip_offset, pull_sorted, push_sorted, Verdict};
+use crate::ip::common::ip_offset;
+use sluice_core::toolkit::{pull_sorted, push_sorted, Verdict};
 
 /// The SetUDPChecksum element.
 #[derive(Default)]
 pub struct SetUDPChecksum {
-    drops: u64,
+    /// Packets sent to output 1 or dropped.
+    rejected: u64,
 }
 
 impl SetUDPChecksum {
@@ -36,7 +39,7 @@ impl SetUDPChecksum {
                 .then_some((ip.hl, ulen, ip.src, ip.dst))
         });
         let Some((hl, ulen, src, dst)) = fields else {
-            self.drops += 1;
+            self.rejected += 1;
             return Verdict::Out(1, p);
         };
         let off = ip_offset(&p);
@@ -52,15 +55,14 @@ impl Element for SetUDPChecksum {
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        pull_sorted(max, cx, |p, _| self.action(p)).0
+        pull_sorted(max, cx, |p, _| self.action(p))
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("drops")] }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "drops").then(|| self.drops.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("drops", |e| e.rejected)
+            .unconnected_drops()
+            .into()
     }
 }
 

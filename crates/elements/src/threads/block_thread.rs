@@ -13,7 +13,7 @@
 //!
 //! Example: `bt :: BlockThread; Script(wait 1s, write bt.block 0.5s)`
 
-use sluice_core::{Cx, Element, ElementClass, Handler};
+use sluice_core::{Element, ElementClass, Handlers, Table};
 use sluice_lang::args::{FromArg, Seconds};
 
 /// The BlockThread element.
@@ -21,19 +21,14 @@ use sluice_lang::args::{FromArg, Seconds};
 pub struct BlockThread;
 
 impl Element for BlockThread {
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::w("block")] }
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "block" => {
-                let Seconds(s) = Seconds::from_arg(value.trim()).map_err(|_| "bad TIME")?;
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .write("block", |_, v, _| {
+                let Seconds(s) = Seconds::from_arg(v.trim()).map_err(|_| "bad TIME")?;
                 std::thread::sleep(std::time::Duration::from_secs_f64(s));
                 Ok(())
-            }
-            _ => Err(format!("no handler {name}")),
-        }
+            })
+            .into()
     }
 }
 

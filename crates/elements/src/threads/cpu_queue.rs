@@ -13,13 +13,14 @@
 //! - `CAPACITY` (integer, default 1000, at most 16777216: `ring::MAX_CAPACITY`): packets each
 //!   thread's ring holds. The rings' memory is committed as they fill, not at start.
 //!
-//! Handlers: `length` (r, all rings), `capacity` (r, per ring), `drops` (r),
-//! `reset_counts` (w).
+//! Handlers: `length` (r, all rings), `capacity` (r, per ring), `drops` (r), `drop_details`
+//! (r, drops by reason), `reset_counts` (w).
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sluice_core::ring::{Ring, MAX_CAPACITY};
-use sluice_core::{Batch, ConfigCx, Cx, ElementClass, Handler, NotifierId, Packet};
+use sluice_core::Table;
+use sluice_core::{Batch, ConfigCx, Cx, ElementClass, Handler, Handlers, NotifierId, Packet};
 use sluice_lang::args::{Args, AtMost};
 
 use super::shared_queue::{QueueState, SharedQueue};
@@ -29,7 +30,6 @@ pub struct PerThreadRings {
     rings: Vec<Ring<Packet>>,
     capacity: usize,
     next: AtomicUsize,
-    drops: AtomicU64,
     note: NotifierId,
 }
 
@@ -44,8 +44,19 @@ impl QueueState for PerThreadRings {
         Handler::r("length"),
         Handler::r("capacity").setting(),
         Handler::r("drops"),
+        Handler::r("drop_details"),
         Handler::w("reset_counts"),
     ];
+
+    fn table() -> Handlers {
+        Table::<CpuQueue>::new()
+            .read("length", |e| e.get(PerThreadRings::len))
+            .read("capacity", |e| e.get(|s| s.capacity))
+            .setting()
+            .drops(|e| &e.drops)
+            .action("reset_counts", CpuQueue::reset)
+            .into()
+    }
 
     fn configure(args: &mut Args, cx: &mut ConfigCx) -> Result<Self, ()> {
         let capacity = args
@@ -65,22 +76,19 @@ impl QueueState for PerThreadRings {
             rings,
             capacity,
             next: AtomicUsize::new(0),
-            drops: AtomicU64::new(0),
             note,
         })
     }
 
-    fn push_batch(&self, batch: Batch, cx: &mut Cx) {
+    fn push_batch(&self, batch: Batch, cx: &mut Cx) -> u64 {
         let ring = &self.rings[cx.thread() % self.rings.len()];
         let n = batch.len();
         let room = self.capacity.saturating_sub(ring.len());
         let taken = ring.push_many(&mut batch.into_iter(), n.min(room));
-        if taken < n {
-            self.drops.fetch_add((n - taken) as u64, Ordering::Relaxed);
-        }
         if taken > 0 {
             cx.set_notifier(self.note, true);
         }
+        (n - taken) as u64
     }
 
     fn pull_batch(&self, max: usize, cx: &mut Cx) -> Batch {
@@ -113,19 +121,8 @@ impl QueueState for PerThreadRings {
         Some(match name {
             "length" => self.len().to_string(),
             "capacity" => self.capacity.to_string(),
-            "drops" => self.drops.load(Ordering::Relaxed).to_string(),
             _ => return None,
         })
-    }
-
-    fn write(&self, name: &str) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.drops.store(0, Ordering::Relaxed);
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
     }
 }
 

@@ -1,31 +1,51 @@
-//! What the queues that cross threads (ThreadSafeQueue, CPUQueue) have in common: their state
-//! lives behind an `Arc` from configuration on, and the element forwards packets and handlers
-//! to it both before the router shares it between threads and after.
+//! What the queues that cross threads (ThreadSafeQueue, CPUQueue) have in common: the element
+//! holds the queue's state and forwards packets and handlers to it until the router shares it
+//! between threads; the thread-safe form then holds the same state. The element counts its
+//! drops by reason; the thread-safe form, which several threads push into at once, counts
+//! them in atomic counters, starting from the element's counts.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use sluice_core::{Batch, Concurrency, ConfigCx, Cx, Element, Handler, SharedElement, Sharing};
+use sluice_core::{drop_reasons, Batch, Concurrency, ConfigCx, Cx, Drops, Element, Handler};
+use sluice_core::{Handlers, SharedElement, Sharing};
 use sluice_lang::args::Args;
+
+drop_reasons! {
+    /// Why a queue that crosses threads drops a packet.
+    pub(super) enum Reason {
+        /// Pushed into a full queue.
+        Full => "queue full",
+        /// Beyond the capacity when taking over the packets of the queue it replaces.
+        Swap => "beyond capacity at hot swap",
+    }
+}
 
 /// The shared state of a queue that crosses threads.
 pub trait QueueState: Send + Sync + Sized + 'static {
-    /// The element's handlers.
+    /// The element's handlers in the shared form (answered by [`QueueState::read`], apart
+    /// from `drops`, `drop_details` and `reset_counts`).
     const HANDLERS: &'static [Handler];
+    /// The same handlers as a table, for the element before the router shares it.
+    fn table() -> Handlers;
     /// Reads the configuration and builds the state.
     fn configure(args: &mut Args, cx: &mut ConfigCx) -> Result<Self, ()>;
-    /// Takes a pushed batch (dropping and counting what does not fit).
-    fn push_batch(&self, batch: Batch, cx: &mut Cx);
+    /// Takes a pushed batch; returns how many packets did not fit (dropped, for the caller
+    /// to count).
+    fn push_batch(&self, batch: Batch, cx: &mut Cx) -> u64;
     /// Gives up to `max` packets to a puller.
     fn pull_batch(&self, max: usize, cx: &mut Cx) -> Batch;
     /// Packets held and capacity (the Storage interface).
     fn storage(&self) -> (usize, usize);
-    /// Reads a handler.
+    /// Reads a handler of the state.
     fn read(&self, name: &str) -> Option<String>;
-    /// Writes a handler.
-    fn write(&self, name: &str) -> Result<(), String>;
-    /// Hot swap: takes the packets of `old`, the state of the element this one replaces.
-    fn take_from(&self, old: &Self, cx: &mut Cx) {
+    /// Resets the state's counts (`reset_counts`, besides the drops).
+    fn reset(&self) {}
+    /// Hot swap: takes the packets of `old`, the state of the element this one replaces;
+    /// returns how many did not fit (dropped, for the caller to count).
+    fn take_from(&self, old: &Self, cx: &mut Cx) -> u64 {
         let _ = (old, cx);
+        0
     }
     /// The state once the router knows how many threads push and pull.
     fn specialise(self, sharing: Sharing) -> Self {
@@ -34,26 +54,48 @@ pub trait QueueState: Send + Sync + Sized + 'static {
     }
 }
 
-/// The state as the router shares it.
-struct Shared<S>(S);
+/// The state as the router shares it, with its drop counts.
+struct Shared<S> {
+    state: S,
+    full: AtomicU64,
+    swap: AtomicU64,
+}
 
-/// The shared element serving `state` (for queues that become shared only when the router
-/// places their two sides on different threads).
-pub(crate) fn share<S: QueueState>(state: S) -> Arc<dyn SharedElement> {
-    Arc::new(Shared(state))
+impl<S> Shared<S> {
+    /// The drop counts, by reason.
+    fn drops(&self) -> Drops<Reason> {
+        let mut d = Drops::default();
+        d.add(Reason::Full, self.full.load(Ordering::Relaxed));
+        d.add(Reason::Swap, self.swap.load(Ordering::Relaxed));
+        d
+    }
+}
+
+/// The shared element serving `state`, which has dropped `full` packets pushed while it was
+/// full (for queues that become shared only when the router places their two sides on
+/// different threads).
+pub(crate) fn share<S: QueueState>(state: S, full: u64) -> Arc<dyn SharedElement> {
+    Arc::new(Shared {
+        state,
+        full: full.into(),
+        swap: 0.into(),
+    })
 }
 
 impl<S: QueueState> SharedElement for Shared<S> {
     fn push(&self, _port: usize, batch: Batch, cx: &mut Cx) {
-        self.0.push_batch(batch, cx);
+        let dropped = self.state.push_batch(batch, cx);
+        if dropped > 0 {
+            self.full.fetch_add(dropped, Ordering::Relaxed);
+        }
     }
 
     fn pull(&self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        self.0.pull_batch(max, cx)
+        self.state.pull_batch(max, cx)
     }
 
     fn storage(&self) -> Option<(usize, usize)> {
-        Some(self.0.storage())
+        Some(self.state.storage())
     }
 
     fn handlers(&self) -> &'static [Handler] {
@@ -61,37 +103,69 @@ impl<S: QueueState> SharedElement for Shared<S> {
     }
 
     fn read_handler(&self, name: &str) -> Option<String> {
-        self.0.read(name)
+        match name {
+            "drops" => Some(self.drops().total().to_string()),
+            "drop_details" => Some(self.drops().details()),
+            _ => self.state.read(name),
+        }
     }
 
     fn write_handler(&self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        self.0.write(name)
+        match name {
+            "reset_counts" => {
+                self.full.store(0, Ordering::Relaxed);
+                self.swap.store(0, Ordering::Relaxed);
+                self.state.reset();
+                Ok(())
+            }
+            _ => Err(format!("no handler {}", name)),
+        }
     }
 }
 
 /// The element of a queue that crosses threads, before the router shares it.
-pub struct SharedQueue<S>(Option<Arc<Shared<S>>>);
+pub struct SharedQueue<S> {
+    state: Option<S>,
+    /// Packets dropped, by reason.
+    pub(super) drops: Drops<Reason>,
+}
 
 impl<S> Default for SharedQueue<S> {
     fn default() -> Self {
-        SharedQueue(None)
+        SharedQueue {
+            state: None,
+            drops: Drops::default(),
+        }
     }
 }
 
 impl<S: QueueState> SharedQueue<S> {
     fn state(&self) -> &S {
-        &self.0.as_deref().expect("configured before use").0
+        self.state.as_ref().expect("configured before use")
+    }
+
+    /// `f` of the queue's state, or `T`'s default before the element is configured (for
+    /// handlers).
+    pub(super) fn get<T: Default>(&self, f: impl FnOnce(&S) -> T) -> T {
+        self.state.as_ref().map_or_else(T::default, f)
+    }
+
+    /// The `reset_counts` handler.
+    pub(super) fn reset(&mut self) {
+        self.drops.reset();
+        self.get(S::reset);
     }
 }
 
 impl<S: QueueState> Element for SharedQueue<S> {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
-        self.0 = Some(Arc::new(Shared(S::configure(args, cx)?)));
+        self.state = Some(S::configure(args, cx)?);
         Ok(())
     }
 
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
-        self.state().push_batch(batch, cx);
+        let dropped = self.state().push_batch(batch, cx);
+        self.drops.add(Reason::Full, dropped);
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
@@ -108,26 +182,39 @@ impl<S: QueueState> Element for SharedQueue<S> {
 
     fn take_state(&mut self, old: &mut dyn Element, cx: &mut Cx) {
         if let Some(old) = old.as_any().downcast_ref::<SharedQueue<S>>() {
-            if let (Some(new), Some(old)) = (&self.0, &old.0) {
-                new.0.take_from(&old.0, cx);
+            if let (Some(new), Some(old)) = (&self.state, &old.state) {
+                let dropped = new.take_from(old, cx);
+                self.drops.add(Reason::Swap, dropped);
             }
         }
     }
 
     fn into_shared(self: Box<Self>, sharing: Sharing) -> Option<Arc<dyn SharedElement>> {
-        let state = Arc::try_unwrap(self.0?).ok()?.0;
-        Some(Arc::new(Shared(state.specialise(sharing))))
+        Some(Arc::new(Shared {
+            state: self.state?.specialise(sharing),
+            full: self.drops.get(Reason::Full).into(),
+            swap: self.drops.get(Reason::Swap).into(),
+        }))
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        S::HANDLERS
+    fn handler_table(&self) -> Handlers {
+        S::table()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::threads::cpu_queue::PerThreadRings;
+    use crate::threads::thread_safe_queue::QueueCore;
+
+    fn same_handlers<S: QueueState>() {
+        assert!(S::table().specs().eq(S::HANDLERS.iter()));
     }
 
-    fn read_handler(&self, name: &str) -> Option<String> {
-        self.state().read(name)
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        self.state().write(name)
+    #[test]
+    fn both_forms_list_the_same_handlers() {
+        same_handlers::<PerThreadRings>();
+        same_handlers::<QueueCore>();
     }
 }

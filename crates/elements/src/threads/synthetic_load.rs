@@ -29,7 +29,7 @@
 //!
 //! Example: `InfiniteSource -> SyntheticLoad(4, 2M, CYCLES 200) -> Discard`
 
-use sluice_core::{Concurrency, ConfigCx, Cx, Element, ElementClass, Handler, Packet};
+use sluice_core::{Concurrency, ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::Args;
 
 /// Where the checksum goes in `Anno::user`.
@@ -132,8 +132,8 @@ impl Element for SyntheticLoad {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         let n: u32 = args.read_mp("N")?;
         let s: String = args.read_mp("S")?;
-        let cycles: Option<u64> = args.read("CYCLES")?;
-        let seed: Option<u64> = args.read("SEED")?;
+        args.read_into("CYCLES", &mut self.cycles)?;
+        args.read_into("SEED", &mut self.seed)?;
         let size = match parse_size(&s) {
             Some(v) if (8..=MAX_SIZE).contains(&v) => v,
             Some(_) => {
@@ -150,8 +150,6 @@ impl Element for SyntheticLoad {
         };
         self.n = n;
         self.size = size;
-        self.cycles = cycles.unwrap_or(0);
-        self.seed = seed.unwrap_or(1);
         let mut g = self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut words = Vec::new();
         if words.try_reserve_exact((size / 8) as usize).is_err() {
@@ -173,36 +171,17 @@ impl Element for SyntheticLoad {
         Some(p)
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        const {
-            &[
-                Handler::r("count"),
-                Handler::r("n").setting(),
-                Handler::r("s").setting(),
-                Handler::r("cycles").setting(),
-                Handler::w("reset"),
-            ]
-        }
-    }
-
-    fn read_handler(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "count" => self.count.to_string(),
-            "n" => self.n.to_string(),
-            "s" => self.size.to_string(),
-            "cycles" => self.cycles.to_string(),
-            _ => return None,
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset" => {
-                self.count = 0;
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .read("count", |e| e.count)
+            .read("n", |e| e.n)
+            .setting()
+            .read("s", |e| e.size)
+            .setting()
+            .read("cycles", |e| e.cycles)
+            .setting()
+            .action("reset", |e| e.count = 0)
+            .into()
     }
 }
 

@@ -28,16 +28,14 @@
 //! thread.
 //!
 //! Handlers: `length` (r), `highwater_length` (r), `capacity` (r), `drops` (r),
-//! `reset_counts` (w).
+//! `drop_details` (r, drops by reason), `reset_counts` (w).
 
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use sluice_core::ring::{Ring, SpscRing, MAX_CAPACITY};
-use sluice_core::{
-    Batch, ConfigCx, Cx, ElementClass, Handler, NotifierId, Packet, SharedElement, Sharing,
-    Timestamp,
-};
+use sluice_core::{Batch, ConfigCx, Cx, ElementClass, Handler, Handlers, NotifierId, Packet};
+use sluice_core::{SharedElement, Sharing, Table, Timestamp};
 use sluice_lang::args::{Args, AtMost, Seconds};
 
 use super::shared_queue::{share, QueueState, SharedQueue};
@@ -97,7 +95,6 @@ impl PacketRing {
 pub struct QueueCore {
     ring: PacketRing,
     capacity: usize,
-    drops: AtomicU64,
     highwater: AtomicUsize,
     note: NotifierId,
     /// Active while there is room; producers sleep on it.
@@ -119,19 +116,17 @@ impl QueueCore {
             since: AtomicI64::new(0),
             ring: PacketRing::Multi(Ring::new(capacity)?),
             capacity,
-            drops: AtomicU64::new(0),
             highwater: AtomicUsize::new(0),
             note,
             full,
         })
     }
 
-    /// Takes over the packets and counts of a queue that served one thread (no more packets
-    /// than the capacity).
-    pub(crate) fn adopt(&self, packets: Vec<Packet>, drops: u64, highwater: usize) {
+    /// Takes over the packets and highwater length of a queue that served one thread (no
+    /// more packets than the capacity).
+    fn adopt(&self, packets: Vec<Packet>, highwater: usize) {
         let n = packets.len().min(self.capacity);
         self.ring.push_many(&mut packets.into_iter(), n);
-        self.drops.store(drops, Ordering::Relaxed);
         self.highwater.store(highwater, Ordering::Relaxed);
     }
 }
@@ -142,8 +137,21 @@ impl QueueState for QueueCore {
         Handler::r("highwater_length"),
         Handler::r("capacity"),
         Handler::r("drops"),
+        Handler::r("drop_details"),
         Handler::w("reset_counts"),
     ];
+
+    fn table() -> Handlers {
+        Table::<ThreadSafeQueue>::new()
+            .read("length", |e| e.get(|s| s.ring.len()))
+            .read("highwater_length", |e| {
+                e.get(|s| s.highwater.load(Ordering::Relaxed))
+            })
+            .read("capacity", |e| e.get(|s| s.capacity))
+            .drops(|e| &e.drops)
+            .action("reset_counts", ThreadSafeQueue::reset)
+            .into()
+    }
 
     fn configure(args: &mut Args, cx: &mut ConfigCx) -> Result<Self, ()> {
         let capacity = args
@@ -164,7 +172,7 @@ impl QueueState for QueueCore {
         Ok(core)
     }
 
-    fn push_batch(&self, batch: Batch, cx: &mut Cx) {
+    fn push_batch(&self, batch: Batch, cx: &mut Cx) -> u64 {
         let n = batch.len();
         if self.batch > 1 && self.ring.is_empty() {
             self.since.store(cx.now().0, Ordering::Relaxed);
@@ -178,10 +186,6 @@ impl QueueState for QueueCore {
         let room = self.capacity.saturating_sub(before);
         let mut it = batch.into_iter();
         let taken = self.ring.push_many(&mut it, n.min(room));
-        let dropped = n - taken;
-        if dropped > 0 {
-            self.drops.fetch_add(dropped as u64, Ordering::Relaxed);
-        }
         let len = before + taken;
         if len > self.highwater.load(Ordering::Relaxed) {
             self.highwater.fetch_max(len, Ordering::Relaxed);
@@ -195,6 +199,7 @@ impl QueueState for QueueCore {
                 cx.set_notifier(self.full, true);
             }
         }
+        (n - taken) as u64
     }
 
     fn pull_batch(&self, max: usize, cx: &mut Cx) -> Batch {
@@ -227,7 +232,7 @@ impl QueueState for QueueCore {
         b
     }
 
-    fn take_from(&self, old: &Self, cx: &mut Cx) {
+    fn take_from(&self, old: &Self, cx: &mut Cx) -> u64 {
         let mut packets = Vec::new();
         old.ring.pop_many(old.ring.len(), |p| packets.push(p));
         let n = packets
@@ -235,10 +240,10 @@ impl QueueState for QueueCore {
             .min(self.capacity.saturating_sub(self.ring.len()));
         let mut it = packets.into_iter();
         self.ring.push_many(&mut it, n);
-        self.drops.fetch_add(it.count() as u64, Ordering::Relaxed);
         if n > 0 {
             cx.set_notifier(self.note, true);
         }
+        it.count() as u64
     }
 
     fn storage(&self) -> (usize, usize) {
@@ -250,20 +255,12 @@ impl QueueState for QueueCore {
             "length" => self.ring.len().to_string(),
             "highwater_length" => self.highwater.load(Ordering::Relaxed).to_string(),
             "capacity" => self.capacity.to_string(),
-            "drops" => self.drops.load(Ordering::Relaxed).to_string(),
             _ => return None,
         })
     }
 
-    fn write(&self, name: &str) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.drops.store(0, Ordering::Relaxed);
-                self.highwater.store(self.ring.len(), Ordering::Relaxed);
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+    fn reset(&self) {
+        self.highwater.store(self.ring.len(), Ordering::Relaxed);
     }
 
     fn specialise(mut self, sharing: Sharing) -> Self {
@@ -283,7 +280,7 @@ pub(crate) struct QueueParts {
     pub packets: Vec<Packet>,
     /// Its capacity.
     pub capacity: usize,
-    /// Its drop count.
+    /// Its drop count (counted as "queue full").
     pub drops: u64,
     /// The most packets it held.
     pub highwater: usize,
@@ -297,8 +294,8 @@ pub(crate) struct QueueParts {
 /// the same packets and counts and signalling the same notifiers.
 pub(crate) fn shared_queue(parts: QueueParts, sharing: Sharing) -> Option<Arc<dyn SharedElement>> {
     let core = QueueCore::new(parts.capacity, parts.note, parts.full)?.specialise(sharing);
-    core.adopt(parts.packets, parts.drops, parts.highwater);
-    Some(share(core))
+    core.adopt(parts.packets, parts.highwater);
+    Some(share(core, parts.drops))
 }
 
 /// The ThreadSafeQueue element.

@@ -6,7 +6,8 @@
 use std::process::Command;
 
 use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handler, InitCx, Router, RouterOptions, Timestamp,
+    Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Router, RouterOptions, Table,
+    Timestamp,
 };
 use sluice_lang::args::Args;
 
@@ -47,11 +48,8 @@ impl Element for StopAfter {
     fn run_timer(&mut self, _id: usize, cx: &mut Cx) {
         cx.stop_router();
     }
-    fn handlers(&self) -> &'static [Handler] {
-        const { &[Handler::r("seen")] }
-    }
-    fn read_handler(&self, name: &str) -> Option<String> {
-        (name == "seen").then(|| self.seen.to_string())
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().read("seen", |e| e.seen).into()
     }
 }
 
