@@ -247,7 +247,7 @@ def parse_handlers(text):
     res, name, buf = {}, None, []
     for line in text.splitlines():
         if name is None:
-            if line.endswith(":") and "." in line:
+            if line.endswith(":"):
                 name, buf = line[:-1], []
         elif line == "":
             res[name] = "\n".join(buf)
@@ -264,16 +264,6 @@ def num(h, key):
         return int(h.get(key, "0").split()[0])
     except (ValueError, IndexError):
         return 0
-
-
-def details(h, key):
-    """`drop_details` lines ("   COUNT reason") as {reason: count}."""
-    out = {}
-    for line in h.get(key, "").splitlines():
-        parts = line.strip().split(None, 1)
-        if len(parts) == 2 and parts[0].isdigit() and int(parts[0]):
-            out[parts[1]] = int(parts[0])
-    return out
 
 
 def dissect(frame):
@@ -367,36 +357,22 @@ def summarize(d, handler_text, out=sys.stdout):
     res["host"] = len(host)
     w(f"Delivered to the router itself (host output, host.pcap): {len(host)}\n\n")
 
-    # Drops, by element and reason (the elements' handlers).
+    # Drops: the router-wide `drops` handler lists every drop by element and reason.
     drops = Counter()
-    for i in IFS:
-        n = i["name"]
-        for reason, c in details(h, f"hf_{n}.drop_details").items():
-            drops[f"not for this host ({n}): {reason}"] += c
-        c = num(h, f"other_{n}.count")
-        if c:
-            drops[f"not IP or ARP ({n})"] += c
-        for reason, c in details(h, f"ar_{n}.drop_details").items():
-            drops[f"ARP responder ({n}): {reason}"] += c
-        for reason, c in details(h, f"arpq_{n}.drop_details").items():
-            drops[f"ARP querier ({n}): {reason}"] += c
-        for el, why in (("db", "broadcast to forward"), ("gio", "bad IP options (ICMP parameter problem)"),
-                        ("dt", "TTL expired (ICMP time exceeded)"),
-                        ("fr", "DF and over MTU (ICMP fragmentation needed)")):
-            c = num(h, f"{el}_{n}.drops")
-            if c:
-                drops[f"{why} ({n})"] += c
-    for reason, c in details(h, "chk.drop_details").items():
-        drops[f"IP header check: {reason}"] += c
-    c = num(h, "rt.drops")
-    if c:
-        drops["no route"] += c
+    for line in h.get("drops", "").splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[2].isdigit():
+            drops[f"{parts[1]} ({parts[0]})"] += int(parts[2])
     res["dropped"] = dict(drops)
-    w("Dropped, by reason (from the elements' drop handlers):\n")
+    w("Dropped, by reason and element (the router's `drops` handler):\n")
     for reason, c in sorted(drops.items(), key=lambda x: -x[1]):
         w(f"  {c:6}  {reason}\n")
     total_drops = sum(drops.values())
-    w(f"  {total_drops:6}  total\n\n")
+    w(f"  {total_drops:6}  total\n")
+    # Frames the configuration sends to a Discard on purpose (not IP or ARP).
+    discarded = sum(num(h, k[:-len(".class")] + ".count") for k, v in h.items()
+                    if k.endswith(".class") and v.strip() == "Discard")
+    w(f"  {discarded:6}  discarded by the configuration (Discard elements)\n\n")
 
     # Accounting: every input frame has exactly one fate.
     arp_replies_in = kinds.get("ARP reply (neighbour announces itself)", 0)
@@ -404,29 +380,29 @@ def summarize(d, handler_text, out=sys.stdout):
     answered = sum(num(h, f"ar_{i['name']}.replies") for i in IFS)
     pending = sum(num(h, f"arpq_{i['name']}.length") for i in IFS)
     icmp_errors = sum(v for k, v in icmp.items() if not k.startswith("echo"))
-    # ICMP errors replace the packet they report (counted in the drops above) except
-    # redirects, whose packet is also forwarded.
-    accounted = learned + answered + forwarded_pkts + len(host) + total_drops + pending
+    # An ICMP error replaces the packet it reports, except a redirect, whose packet is also
+    # forwarded.
+    replaced = sum(v for k, v in icmp.items() if not k.startswith("echo") and "redirect" not in k)
+    accounted = (learned + answered + forwarded_pkts + len(host) + replaced + total_drops
+                 + discarded + pending)
     res.update({"total_in": total_in, "arp_learned": learned, "arp_answered": answered,
                 "pending": pending, "total_dropped": total_drops, "total_forwarded": forwarded_pkts,
-                "icmp_errors": icmp_errors, "accounted": accounted})
+                "icmp_errors": icmp_errors, "discarded": discarded, "accounted": accounted})
     w("Accounting (each input frame has one fate):\n")
     w(f"  {learned} ARP replies learned + {answered} ARP requests answered + {forwarded_pkts} forwarded"
-      f" + {len(host)} to the router + {total_drops} dropped + {pending} waiting for ARP"
+      f" + {len(host)} to the router + {replaced} answered by an ICMP error + {total_drops} dropped"
+      f" + {discarded} discarded + {pending} waiting for ARP"
       f" = {accounted} of {total_in} input frames: {'OK' if accounted == total_in else 'MISMATCH'}\n")
     if arp_replies_in != learned:
         w(f"  note: {arp_replies_in} ARP replies sent, {learned} learned\n")
     return res
 
 
-HANDLERS = ["chk.drop_details", "rt.drops", "host.count"]
+HANDLERS = ["drops", "*.class", "*.count"]
 for _i in IFS:
     _n = _i["name"]
-    HANDLERS += [f"hf_{_n}.drop_details", f"other_{_n}.count", f"ar_{_n}.replies",
-                 f"ar_{_n}.drop_details", f"arpq_{_n}.responses", f"arpq_{_n}.queries",
-                 f"arpq_{_n}.length", f"arpq_{_n}.drop_details", f"db_{_n}.drops",
-                 f"gio_{_n}.drops", f"dt_{_n}.drops", f"fr_{_n}.drops", f"fr_{_n}.fragments",
-                 f"out_{_n}.count"]
+    HANDLERS += [f"ar_{_n}.replies", f"arpq_{_n}.responses", f"arpq_{_n}.queries",
+                 f"arpq_{_n}.length", f"fr_{_n}.fragments"]
 
 
 def ifspecs(d):

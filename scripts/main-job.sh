@@ -4,7 +4,7 @@
 # gateway route), on generated traffic: normal packets, TTL-expired ones, bad checksums,
 # packets to the router itself, ARP requests, over-MTU and DF packets, a same-interface
 # packet (ICMP redirect), an unroutable one, non-IP and foreign-MAC frames. Then prints what
-# was forwarded per interface, dropped (by reason, from the elements' drop handlers) and
+# was forwarded per interface, dropped (by reason and element, from the router's `drops`) and
 # answered with ICMP (by type), and checks that every input frame is accounted for.
 #
 # Usage: scripts/main-job.sh [WORKDIR]   (default: a fresh temporary directory, kept)

@@ -61,12 +61,13 @@ def test_numbers_match_the_traffic(job):
         k["over-MTU with DF (ICMP fragmentation needed)"]
     assert s["icmp"]["redirect (host)"] == k["same-interface (forwarded + ICMP redirect)"]
     d = s["dropped"]
-    assert d["IP header check: bad IP checksum"] == k["bad IP checksum (dropped)"]
-    assert d["no route"] == k["no route (dropped)"]
-    assert sum(v for r, v in d.items() if r.startswith("not IP or ARP")) == \
-        k["IPv6 frame (other protocol, dropped)"]
-    assert sum(v for r, v in d.items() if r.startswith("not for this host")) == \
+    assert d["bad IP checksum (chk)"] == k["bad IP checksum (dropped)"]
+    assert d["no route (rt)"] == k["no route (dropped)"]
+    assert s["discarded"] == k["IPv6 frame (other protocol, dropped)"]
+    assert sum(v for r, v in d.items() if r.startswith("other host")) == \
         k["for another Ethernet host (filtered)"]
+    assert s["total_dropped"] == (k["bad IP checksum (dropped)"] + k["no route (dropped)"]
+                                  + k["for another Ethernet host (filtered)"])
     assert s["pending"] == 0
 
 

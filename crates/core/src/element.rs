@@ -35,7 +35,9 @@ pub struct ElementClass {
 }
 
 impl ElementClass {
-    /// The documentation page: the leading `//!` comment block of the element's source file.
+    /// The documentation page: the leading `//!` comment block of the element's source file,
+    /// then the handler table an unconfigured element declares, with the value of each setting
+    /// (its default).
     pub fn doc(&self) -> String {
         let mut out = String::new();
         for line in self.source.lines() {
@@ -46,6 +48,30 @@ impl ElementClass {
             } else if !t.is_empty() {
                 break;
             }
+        }
+        let mut el = (self.make)();
+        let table = el.handler_table();
+        let specs: Vec<Handler> = table.specs().copied().collect();
+        if !specs.is_empty() {
+            out.push_str("\nHandler table (of an unconfigured element):\n");
+        }
+        for h in specs {
+            let mode = match (h.read, h.write) {
+                (true, true) => "rw",
+                (true, false) => "r",
+                _ => "w",
+            };
+            out.push_str(&format!("  {:<20} {mode}", h.name));
+            if h.param {
+                out.push_str(", takes a parameter");
+            }
+            if h.setting && h.read && !h.param {
+                let v = table.read((*el).as_any_mut(), h.name, "");
+                if let Some(Ok(v)) = v {
+                    out.push_str(&format!(", setting, default {:?}", v.trim_end()));
+                }
+            }
+            out.push('\n');
         }
         out
     }

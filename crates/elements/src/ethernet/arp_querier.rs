@@ -87,7 +87,7 @@ use sluice_wire::{build_arp, ArpPacket, EtherAddr, EthernetFrame, Ipv4Packet, Ip
 
 use super::arp_table::{lock, parse_insert, secs, ARPTable, ArpTable, Reason};
 use crate::ip::address_info;
-use crate::ip::common::{ip_offset, EthArg, IpArg};
+use crate::ip::common::ip_offset;
 
 /// The querier's table: its own, or an ARPTable element's (TABLE).
 enum QuerierTable {
@@ -370,12 +370,12 @@ impl Element for ARPQuerier {
             own.check(args)?;
             self.table = QuerierTable::Own(own);
         }
-        let bcast = args.read::<IpArg>("BROADCAST")?;
+        let bcast = args.read::<Ipv4Addr>("BROADCAST")?;
         let ip: String = args.read_mp("IP")?;
         let t = ip.trim();
         let (addr, len) = if let Some((a, l)) = t.split_once('/') {
-            match (IpArg::from_arg(a), l.parse::<u8>()) {
-                (Ok(a), Ok(l)) if l <= 32 => (a.0, Some(l)),
+            match (Ipv4Addr::from_arg(a), l.parse::<u8>()) {
+                (Ok(a), Ok(l)) if l <= 32 => (a, Some(l)),
                 _ => {
                     args.error("IP: expected IP address");
                     return Err(());
@@ -383,8 +383,8 @@ impl Element for ARPQuerier {
             }
         } else {
             // A name means its address (a /32), else its prefix, as in Click's IPPrefixArg.
-            match IpArg::from_arg(t) {
-                Ok(a) => (a.0, Some(32)),
+            match Ipv4Addr::from_arg(t) {
+                Ok(a) => (a, Some(32)),
                 Err(e) => match sluice_lang::names::lookup_net(t) {
                     Some((a, l)) => (a, Some(l)),
                     None => {
@@ -396,8 +396,8 @@ impl Element for ARPQuerier {
         };
         self.q.ip = addr;
         // ETH may be omitted when IP is an AddressInfo name with an Ethernet address.
-        let eth = match args.read_p::<EthArg>("ETH")? {
-            Some(e) => e.0,
+        let eth = match args.read_p::<EtherAddr>("ETH")? {
+            Some(e) => e,
             None => match address_info::lookup_eth(t) {
                 Some(e) => e,
                 None => {
@@ -408,7 +408,7 @@ impl Element for ARPQuerier {
         };
         self.q.eth = eth;
         self.q.bcast = match bcast {
-            Some(b) => b.0,
+            Some(b) => b,
             None => match len {
                 Some(l) if l < 31 => Ipv4Addr::from(u32::from(addr) | !Ipv4Prefix::mask_of(l)),
                 _ => Ipv4Addr::BROADCAST,
@@ -517,7 +517,7 @@ impl Element for ARPQuerier {
                 Ok(())
             })
             .write("delete", |e, v, cx| {
-                let ip = IpArg::from_arg(v)?.0;
+                let ip = Ipv4Addr::from_arg(v)?;
                 let now = cx.now();
                 e.table.get().get().delete(ip, now, cx);
                 Ok(())

@@ -54,8 +54,6 @@ use sluice_core::{Handlers, Packet, Table, Timestamp};
 use sluice_lang::args::{split_words, Args, FromArg, Seconds};
 use sluice_wire::EtherAddr;
 
-use crate::ip::common::{EthArg, IpArg};
-
 drop_reasons! {
     /// Why an ARPQuerier or its table drops a packet, in `drop_details` order.
     pub(super) enum Reason {
@@ -462,7 +460,7 @@ pub(super) fn parse_insert(v: &str) -> Result<(Ipv4Addr, EtherAddr), String> {
     if w.len() != 2 {
         return Err("expected 'IP ETH'".into());
     }
-    Ok((IpArg::from_arg(&w[0])?.0, EthArg::from_arg(&w[1])?.0))
+    Ok((Ipv4Addr::from_arg(&w[0])?, EtherAddr::from_arg(&w[1])?))
 }
 
 /// The ARPTable element.
@@ -530,7 +528,7 @@ impl Element for ARPTable {
                 Ok(())
             })
             .write("delete", |e, v, cx| {
-                let ip = IpArg::from_arg(v)?.0;
+                let ip = Ipv4Addr::from_arg(v)?;
                 let now = cx.now();
                 lock(&e.table).delete(ip, now, cx);
                 Ok(())
@@ -538,7 +536,9 @@ impl Element for ARPTable {
             .action("clear", |e| lock(&e.table).clear())
             .drop_counts(|e| {
                 let t = lock(&e.table);
-                TABLE_REASONS.map(|r| (Reason::NAMES[r.index()], t.drops.get(r))).to_vec()
+                TABLE_REASONS
+                    .map(|r| (Reason::NAMES[r.index()], t.drops.get(r)))
+                    .to_vec()
             })
             .into()
     }

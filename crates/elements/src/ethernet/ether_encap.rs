@@ -17,8 +17,6 @@ use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::Args;
 use sluice_wire::EtherAddr;
 
-use crate::ip::common::EthArg;
-
 /// The EtherEncap element.
 #[derive(Default)]
 pub struct EtherEncap {
@@ -35,8 +33,8 @@ fn eth(b: &[u8]) -> EtherAddr {
 impl Element for EtherEncap {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         let ty: u16 = args.read_mp("ETHERTYPE")?;
-        let src = args.read_mp::<EthArg>("SRC")?.0;
-        let dst = args.read_mp::<EthArg>("DST")?.0;
+        let src = args.read_mp::<EtherAddr>("SRC")?;
+        let dst = args.read_mp::<EtherAddr>("DST")?;
         self.hdr[0..6].copy_from_slice(&dst.0);
         self.hdr[6..12].copy_from_slice(&src.0);
         self.hdr[12..14].copy_from_slice(&ty.to_be_bytes());

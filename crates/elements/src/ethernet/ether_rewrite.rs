@@ -15,8 +15,6 @@ use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Hand
 use sluice_lang::args::Args;
 use sluice_wire::EtherAddr;
 
-use crate::ip::common::EthArg;
-
 drop_reasons! {
     /// Why EtherRewrite drops a packet.
     enum Reason { Runt => "runt frame" }
@@ -32,8 +30,8 @@ pub struct EtherRewrite {
 
 impl Element for EtherRewrite {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.src = args.read_mp::<EthArg>("SRC")?.0;
-        self.dst = args.read_mp::<EthArg>("DST")?.0;
+        self.src = args.read_mp::<EtherAddr>("SRC")?;
+        self.dst = args.read_mp::<EtherAddr>("DST")?;
         Ok(())
     }
 

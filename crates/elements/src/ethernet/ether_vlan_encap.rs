@@ -27,7 +27,6 @@ use sluice_lang::args::Args;
 use sluice_wire::EtherAddr;
 
 use super::vlan::{VlanTag, TPID_8021Q};
-use crate::ip::common::EthArg;
 
 /// The EtherVLANEncap element.
 #[derive(Default)]
@@ -41,8 +40,8 @@ pub struct EtherVLANEncap {
 impl Element for EtherVLANEncap {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.ethertype = args.read_mp("ETHERTYPE")?;
-        self.src = args.read_mp::<EthArg>("SRC")?.0;
-        self.dst = args.read_mp::<EthArg>("DST")?.0;
+        self.src = args.read_mp::<EtherAddr>("SRC")?;
+        self.dst = args.read_mp::<EtherAddr>("DST")?;
         self.tag = VlanTag::read(args, true)?;
         Ok(())
     }

@@ -23,8 +23,6 @@ use sluice_core::{Packet, PacketType, Table};
 use sluice_lang::args::Args;
 use sluice_wire::EtherAddr;
 
-use crate::ip::common::EthArg;
-
 drop_reasons! {
     /// Why HostEtherFilter drops a frame.
     enum Reason {
@@ -82,7 +80,7 @@ impl HostEtherFilter {
 
 impl Element for HostEtherFilter {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
-        self.me = args.read_mp::<EthArg>("ETHER")?.0;
+        self.me = args.read_mp::<EtherAddr>("ETHER")?;
         self.drop_own = args.read_p::<bool>("DROP_OWN")?.unwrap_or(false);
         let other = args.read_p::<bool>("DROP_OTHER")?;
         self.drop_other = other.unwrap_or(cx.noutputs() < 2);

@@ -59,7 +59,7 @@ use sluice_wire::icmp::*;
 use sluice_wire::ipv4::{OPT_EOL, OPT_LSRR, OPT_NOP, OPT_SSRR, PROTO_ICMP};
 use sluice_wire::{IcmpPacket, Ipv4Packet};
 
-use crate::ip::common::{ip_offset, IpArg, IpList};
+use crate::ip::common::{ip_offset, IpList};
 
 /// The IP ID of the next error, shared by every ICMPError as Click's is.
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
@@ -342,7 +342,7 @@ impl ICMPError {
 
 impl Element for ICMPError {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.src = args.read_mp::<IpArg>("SRC")?.0;
+        self.src = args.read_mp::<Ipv4Addr>("SRC")?;
         (self.ty, self.code) = read_type_code(args)?;
         self.bad = args.read_p::<IpList>("BADADDRS")?.unwrap_or_default().0;
         args.read_into("MTU", &mut self.mtu)?;

@@ -53,7 +53,7 @@ use sluice_wire::checksum::checksum;
 use sluice_wire::ipv4::{HEADER_LEN, PROTO_ICMP};
 use sluice_wire::Ipv4Packet;
 
-use crate::ip::common::{ipv4_header, push_ipv4_header, IpArg};
+use crate::ip::common::{ipv4_header, push_ipv4_header};
 
 /// Length of the ICMP echo header.
 const ECHO_LEN: usize = 8;
@@ -316,8 +316,8 @@ impl ICMPPingSource {
 
 impl Element for ICMPPingSource {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
-        self.src = args.read_mp::<IpArg>("SRC")?.0;
-        self.dst = args.read_mp::<IpArg>("DST")?.0;
+        self.src = args.read_mp::<Ipv4Addr>("SRC")?;
+        self.dst = args.read_mp::<Ipv4Addr>("DST")?;
         let interval = args.read::<Seconds>("INTERVAL")?;
         args.read_into("IDENTIFIER", &mut self.identifier)?;
         self.data = args.read::<Data>("DATA")?.map_or_else(Vec::new, |d| d.0);
@@ -404,13 +404,13 @@ impl Element for ICMPPingSource {
             })
             .read("src", |e| e.src)
             .write("src", |e, v, _| {
-                e.src = IpArg::from_arg(v.trim()).map_err(|_| "syntax error")?.0;
+                e.src = Ipv4Addr::from_arg(v.trim()).map_err(|_| "syntax error")?;
                 Ok(())
             })
             .setting()
             .read("dst", |e| e.dst)
             .write("dst", |e, v, _| {
-                e.dst = IpArg::from_arg(v.trim()).map_err(|_| "syntax error")?.0;
+                e.dst = Ipv4Addr::from_arg(v.trim()).map_err(|_| "syntax error")?;
                 Ok(())
             })
             .setting()

@@ -45,13 +45,13 @@
 //!
 //! Example: `FromIPSummaryDump(trace.txt, STOP true, CHECKSUM true) -> CheckIPHeader -> ...`
 
+use sluice_lang::args::FromArg;
 use sluice_core::sched::DEFAULT_TICKETS;
 use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
 use sluice_core::{InitCx, Packet, Table, Timestamp};
 use sluice_lang::args::{split_words, unquote, Args};
 
 use super::ipsumdump::{field, parse_flowid, parse_proto, Field, FlowId, Record};
-use super::parse_bool;
 
 drop_reasons! {
     /// Why FromIPSummaryDump drops a line.
@@ -372,7 +372,7 @@ impl Element for FromIPSummaryDump {
             .drops(|e| &e.drops)
             .read("active", |e| e.active)
             .write("active", |e, v, cx| {
-                e.active = parse_bool(v)?;
+                e.active = bool::from_arg(v)?;
                 if e.active && !e.ended {
                     cx.reschedule();
                 }

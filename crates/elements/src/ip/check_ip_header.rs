@@ -33,6 +33,7 @@
 //!
 //! Example: `Strip(14) -> CheckIPHeader(INTERFACES 198.18.0.1/24 198.19.0.1/24) -> ...`
 
+use sluice_wire::Ipv4Prefix;
 use std::net::Ipv4Addr;
 
 use sluice_core::toolkit::{pull_sorted, push_sorted, Verdict};
@@ -42,7 +43,7 @@ use sluice_lang::args::{split_words, Args, FromArg};
 use sluice_wire::ipv4::HEADER_LEN;
 use sluice_wire::Ipv4Packet;
 
-use super::common::{is_martian_src, IpList, PrefixArg};
+use super::common::{is_martian_src, IpList};
 
 drop_reasons! {
     /// Why a packet was rejected.
@@ -190,16 +191,15 @@ impl Element for CheckIPHeader {
         }
         if let Some(ifs) = args.read::<String>("INTERFACES")? {
             for w in split_words(&ifs) {
-                match PrefixArg::from_arg(&w) {
-                    Ok(_) => {
+                match Ipv4Prefix::from_arg(&w) {
+                    Ok(pfx) => {
                         // The interface address keeps its host bits: compute its broadcast.
                         let (a, len) = match w.split_once('/') {
                             Some((a, l)) => (a.parse::<Ipv4Addr>().ok(), l.parse::<u8>().ok()),
                             None => (None, None),
                         };
-                        let pfx = PrefixArg::from_arg(&w).unwrap().0;
                         let base = a.map(u32::from).unwrap_or(u32::from(pfx.addr));
-                        let m = sluice_wire::Ipv4Prefix::mask_of(len.unwrap_or(pfx.len));
+                        let m = Ipv4Prefix::mask_of(len.unwrap_or(pfx.len));
                         bad.push(Ipv4Addr::from(base | !m));
                         bad.push(Ipv4Addr::from(base & m));
                     }

@@ -8,17 +8,7 @@ use std::net::Ipv4Addr;
 use sluice_core::{Handlers, Packet, Table};
 use sluice_lang::args::{split_words, FromArg};
 use sluice_wire::ipv4::HEADER_LEN;
-use sluice_wire::{EtherAddr, Ipv4Packet, Ipv4Prefix, Ipv4Repr};
-
-/// An IPv4 address argument: dotted quad, or an AddressInfo name (`eth0`, `eth0:ip`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IpArg(pub Ipv4Addr);
-
-impl FromArg for IpArg {
-    fn from_arg(s: &str) -> Result<Self, String> {
-        Ipv4Addr::from_arg(s).map(IpArg)
-    }
-}
+use sluice_wire::{Ipv4Packet, Ipv4Repr};
 
 /// A destination address argument that may also be `DST_ANNO`, meaning each packet's
 /// destination IP annotation (`None`).
@@ -30,7 +20,7 @@ impl FromArg for DstArg {
         if s.trim() == "DST_ANNO" {
             return Ok(DstArg(None));
         }
-        IpArg::from_arg(s).map(|a| DstArg(Some(a.0)))
+        Ipv4Addr::from_arg(s).map(|a| DstArg(Some(a)))
     }
 }
 
@@ -43,28 +33,6 @@ impl fmt::Display for DstArg {
     }
 }
 
-/// An Ethernet address argument: `00:11:22:33:44:55`, or an AddressInfo name (`eth0`,
-/// `eth0:eth`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EthArg(pub EtherAddr);
-
-impl FromArg for EthArg {
-    fn from_arg(s: &str) -> Result<Self, String> {
-        EtherAddr::from_arg(s).map(EthArg)
-    }
-}
-
-/// An IPv4 prefix argument: `A.B.C.D/LEN`, `A.B.C.D/MASK`, `A.B.C.D MASK`, a bare address,
-/// or an AddressInfo name (its address as a /32; `NAME:ipnet` for its network prefix).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PrefixArg(pub Ipv4Prefix);
-
-impl FromArg for PrefixArg {
-    fn from_arg(s: &str) -> Result<Self, String> {
-        Ipv4Prefix::from_arg(s).map(PrefixArg)
-    }
-}
-
 /// A space-separated list of IPv4 addresses (names allowed).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IpList(pub Vec<Ipv4Addr>);
@@ -73,7 +41,7 @@ impl FromArg for IpList {
     fn from_arg(s: &str) -> Result<Self, String> {
         let mut v = Vec::new();
         for w in split_words(s) {
-            v.push(IpArg::from_arg(&w)?.0);
+            v.push(Ipv4Addr::from_arg(&w)?);
         }
         Ok(IpList(v))
     }

@@ -21,9 +21,8 @@
 //! Example: `dt :: DecIPTTL -> IPFragmenter(1500) -> ...; dt[1] -> ICMPError(198.18.0.1,
 //! timeexceeded) -> rt;`
 
-use sluice_core::toolkit::{pull_sorted, push_sorted, Verdict};
-use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
-use sluice_core::{Packet, Table};
+use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, Packet};
+use sluice_core::{toolkit::Verdict, Table};
 use sluice_lang::args::Args;
 use sluice_wire::Ipv4Packet;
 
@@ -42,70 +41,29 @@ pub struct DecIPTTL {
     drops: Drops<Reason>,
 }
 
-impl Default for DecIPTTL {
-    fn default() -> Self {
-        DecIPTTL {
-            active: true,
-            multicast: true,
-            expired: 0,
-            drops: Drops::default(),
-        }
-    }
-}
-
-impl DecIPTTL {
-    fn action(&mut self, mut p: Packet) -> Verdict {
-        if !self.active {
-            return Verdict::Out(0, p);
-        }
-        let off = ip_offset(&p);
-        if p.len() < off + 20 {
-            self.drops.count(Reason::Malformed);
-            return Verdict::Gone;
-        }
-        let ip = Ipv4Packet::new_unchecked(&p.data()[off..]);
-        if !self.multicast && ip.dst().is_multicast() {
-            return Verdict::Out(0, p);
-        }
-        if ip.ttl() <= 1 {
-            self.expired += 1;
-            return Verdict::Out(1, p);
-        }
-        Ipv4Packet::new_unchecked(&mut p.data_mut()[off..]).decrement_ttl();
-        Verdict::Out(0, p)
-    }
-}
-
 impl Element for DecIPTTL {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         args.read_into("ACTIVE", &mut self.active)?;
         args.read_into("MULTICAST", &mut self.multicast)
     }
 
-    fn push(&mut self, _port: usize, mut batch: Batch, cx: &mut Cx) {
-        // Fast path: every packet is a complete IP header with TTL > 1, so each is
-        // decremented in place and the batch leaves as it came.
-        if self.active
-            && batch.iter().all(|p| {
-                let off = ip_offset(p);
-                p.len() >= off + 20 && p.data()[off + 8] > 1
-            })
-        {
-            for p in batch.iter_mut() {
-                let off = ip_offset(p);
-                let multicast = p.data()[off + 16] >= 224 && p.data()[off + 16] < 240;
-                if self.multicast || !multicast {
-                    Ipv4Packet::new_unchecked(&mut p.data_mut()[off..]).decrement_ttl();
-                }
-            }
-            cx.push(0, batch);
-            return;
+    fn action(&mut self, mut p: Packet, _cx: &mut Cx) -> Verdict {
+        let off = ip_offset(&p);
+        if !self.active {
+            return Verdict::Out(0, p);
+        } else if p.len() < off + 20 {
+            self.drops.count(Reason::Malformed);
+            return Verdict::Gone;
         }
-        push_sorted(batch, cx, |p, _| self.action(p));
-    }
-
-    fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        pull_sorted(max, cx, |p, _| self.action(p))
+        let mut ip = Ipv4Packet::new_unchecked(&mut p.data_mut()[off..]);
+        if !self.multicast && ip.dst().is_multicast() {
+            return Verdict::Out(0, p);
+        } else if ip.ttl() <= 1 {
+            self.expired += 1;
+            return Verdict::Out(1, p);
+        }
+        ip.decrement_ttl();
+        Verdict::Out(0, p)
     }
 
     fn handler_table(&self) -> Handlers {
@@ -124,5 +82,12 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "a/ah",
     flow: "x/x",
     source: include_str!("dec_ip_ttl.rs"),
-    make: || Box::<DecIPTTL>::default(),
+    make: || {
+        Box::new(DecIPTTL {
+            active: true,
+            multicast: true,
+            expired: 0,
+            drops: Drops::default(),
+        })
+    },
 };

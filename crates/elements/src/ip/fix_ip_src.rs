@@ -21,7 +21,7 @@ use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Hand
 use sluice_lang::args::Args;
 use sluice_wire::Ipv4Packet;
 
-use super::common::{ip_offset, IpArg};
+use super::common::ip_offset;
 
 drop_reasons! {
     /// Why FixIPSrc drops a packet.
@@ -37,7 +37,7 @@ pub struct FixIPSrc {
 
 impl Element for FixIPSrc {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.addr = args.read_mp::<IpArg>("IPADDR")?.0;
+        self.addr = args.read_mp::<Ipv4Addr>("IPADDR")?;
         Ok(())
     }
 

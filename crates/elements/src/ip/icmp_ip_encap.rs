@@ -34,8 +34,9 @@ use sluice_wire::icmp::{
 };
 use sluice_wire::ipv4::{HEADER_LEN, PROTO_ICMP};
 use sluice_wire::IcmpPacket;
+use std::net::Ipv4Addr;
 
-use super::common::{ipv4_header, push_ipv4_header, Endpoints, IpArg};
+use super::common::{ipv4_header, push_ipv4_header, Endpoints};
 use crate::icmp::read_type_code;
 
 /// TTL of the IPv4 header.
@@ -90,7 +91,7 @@ impl ICMPIPEncap {
 
 impl Element for ICMPIPEncap {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.ends.src = args.read_mp::<IpArg>("SRC")?.0;
+        self.ends.src = args.read_mp::<Ipv4Addr>("SRC")?;
         self.ends.dst = args.read_mp("DST")?;
         (self.ty, self.code) = read_type_code(args)?;
         self.ident = args.read_p("IDENTIFIER")?.unwrap_or(self.ident);

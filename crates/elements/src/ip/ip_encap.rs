@@ -21,8 +21,9 @@
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::Args;
 use sluice_wire::Ipv4Repr;
+use std::net::Ipv4Addr;
 
-use super::common::{ipv4_header, push_ipv4_header, Endpoints, IpArg, ProtoArg};
+use super::common::{ipv4_header, push_ipv4_header, Endpoints, ProtoArg};
 
 /// The IPEncap element.
 pub struct IPEncap {
@@ -50,7 +51,7 @@ impl Default for IPEncap {
 impl Element for IPEncap {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.proto = args.read_mp::<ProtoArg>("PROTO")?.0;
-        self.ends.src = args.read_mp::<IpArg>("SRC")?.0;
+        self.ends.src = args.read_mp::<Ipv4Addr>("SRC")?;
         self.ends.dst = args.read_mp("DST")?;
         args.read_into("TOS", &mut self.tos)?;
         if let Some(d) = args.read::<u8>("DSCP")? {

@@ -42,7 +42,7 @@ use sluice_lang::args::Args;
 use sluice_wire::ipv4::{OPT_EOL, OPT_NOP, OPT_RR, OPT_TS};
 use sluice_wire::Ipv4Packet;
 
-use super::common::{ip_offset, IpArg, IpList};
+use super::common::{ip_offset, IpList};
 
 drop_reasons! {
     /// Why IPGWOptions drops a packet.
@@ -205,7 +205,7 @@ impl IPGWOptions {
 
 impl Element for IPGWOptions {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.my = args.read_mp::<IpArg>("MYADDR")?.0;
+        self.my = args.read_mp::<Ipv4Addr>("MYADDR")?;
         self.others = args.read_p::<IpList>("OTHERADDRS")?.unwrap_or_default().0;
         Ok(())
     }

@@ -14,8 +14,6 @@ use std::net::Ipv4Addr;
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::Args;
 
-use super::common::IpArg;
-
 /// The SetIPAddress element.
 pub struct SetIPAddress {
     addr: Ipv4Addr,
@@ -23,7 +21,7 @@ pub struct SetIPAddress {
 
 impl Element for SetIPAddress {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.addr = args.read_mp::<IpArg>("ADDR")?.0;
+        self.addr = args.read_mp::<Ipv4Addr>("ADDR")?;
         Ok(())
     }
 

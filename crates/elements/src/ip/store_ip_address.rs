@@ -19,7 +19,7 @@ use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Hand
 use sluice_lang::args::{Args, FromArg};
 use sluice_wire::Ipv4Packet;
 
-use super::common::{ip_offset, IpArg};
+use super::common::ip_offset;
 
 drop_reasons! {
     /// Why StoreIPAddress drops a packet.
@@ -53,8 +53,8 @@ impl Element for StoreIPAddress {
         let rest = args.rest();
         let (addr, off) = match rest.len() {
             1 => (None, &rest[0]),
-            2 => match IpArg::from_arg(&rest[0]) {
-                Ok(a) => (Some(a.0), &rest[1]),
+            2 => match Ipv4Addr::from_arg(&rest[0]) {
+                Ok(a) => (Some(a), &rest[1]),
                 Err(e) => {
                     args.error(format!("ADDR: {}", e));
                     return Err(());

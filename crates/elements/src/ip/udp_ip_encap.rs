@@ -28,8 +28,9 @@ use sluice_lang::args::Args;
 use sluice_wire::ipv4::{HEADER_LEN, PROTO_UDP};
 use sluice_wire::udp::HEADER_LEN as UDP_HEADER_LEN;
 use sluice_wire::UdpPacket;
+use std::net::Ipv4Addr;
 
-use super::common::{ipv4_header, push_ipv4_header, Endpoints, IpArg, PortArg};
+use super::common::{ipv4_header, push_ipv4_header, Endpoints, PortArg};
 
 /// TTL of the IPv4 header.
 const TTL: u8 = 250;
@@ -57,7 +58,7 @@ impl Default for UDPIPEncap {
 
 impl Element for UDPIPEncap {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
-        self.ends.src = args.read_mp::<IpArg>("SRC")?.0;
+        self.ends.src = args.read_mp::<Ipv4Addr>("SRC")?;
         self.sport = args.read_mp("SPORT")?;
         self.ends.dst = args.read_mp("DST")?;
         self.dport = args.read_mp("DPORT")?;

@@ -22,11 +22,11 @@
 //! Example: `src -> b :: Bypass -> sink; b[1] -> Print(debug) -> sink;`, then write
 //! `b.active true` to turn printing on.
 
+use sluice_lang::args::FromArg;
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx};
 use sluice_core::{PassThrough, Table};
 use sluice_lang::args::Args;
 
-use super::discard::parse_bool;
 
 /// The Bypass element.
 #[derive(Default)]
@@ -75,7 +75,7 @@ impl Element for Bypass {
         Table::<Self>::new()
             .read("active", |e| e.active)
             .write("active", |e, v, cx| {
-                let active = parse_bool(v)?;
+                let active = bool::from_arg(v)?;
                 if active != e.active {
                     e.active = active;
                     e.fix(cx);

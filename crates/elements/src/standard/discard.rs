@@ -13,6 +13,7 @@
 //!
 //! Handlers: `count` (r, packets discarded), `reset_counts` (w), `active` (rw).
 
+use sluice_lang::args::FromArg;
 use sluice_core::{Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx};
 use sluice_core::{PullNotes, Table};
 use sluice_lang::args::Args;
@@ -79,7 +80,7 @@ impl Element for Discard {
             .action("reset_counts", |e| e.count = 0)
             .read("active", |e| e.active)
             .write("active", |e, v, cx| {
-                e.active = parse_bool(v)?;
+                e.active = bool::from_arg(v)?;
                 if e.active && !cx.input_is_push(0) {
                     cx.reschedule();
                 }

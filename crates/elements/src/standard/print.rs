@@ -34,13 +34,13 @@
 //!
 //! Example: `FromDump(f.pcap) -> Print(in, 64) -> Discard`
 
+use sluice_lang::args::FromArg;
 use std::fmt::Write as _;
 use std::io::Write as _;
 
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::Args;
 
-use super::discard::parse_bool;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Contents {
@@ -168,7 +168,7 @@ impl Element for Print {
             args.read_into(old, &mut self.maxlen)?;
         }
         if let Some(c) = args.read::<String>("CONTENTS")? {
-            self.contents = match parse_bool(&c) {
+            self.contents = match bool::from_arg(&c) {
                 Ok(true) => Contents::Hex,
                 Ok(false) => Contents::None,
                 Err(_) => match c.to_ascii_uppercase().as_str() {

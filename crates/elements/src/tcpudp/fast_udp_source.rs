@@ -43,7 +43,7 @@ use sluice_wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4, HEADER_LEN as ETHER_L
 use sluice_wire::ipv4::{HEADER_LEN as IP_LEN, PROTO_UDP};
 use sluice_wire::{EtherAddr, UdpPacket};
 
-use crate::ip::common::{ipv4_header, push_ipv4_header, EthArg, IpArg, PortArg};
+use crate::ip::common::{ipv4_header, push_ipv4_header, PortArg};
 use crate::standard::util::GapRate;
 
 /// The smallest frame FastUDPSource sends.
@@ -141,11 +141,11 @@ impl Element for FastUDPSource {
         let rate: u32 = args.read_mp("RATE")?;
         let limit: i64 = args.read_mp("LIMIT")?;
         let AtMost(length) = args.read_mp::<PacketLen>("LENGTH")?;
-        self.src_eth = args.read_mp::<EthArg>("SRCETH")?.0;
-        self.src = args.read_mp::<IpArg>("SRCIP")?.0;
+        self.src_eth = args.read_mp::<EtherAddr>("SRCETH")?;
+        self.src = args.read_mp::<Ipv4Addr>("SRCIP")?;
         self.sport = args.read_mp::<PortArg>("SPORT")?.0;
-        self.dst_eth = args.read_mp::<EthArg>("DSTETH")?.0;
-        self.dst = args.read_mp::<IpArg>("DSTIP")?.0;
+        self.dst_eth = args.read_mp::<EtherAddr>("DSTETH")?;
+        self.dst = args.read_mp::<Ipv4Addr>("DSTIP")?;
         self.dport = args.read_mp::<PortArg>("DPORT")?.0;
         self.checksum = args.read_p("CHECKSUM")?.unwrap_or(self.checksum);
         self.interval = args.read_p("INTERVAL")?.unwrap_or(self.interval);
