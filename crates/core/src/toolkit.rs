@@ -1,6 +1,7 @@
 //! Building blocks every element family uses: sorting packets between outputs by verdict
-//! (push and pull paths), pushing a batch whose packets go to different outputs, and
-//! collecting packets for one output into batches.
+//! (push and pull paths), pushing a batch whose packets go to different outputs,
+//! collecting packets for one output into batches, the handler calls that arguments name
+//! (END_CALL, COUNT_CALL), and counting packets and bytes with their rates.
 //!
 //! A packet sent to an output that is not connected is dropped and counted by the router as
 //! a drop of the element (reason "pushed to an unconnected output"), as Click's
@@ -8,7 +9,10 @@
 
 use crate::batch::Batch;
 use crate::context::Cx;
+use crate::handlers::{Handlers, Table};
 use crate::packet::Packet;
+use crate::time::Timestamp;
+use sluice_lang::args::{Args, FromArg};
 
 /// Where a packet goes after an element looked at it.
 pub enum Verdict {
@@ -136,6 +140,14 @@ impl OutBatch {
         }
     }
 
+    /// Pushes the packets collected so far, if any, so that what the element does next (a
+    /// handler call) comes after they have left.
+    pub fn send(&mut self, cx: &mut Cx) {
+        if !self.batch.is_empty() {
+            cx.push(self.port, std::mem::take(&mut self.batch));
+        }
+    }
+
     /// Pushes what is left.
     #[inline]
     pub fn flush(self, cx: &mut Cx) {
@@ -146,7 +158,8 @@ impl OutBatch {
 }
 
 /// A write-handler call named in a configuration argument (Click's `HandlerCall`), such as
-/// END_CALL's `HANDLER [VALUE]`: HANDLER is `ELEMENT.NAME`, or a router handler (`stop`).
+/// END_CALL's `HANDLER [VALUE]`: HANDLER is `ELEMENT.NAME`, or a router handler (`stop`); a
+/// quoted HANDLER is unquoted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HandlerCall {
     /// The handler path.
@@ -155,9 +168,22 @@ pub struct HandlerCall {
     pub value: String,
 }
 
-impl sluice_lang::args::FromArg for HandlerCall {
+/// `s` (trimmed) with its first word unquoted, if that word is quoted: Click unquotes a
+/// HANDLER (`cp_handler_name`), and a call quoted whole as one word (`"c.write 5"`) is read as
+/// the call it holds.
+fn unquote_first(s: &str) -> Option<String> {
+    let q = s.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let end = s[1..].find(q).map_or(s.len(), |i| i + 2);
+    let inner = sluice_lang::args::unquote(&s[..end]);
+    Some(format!("{} {}", inner, s[end..].trim()))
+}
+
+impl FromArg for HandlerCall {
     fn from_arg(s: &str) -> Result<Self, String> {
         let s = s.trim();
+        if let Some(u) = unquote_first(s) {
+            return HandlerCall::from_arg(&u);
+        }
         let (handler, value) = s
             .split_once(char::is_whitespace)
             .map_or((s, ""), |(h, v)| (h, v.trim()));
@@ -178,6 +204,12 @@ impl HandlerCall {
             .map_err(|e| format!("{}: {}", self.handler, e))
     }
 
+    /// [`HandlerCall::check`] for the call given as argument `what` (such as `END_CALL`): the
+    /// error reads `WHAT: HANDLER: error`, as an element's initialisation reports it.
+    pub fn check_as(&self, what: &str, cx: &Cx) -> Result<(), String> {
+        self.check(cx).map_err(|e| format!("{what}: {e}"))
+    }
+
     /// Makes the call; a failure is reported on standard error as `ELEMENT: WHAT HANDLER:
     /// error` (`what` names the argument, such as `END_CALL`).
     pub fn call(&self, what: &str, cx: &mut Cx) {
@@ -187,10 +219,223 @@ impl HandlerCall {
     }
 }
 
+/// A handler call made when a count reaches a threshold (Click's `N HANDLER [VALUE]`
+/// arguments, such as Counter's COUNT_CALL): N is a decimal count, the rest a
+/// [`HandlerCall`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CountCall {
+    /// The count N.
+    pub at: u64,
+    /// The call.
+    pub call: HandlerCall,
+}
+
+impl FromArg for CountCall {
+    fn from_arg(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if let Some(u) = unquote_first(s) {
+            return CountCall::from_arg(&u);
+        }
+        let err = || "expected 'N HANDLER [VALUE]'".to_string();
+        let (n, rest) = s.split_once(char::is_whitespace).ok_or_else(err)?;
+        Ok(CountCall {
+            at: n.parse().map_err(|_| err())?,
+            call: HandlerCall::from_arg(rest).map_err(|_| err())?,
+        })
+    }
+}
+
+/// What a [`Trigger`] watches in a [`Tally`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Watch {
+    /// The packet count: the call is due when it equals N (Click's COUNT_CALL).
+    #[default]
+    Packets,
+    /// The byte count: the call is due once it is at least N (BYTE_COUNT_CALL).
+    Bytes,
+}
+
+/// A [`CountCall`] argument as an element keeps it (Counter's COUNT_CALL): checked at
+/// initialisation, made once when the count it watches reaches N, and again after
+/// [`Trigger::rearm`].
+#[derive(Clone, Debug, Default)]
+pub struct Trigger {
+    /// The argument's name, such as `COUNT_CALL`.
+    what: &'static str,
+    /// The count it watches.
+    watch: Watch,
+    /// The call; `None` without the argument.
+    call: Option<CountCall>,
+    /// True once made, until re-armed.
+    fired: bool,
+}
+
+impl Trigger {
+    /// Reads the optional keyword argument `what` (`N HANDLER [VALUE]`), a call on `watch`.
+    /// Errors are recorded in `args`, as its readers do.
+    #[allow(clippy::result_unit_err)]
+    pub fn read(args: &mut Args, what: &'static str, watch: Watch) -> Result<Trigger, ()> {
+        Ok(Trigger {
+            what,
+            watch,
+            call: args.read(what)?,
+            fired: false,
+        })
+    }
+
+    /// Checks the call's handler as Click does at initialisation (`WHAT: HANDLER: error`).
+    pub fn check(&self, cx: &Cx) -> Result<(), String> {
+        self.call
+            .as_ref()
+            .map_or(Ok(()), |c| c.call.check_as(self.what, cx))
+    }
+
+    /// True while the call is still to be made.
+    pub fn armed(&self) -> bool {
+        self.call.is_some() && !self.fired
+    }
+
+    /// True if the call is still to be made and `tally` has reached N.
+    pub fn due(&self, tally: &Tally) -> bool {
+        self.call.as_ref().is_some_and(|c| {
+            !self.fired
+                && match self.watch {
+                    Watch::Packets => tally.count == c.at,
+                    Watch::Bytes => tally.bytes >= c.at,
+                }
+        })
+    }
+
+    /// Makes the call, which is then disarmed.
+    pub fn fire(&mut self, cx: &mut Cx) {
+        if let Some(c) = &self.call {
+            self.fired = true;
+            c.call.call(self.what, cx);
+        }
+    }
+
+    /// Arms the call again (a reset).
+    pub fn rearm(&mut self) {
+        self.fired = false;
+    }
+
+    /// A write of `N HANDLER [VALUE]` to the handler that sets the call (named as the argument,
+    /// in lower case): checks the handler as at initialisation, then replaces and arms the
+    /// call.
+    pub fn set(&mut self, value: &str, cx: &Cx) -> Result<(), String> {
+        let name = self.what.to_ascii_lowercase();
+        let c = CountCall::from_arg(value).map_err(|e| format!("{name}: {e}"))?;
+        c.call.check_as(&name, cx)?;
+        (self.call, self.fired) = (Some(c), false);
+        Ok(())
+    }
+
+    /// The element's read/write handler `name` for the call, for [`Table::nest`]: a read gives
+    /// N, or nothing without a call; a write sets the call ([`Trigger::set`]). Counter's
+    /// `count_call`.
+    pub fn handler_rw(name: &'static str) -> Handlers {
+        Table::<Trigger>::new()
+            .read_with(name, |t| {
+                t.call.as_ref().map_or(String::new(), |c| c.at.to_string())
+            })
+            .write(name, |t, v, cx| t.set(v, cx))
+            .setting()
+            .into()
+    }
+
+    /// The element's write-only handler `name` that sets the call ([`Trigger::set`]), for
+    /// [`Table::nest`]. Counter's `byte_count_call`.
+    pub fn handler_w(name: &'static str) -> Handlers {
+        Table::<Trigger>::new()
+            .write(name, |t, v, cx| t.set(v, cx))
+            .into()
+    }
+}
+
+/// Packets and bytes counted, with their rates over windows of at least one second (Click's
+/// Counter). Its [`Tally::handlers`]: `count`, `byte_count`, `rate`, `bit_rate`, `byte_rate`.
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
+    /// Packets counted.
+    pub count: u64,
+    /// Bytes counted.
+    pub bytes: u64,
+    /// When the open rate window started (zero: none open yet), and the counts then.
+    start: (Timestamp, u64, u64),
+    /// Packets per second over the last closed window.
+    rate: f64,
+    /// Bytes per second over the last closed window.
+    byte_rate: f64,
+}
+
+impl Tally {
+    /// The shortest rate window.
+    const WINDOW: Timestamp = Timestamp(1_000_000_000);
+
+    /// Counts the packets of `batch` and brings the rates up to `now`.
+    #[inline]
+    pub fn add_batch(&mut self, batch: &Batch, now: Timestamp) {
+        self.count += batch.len() as u64;
+        self.bytes += batch.byte_len() as u64;
+        self.update(now);
+    }
+
+    /// Counts a packet of `len` bytes; each of `calls` that is then due is made, after
+    /// `before(cx)` (which can send on the packets before this one). Call
+    /// [`Tally::update`] after the batch.
+    #[inline]
+    pub fn count_one(
+        &mut self,
+        len: usize,
+        calls: &mut [Trigger],
+        cx: &mut Cx,
+        mut before: impl FnMut(&mut Cx),
+    ) {
+        self.count += 1;
+        self.bytes += len as u64;
+        for call in calls.iter_mut().filter(|c| c.due(self)) {
+            before(cx);
+            call.fire(cx);
+        }
+    }
+
+    /// Brings the rates up to `now`, after counting: once the open window has lasted a second,
+    /// its rates are kept and the next window opens.
+    pub fn update(&mut self, now: Timestamp) {
+        let (start, count, bytes) = self.start;
+        let dt = now - start;
+        if dt < Self::WINDOW {
+            return;
+        }
+        if start != Timestamp::ZERO {
+            let secs = dt.0 as f64 / 1e9;
+            self.rate = self.count.saturating_sub(count) as f64 / secs;
+            self.byte_rate = self.bytes.saturating_sub(bytes) as f64 / secs;
+        }
+        self.start = (now, self.count, self.bytes);
+    }
+
+    /// Zeroes the counts and forgets the rates; the next update opens a window.
+    pub fn reset(&mut self) {
+        *self = Tally::default();
+    }
+
+    /// The handlers `count`, `byte_count` (r) and `rate`, `bit_rate`, `byte_rate` (r: per
+    /// second over the last window, rounded), for [`Table::nest`].
+    pub fn handlers() -> Handlers {
+        Table::<Tally>::new()
+            .read("count", |t| t.count)
+            .read("byte_count", |t| t.bytes)
+            .read("rate", |t| format!("{:.0}", t.rate))
+            .read("bit_rate", |t| format!("{:.0}", t.byte_rate * 8.0))
+            .read("byte_rate", |t| format!("{:.0}", t.byte_rate))
+            .into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sluice_lang::args::FromArg;
 
     #[test]
     fn handler_call_parses_handler_and_value() {
@@ -199,5 +444,43 @@ mod tests {
         let c = HandlerCall::from_arg("s.run  a b").unwrap();
         assert_eq!((c.handler.as_str(), c.value.as_str()), ("s.run", "a b"));
         assert!(HandlerCall::from_arg("  ").is_err());
+        let c = HandlerCall::from_arg("\"c.reset\"").unwrap();
+        assert_eq!((c.handler.as_str(), c.value.as_str()), ("c.reset", ""));
+        let c = HandlerCall::from_arg("'s.run a' b").unwrap();
+        assert_eq!((c.handler.as_str(), c.value.as_str()), ("s.run", "a b"));
+        assert!(HandlerCall::from_arg("\"\"").is_err());
+    }
+
+    #[test]
+    fn count_call_parses_count_and_call() {
+        let c = CountCall::from_arg("5 s.switch 1").unwrap();
+        assert_eq!(c.at, 5);
+        assert_eq!(
+            (c.call.handler.as_str(), c.call.value.as_str()),
+            ("s.switch", "1")
+        );
+        assert_eq!(CountCall::from_arg("\"5 stop\"").unwrap().at, 5);
+        for bad in ["", "5", "x stop", "-1 stop"] {
+            assert!(CountCall::from_arg(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn tally_rates_cover_the_last_second() {
+        let mut t = Tally::default();
+        let s = |n: i64| Timestamp(n * 1_000_000_000);
+        let mut b = Batch::new();
+        for _ in 0..25 {
+            let _ = b.push(Packet::from_bytes(&[0; 10]));
+        }
+        t.add_batch(&Batch::new(), s(10));
+        t.add_batch(&b, s(10) + Timestamp(500));
+        assert_eq!(t.rate, 0.0);
+        t.add_batch(&b, s(12));
+        assert_eq!((t.count, t.bytes), (50, 500));
+        assert_eq!((t.rate, t.byte_rate), (25.0, 250.0));
+        t.reset();
+        t.update(s(13));
+        assert_eq!((t.count, t.rate), (0, 0.0));
     }
 }

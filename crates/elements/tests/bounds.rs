@@ -1,21 +1,15 @@
 //! Size and resource arguments are bounded at configuration time, with Click's wording: no
 //! configuration can make an element allocate gigabytes.
 
-use sluice_core::{Router, RouterOptions};
+use sluice_testkit::Kit;
 
+/// The errors of `conf` on `threads` threads; empty if it builds.
 fn errors(conf: &str, threads: usize) -> String {
-    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
-    match Router::new(
-        flat,
-        &sluice_elements::library(),
-        RouterOptions {
-            threads,
-            ..Default::default()
-        },
-    ) {
-        Ok(_) => String::new(),
-        Err(e) => e.join("\n"),
-    }
+    Kit::new()
+        .threads(threads)
+        .build(conf)
+        .err()
+        .unwrap_or_default()
 }
 
 #[test]

@@ -6,12 +6,13 @@
 
 use std::collections::HashMap;
 
-use sluice_core::{Router, RouterOptions};
+use sluice_core::Router;
 use sluice_elements::classify::{classifier, ip_classifier, ip_filter, ipexpr};
 use sluice_elements::lookup::dir24::Dir24;
 use sluice_elements::lookup::radix::Radix;
 use sluice_elements::lookup::range::Ranges;
 use sluice_elements::lookup::table::{mask_of, Linear, Lpm, Route, RouteTable};
+use sluice_testkit::{config_error, fuzz_seeds, num, router};
 
 // ---------------------------------------------------------------- packet building
 
@@ -79,33 +80,8 @@ const B: [u8; 4] = [192, 168, 1, 7];
 
 // ---------------------------------------------------------------- running configurations
 
-fn router(conf: &str) -> Router {
-    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
-    Router::new(
-        flat,
-        &sluice_elements::library(),
-        RouterOptions {
-            simtime: true,
-            ..Default::default()
-        },
-    )
-    .unwrap_or_else(|e| panic!("{}\n{}", conf, e.join("\n")))
-}
-
-fn config_error(conf: &str) -> String {
-    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
-    match Router::new(flat, &sluice_elements::library(), RouterOptions::default()) {
-        Ok(_) => panic!("configuration should fail: {}", conf),
-        Err(e) => e.join("\n"),
-    }
-}
-
 fn hex(p: &[u8]) -> String {
     p.iter().map(|b| format!("{:02x}", b)).collect()
-}
-
-fn count(r: &mut Router, h: &str) -> u64 {
-    r.read_path(h).unwrap().trim().parse().unwrap()
 }
 
 /// Sends `pkt` (after `pre`, e.g. `MarkIPHeader(14) ->`) through `elem` with `nout` outputs;
@@ -124,12 +100,12 @@ fn route_of(pre: &str, elem: &str, nout: usize, pkt: &[u8]) -> Option<usize> {
     r.run_until_idle();
     let mut got = None;
     for i in 0..nout {
-        if count(&mut r, &format!("k{i}.count")) == 1 {
+        if num(&mut r, &format!("k{i}.count")) == 1 {
             assert!(got.is_none());
             got = Some(i);
         }
     }
-    let drops = count(&mut r, "c.drops");
+    let drops = num(&mut r, "c.drops");
     assert_eq!(drops, got.is_none() as u64, "{}", conf);
     got
 }
@@ -862,17 +838,8 @@ fn real_table_ranges_agree_with_dir24() {
 // ---------------------------------------------------------------- fuzz corpus
 
 fn corpus(name: &str) -> Vec<Vec<u8>> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fuzz/corpus")
-        .join(name);
-    let mut v: Vec<Vec<u8>> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {}", dir.display(), e))
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_file())
-        .map(|e| std::fs::read(e.path()).unwrap())
-        .collect();
+    let v = fuzz_seeds(name);
     assert!(v.len() >= 5, "corpus {name} has too few seeds");
-    v.sort();
     v
 }
 

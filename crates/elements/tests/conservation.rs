@@ -1,81 +1,18 @@
 //! Packet conservation: every packet a source emits leaves through a sink, waits in a queue,
 //! or is counted as a drop — at the end of a run stopped by its sources (which drains the
 //! packets in flight), with one thread and with two, also while other threads keep the
-//! machine's cores busy. The accounting is generic: sources and sinks by class, what every
-//! queue holds (the Storage interface), and the router-wide `drops` handler (every drop of
-//! every element, by reason).
+//! machine's cores busy. The accounting (`sluice_testkit::account`) is generic: sources and
+//! sinks by class, what every queue holds (the Storage interface), and the router-wide
+//! `drops` handler (every drop of every element, by reason).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use sluice_core::{Router, RouterOptions};
-
-/// Classes whose `count` is packets put into the graph.
-const SOURCES: &[&str] = &["InfiniteSource", "FromDump", "RatedSource", "TimedSource"];
-/// Classes whose `count` is packets taken out of the graph.
-const SINKS: &[&str] = &["Discard", "ToDump"];
-
-fn build(conf: &str, threads: usize, defines: &[(&str, &str)]) -> Router {
-    let d: Vec<(String, String)> = defines
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let flat = sluice_lang::parse_config(conf, "test.click", &d).expect("parses");
-    Router::new(
-        flat,
-        &sluice_elements::library(),
-        RouterOptions {
-            threads,
-            ..Default::default()
-        },
-    )
-    .unwrap_or_else(|e| panic!("{}", e.join("\n")))
-}
-
-fn num(r: &mut Router, path: &str) -> u64 {
-    r.read_path(path)
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
-        .trim()
-        .parse()
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-/// Packets in, out, queued and dropped, summed over the whole router.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Account {
-    into: u64,
-    out: u64,
-    queued: u64,
-    dropped: u64,
-}
-
-fn account(r: &mut Router) -> Account {
-    let mut a = Account::default();
-    for e in 0..r.nelements() {
-        let name = r.element_name(e).to_string();
-        let class = r.read_handler(Some(e), "class").unwrap();
-        let class = class.trim();
-        if SOURCES.contains(&class) {
-            a.into += num(r, &format!("{name}.count"));
-        } else if SINKS.contains(&class) {
-            a.out += num(r, &format!("{name}.count"));
-        }
-        if let Some((len, _)) = r.storage_of(e) {
-            a.queued += len as u64;
-        }
-    }
-    a.dropped = r
-        .read_path("drops")
-        .unwrap()
-        .lines()
-        .map(|l| l.rsplit('\t').next().unwrap().parse::<u64>().unwrap())
-        .sum();
-    a
-}
+use sluice_testkit::{assert_conserved, conf_file, num, router_with, Account, TempDir};
 
 /// Runs `conf` to its end and checks that in = out + queued + dropped; returns the account.
 fn conserved(conf: &str, threads: usize, defines: &[(&str, &str)], busy: bool) -> Account {
-    let mut r = build(conf, threads, defines);
+    let mut r = router_with(conf, threads, defines, &[]);
     let stop = Arc::new(AtomicBool::new(false));
     let spinners: Vec<_> = (0..if busy { 2 } else { 0 })
         .map(|_| {
@@ -93,35 +30,28 @@ fn conserved(conf: &str, threads: usize, defines: &[(&str, &str)], busy: bool) -
         s.join().unwrap();
     }
     r.cleanup();
-    let a = account(&mut r);
-    assert!(a.into > 0, "{conf}: nothing flowed");
-    assert_eq!(
-        a.into,
-        a.out + a.queued + a.dropped,
-        "{conf} on {threads} thread(s): {a:?}"
-    );
-    a
+    assert_conserved(&mut r, &format!("{conf} on {threads} thread(s)"))
 }
 
-fn tmp_pcap(tag: &str, n: usize) -> String {
-    let dir =
-        std::env::temp_dir().join(format!("sluice-conservation-{}-{tag}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("in.pcap").to_string_lossy().into_owned();
-    let mut r = build(
+/// A directory holding `in.pcap`, a capture of `n` packets, and that file's path.
+fn tmp_pcap(tag: &str, n: usize) -> (TempDir, String) {
+    let dir = TempDir::new(&format!("conservation-{tag}"));
+    let path = dir.file("in.pcap");
+    let mut r = router_with(
         &format!("InfiniteSource(LIMIT {n}, BURST 32, STOP true) -> ToDump({path})"),
         1,
+        &[],
         &[],
     );
     r.run();
     r.cleanup();
-    path
+    (dir, path)
 }
 
 /// The stop drains what is in flight: queues behind a finished source reach their sinks.
 #[test]
 fn a_finished_source_drains_every_queue() {
-    let input = tmp_pcap("drain", 1000);
+    let (_dir, input) = tmp_pcap("drain", 1000);
     for conf in [
         format!("FromDump({input}, STOP true) -> Queue(2000) -> ToDump({input}.1)"),
         format!(
@@ -144,7 +74,7 @@ fn a_finished_source_drains_every_queue() {
 /// puller loses nothing.
 #[test]
 fn sources_push_only_into_room_downstream() {
-    let input = tmp_pcap("room", 1000);
+    let (_dir, input) = tmp_pcap("room", 1000);
     for (conf, n) in [
         (
             "InfiniteSource(LIMIT 100000, STOP true) -> q :: Queue -> Unqueue(BURST 1) \
@@ -169,7 +99,7 @@ fn sources_push_only_into_room_downstream() {
 /// router stops, and the cross-thread full notifier holds the source back.
 #[test]
 fn two_threads_under_load_lose_nothing() {
-    let input = tmp_pcap("threads", 1000);
+    let (_dir, input) = tmp_pcap("threads", 1000);
     for conf in [
         format!("FromDump({input}, STOP true) -> ThreadSafeQueue(2000) -> ToDump({input}.3)"),
         format!(
@@ -184,11 +114,6 @@ fn two_threads_under_load_lose_nothing() {
             assert_eq!((a.out, a.dropped), (a.into, 0), "{conf}, busy {busy}");
         }
     }
-}
-
-fn conf_file(name: &str) -> String {
-    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conf/");
-    std::fs::read_to_string(format!("{p}{name}")).expect("conf file")
 }
 
 /// The example configurations that run on generated traffic balance, on one thread and two.
@@ -218,19 +143,21 @@ fn example_configurations_balance() {
 #[test]
 fn router_wide_drops_name_element_and_reason() {
     for threads in [1, 2] {
-        let mut r = build(
+        let mut r = router_with(
             "InfiniteSource(LIMIT 40, STOP true) -> c :: CheckIPHeader -> Discard",
             threads,
+            &[],
             &[],
         );
         r.run();
         assert_eq!(r.read_path("drops").unwrap(), "c\tbad IP version\t40\n");
         assert_eq!(num(&mut r, "c.drops"), 40);
-        let mut r = build(
+        let mut r = router_with(
             "InfiniteSource(DATA \\<45000014 00000000 01110000 c6120001 c6120002>, LIMIT 30,
                             STOP true)
                -> dt :: DecIPTTL -> Discard",
             threads,
+            &[],
             &[],
         );
         r.run();

@@ -1,10 +1,6 @@
 //! CPUQueue: per-thread rings pulled round-robin.
 
-use sluice_core::{Router, RouterOptions};
-
-fn num(r: &mut Router, path: &str) -> u64 {
-    r.read_path(path).unwrap().trim().parse().unwrap()
-}
+use sluice_testkit::{num, router, router_with};
 
 #[test]
 fn producers_on_two_threads_lose_nothing() {
@@ -12,16 +8,7 @@ fn producers_on_two_threads_lose_nothing() {
                 b :: InfiniteSource(LIMIT 100000) -> q;
                 q -> u :: Unqueue -> c :: Counter -> d :: Discard;
                 StaticThreadSched(a 0, b 1, u 1);";
-    let flat = sluice_lang::parse_config(conf, "cpuq.click", &[]).unwrap();
-    let mut r = Router::new(
-        flat,
-        &sluice_elements::library(),
-        RouterOptions {
-            threads: 2,
-            ..Default::default()
-        },
-    )
-    .unwrap_or_else(|e| panic!("{}", e.join("\n")));
+    let mut r = router_with(conf, 2, &[], &[]);
     r.run_until_idle();
     assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 300000);
     assert_eq!(num(&mut r, "q.length"), 0);
@@ -31,16 +18,7 @@ fn producers_on_two_threads_lose_nothing() {
 #[test]
 fn one_thread_behaves_like_a_queue() {
     let conf = "InfiniteSource(LIMIT 5000) -> q :: CPUQueue(10000) -> u :: Unqueue -> c :: Counter -> Discard;";
-    let flat = sluice_lang::parse_config(conf, "cpuq.click", &[]).unwrap();
-    let mut r = Router::new(
-        flat,
-        &sluice_elements::library(),
-        RouterOptions {
-            simtime: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut r = router(conf);
     r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 5000);
 }
@@ -51,16 +29,7 @@ fn queue_batching_holds_packets_back_only_for_a_while() {
     let conf = "s :: InfiniteSource(LIMIT 100) -> q :: ThreadSafeQueue(1000, BATCH 64, LATENCY 1ms)
                 -> u :: Unqueue -> c :: Counter -> Discard;
                 StaticThreadSched(s 0, u 1);";
-    let flat = sluice_lang::parse_config(conf, "batch.click", &[]).unwrap();
-    let mut r = Router::new(
-        flat,
-        &sluice_elements::library(),
-        RouterOptions {
-            threads: 2,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut r = router_with(conf, 2, &[], &[]);
     r.run_until_idle();
     assert_eq!(num(&mut r, "c.count"), 100);
     assert_eq!(num(&mut r, "q.length"), 0);

@@ -11,36 +11,44 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use netns_common::*;
+use sluice_testkit::{num, task_threads};
 
 #[test]
 fn configuration_errors_name_element_and_device() {
-    let e = build("FromDevice(nosuchdev0) -> Discard").err().unwrap();
+    let e = kit()
+        .build("FromDevice(nosuchdev0) -> Discard")
+        .err()
+        .unwrap();
     assert!(e.contains("FromDevice(nosuchdev0)"), "{}", e);
     assert!(
         e.contains("no such interface 'nosuchdev0'") || e.contains("root"),
         "{}",
         e
     );
-    let e = build("InfiniteSource(ACTIVE false) -> Queue -> ToDevice(nosuchdev1)")
+    let e = kit()
+        .build("InfiniteSource(ACTIVE false) -> Queue -> ToDevice(nosuchdev1)")
         .err()
         .unwrap();
     assert!(e.contains("ToDevice(nosuchdev1)"), "{}", e);
-    let e = build("FromDevice(lo, METHOD NETMAP) -> Discard")
+    let e = kit()
+        .build("FromDevice(lo, METHOD NETMAP) -> Discard")
         .err()
         .unwrap();
     assert!(e.contains("METHOD"), "{}", e);
-    let e = build("FromDevice(lo, POLL sometimes) -> Discard")
+    let e = kit()
+        .build("FromDevice(lo, POLL sometimes) -> Discard")
         .err()
         .unwrap();
     assert!(e.contains("POLL"), "{}", e);
-    let e = build("FromDevice(lo, FANOUT 3, FANOUT_MODE weird) -> Discard")
+    let e = kit()
+        .build("FromDevice(lo, FANOUT 3, FANOUT_MODE weird) -> Discard")
         .err()
         .unwrap();
     assert!(e.contains("FANOUT_MODE"), "{}", e);
-    let e = build("FromDevice -> Discard").err().unwrap();
+    let e = kit().build("FromDevice -> Discard").err().unwrap();
     assert!(e.contains("DEVNAME"), "{}", e);
     // ToDevice is pull-only, as in Click.
-    let e = build("FromDevice(lo) -> ToDevice(lo)").err().unwrap();
+    let e = kit().build("FromDevice(lo) -> ToDevice(lo)").err().unwrap();
     assert!(e.contains("pull") || e.contains("push"), "{}", e);
 }
 
@@ -55,20 +63,20 @@ fn veth_roundtrip_counts_every_frame() {
             "InfiniteSource(DATA {FRAME}, LIMIT 500, BURST 16) -> q :: Queue(1000) -> td :: ToDevice(sla);
              fd :: FromDevice(slb) -> c :: Counter -> s :: StopAfter(500, SECS 10);"
         );
-        let mut r = router(&conf);
+        let mut r = kit().router(&conf);
         let t0 = Instant::now();
         r.run_until_idle();
         let info = ["s.seen", "td.count", "td.errors", "fd.count", "fd.kernel_packets", "q.length"]
-            .map(|h| format!("{} {}", h, read(&mut r, h)));
+            .map(|h| format!("{} {}", h, num(&mut r, h)));
         assert!(t0.elapsed() < Duration::from_secs(9), "timed out: {:?}", info);
-        assert_eq!(read(&mut r, "s.seen"), 500);
-        assert_eq!(read(&mut r, "td.count"), 500);
-        assert_eq!(read(&mut r, "td.drops"), 0);
-        assert_eq!(read(&mut r, "fd.drops"), 0);
-        assert!(read(&mut r, "fd.count") >= 500);
+        assert_eq!(num(&mut r, "s.seen"), 500);
+        assert_eq!(num(&mut r, "td.count"), 500);
+        assert_eq!(num(&mut r, "td.drops"), 0);
+        assert_eq!(num(&mut r, "fd.drops"), 0);
+        assert!(num(&mut r, "fd.count") >= 500);
         // The sender does not see its own frames on the rx side.
         r.write_path("fd.reset_counts", "").unwrap();
-        assert_eq!(read(&mut r, "fd.count"), 0);
+        assert_eq!(num(&mut r, "fd.count"), 0);
     })
     .join()
     .unwrap();
@@ -88,10 +96,10 @@ fn outgoing_frames_are_ignored_unless_outbound() {
              a :: FromDevice(sla) -> ca :: Counter -> Discard;
              o :: FromDevice(sla, OUTBOUND true) -> s :: StopAfter(100, SECS 10);"
         );
-        let mut r = router(&conf);
+        let mut r = kit().router(&conf);
         r.run_until_idle();
-        assert_eq!(read(&mut r, "s.seen"), 100);
-        assert_eq!(read(&mut r, "ca.count"), 0);
+        assert_eq!(num(&mut r, "s.seen"), 100);
+        assert_eq!(num(&mut r, "ca.count"), 0);
     })
     .join()
     .unwrap();
@@ -110,9 +118,9 @@ fn fanout_group_splits_flows_between_members() {
              f1 :: FromDevice(slb, FANOUT 77) -> c1 :: Counter -> s :: StopAfter(100000, SECS 1.5);
              f2 :: FromDevice(slb, FANOUT 77) -> c2 :: Counter -> s2 :: StopAfter(100000, SECS 10);"
         );
-        let mut r = router(&conf);
+        let mut r = kit().router(&conf);
         r.run_until_idle();
-        let (a, b) = (read(&mut r, "c1.count"), read(&mut r, "c2.count"));
+        let (a, b) = (num(&mut r, "c1.count"), num(&mut r, "c2.count"));
         assert_eq!(a + b, 300, "{} + {}", a, b);
     })
     .join()
@@ -133,16 +141,13 @@ fn fanout_members_run_on_their_own_threads() {
              f2 :: FromDevice(slb, FANOUT 78) -> c2 :: Counter -> s2 :: StopAfter(100000, SECS 10);
              StaticThreadSched(f1 0, f2 1, src 0);"
         );
-        let mut r = build_threads(&conf, 2).unwrap_or_else(|e| panic!("{}", e));
+        let mut r = kit().threads(2).router(&conf);
         r.run_until_idle();
-        let (a, b) = (read(&mut r, "c1.count"), read(&mut r, "c2.count"));
+        let (a, b) = (num(&mut r, "c1.count"), num(&mut r, "c2.count"));
         assert_eq!(a + b, 300, "{} + {}", a, b);
-        let tasks = r.read_path("tasks").unwrap();
-        let thread_of = |name: &str| {
-            tasks.lines().find(|l| l.split('\t').nth(1) == Some(name)).and_then(|l| l.split('\t').next()).map(str::to_string)
-        };
-        assert_eq!(thread_of("f1").as_deref(), Some("0"), "{}", tasks);
-        assert_eq!(thread_of("f2").as_deref(), Some("1"), "{}", tasks);
+        let tasks = task_threads(&mut r);
+        assert_eq!(tasks.get("f1"), Some(&0), "{:?}", tasks);
+        assert_eq!(tasks.get("f2"), Some(&1), "{:?}", tasks);
     })
     .join()
     .unwrap();
@@ -159,12 +164,12 @@ fn interface_down_or_gone_is_counted_not_fatal() {
             "InfiniteSource(DATA {FRAME}, LIMIT 50, BURST 10) -> Queue(1000) -> td :: ToDevice(sla);
              FromDevice(slb) -> s :: StopAfter(1000, SECS 1);"
         );
-        let mut r = router(&conf);
+        let mut r = kit().router(&conf);
         sh("ip link del sla");
         r.run_until_idle();
-        assert_eq!(read(&mut r, "td.count"), 0);
-        assert_eq!(read(&mut r, "td.errors"), 50);
-        assert_eq!(read(&mut r, "td.drops"), 50);
+        assert_eq!(num(&mut r, "td.count"), 0);
+        assert_eq!(num(&mut r, "td.errors"), 50);
+        assert_eq!(num(&mut r, "td.drops"), 50);
     })
     .join()
     .unwrap();
@@ -236,7 +241,7 @@ fn tun_tap_roundtrip(tap: bool) {
     );
     let udp = std::net::UdpSocket::bind("0.0.0.0:4444").expect("bind");
     udp.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-    let mut r = router(&conf);
+    let mut r = kit().router(&conf);
     // The host sends into the device: ICMP echo requests (TUN) or ARP requests (TAP).
     let mut ping = Command::new("ping")
         .args(["-c", "4", "-i", "0.2", "-W", "1", "198.18.5.2"])
@@ -247,9 +252,9 @@ fn tun_tap_roundtrip(tap: bool) {
     r.run_until_idle();
     let _ = ping.kill();
     let _ = ping.wait();
-    assert!(read(&mut r, "s.seen") >= 2);
-    assert_eq!(read(&mut r, "t.write_count"), 3);
-    assert_eq!(read(&mut r, "t.write_errors"), 0);
+    assert!(num(&mut r, "s.seen") >= 2);
+    assert_eq!(num(&mut r, "t.write_count"), 3);
+    assert_eq!(num(&mut r, "t.write_errors"), 0);
     let mut buf = [0u8; 100];
     let (n, from) = udp.recv_from(&mut buf).expect("host stack got the packet");
     assert_eq!(&buf[..n], b"hello sluice");
@@ -303,14 +308,14 @@ fn interface_names_are_addresses() {
         assert_eq!(names::lookup_eth("sla").map(|e| e.0), Some(mac));
         assert_eq!(names::lookup_eth(" sla").map(|e| e.0), None);
         assert_eq!(names::lookup_ip("slb:gw"), None, "no default route through slb");
-        let mut r = router(
+        let mut r = kit().router(
             "i :: Idle -> a :: ARPQuerier(sla, sla) -> Discard; Idle -> [1]a;
              Idle -> SetIPAddress(sla:gw) -> Discard;",
         );
         r.write_path("a.insert", "198.18.5.254 02:00:00:00:00:09").unwrap();
         let ipaddr = r.read_path("a.ipaddr").unwrap();
         assert_eq!(ipaddr.trim(), "198.18.5.1");
-        let mut r = router("AddressInfo(sla 198.18.9.9); Idle -> a :: ARPQuerier(sla, sla) -> Discard; Idle -> [1]a;");
+        let mut r = kit().router("AddressInfo(sla 198.18.9.9); Idle -> a :: ARPQuerier(sla, sla) -> Discard; Idle -> [1]a;");
         assert_eq!(r.read_path("a.ipaddr").unwrap().trim(), "198.18.9.9");
     })
     .join()

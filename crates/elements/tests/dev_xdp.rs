@@ -11,32 +11,43 @@ use std::time::{Duration, Instant};
 
 use netns_common::*;
 use sluice_core::Router;
+use sluice_testkit::num;
 
 #[test]
 fn configuration_errors_name_the_element() {
-    let e = build("FromXDPDevice(nosuchdev0) -> Discard").err().unwrap();
+    let e = kit()
+        .build("FromXDPDevice(nosuchdev0) -> Discard")
+        .err()
+        .unwrap();
     assert!(e.contains("FromXDPDevice(nosuchdev0)"), "{}", e);
     assert!(e.contains("no such interface 'nosuchdev0'"), "{}", e);
-    let e = build("InfiniteSource(ACTIVE false) -> Queue -> ToXDPDevice(nosuchdev1)")
+    let e = kit()
+        .build("InfiniteSource(ACTIVE false) -> Queue -> ToXDPDevice(nosuchdev1)")
         .err()
         .unwrap();
     assert!(e.contains("ToXDPDevice(nosuchdev1)"), "{}", e);
-    let e = build("FromXDPDevice(lo, MODE turbo) -> Discard")
+    let e = kit()
+        .build("FromXDPDevice(lo, MODE turbo) -> Discard")
         .err()
         .unwrap();
     assert!(e.contains("MODE"), "{}", e);
-    let e = build("FromXDPDevice(lo, FRAMES 1000) -> Discard")
+    let e = kit()
+        .build("FromXDPDevice(lo, FRAMES 1000) -> Discard")
         .err()
         .unwrap();
     assert!(e.contains("FRAMES"), "{}", e);
-    let e = build("FromXDPDevice(lo, POLL sometimes) -> Discard")
+    let e = kit()
+        .build("FromXDPDevice(lo, POLL sometimes) -> Discard")
         .err()
         .unwrap();
     assert!(e.contains("POLL"), "{}", e);
-    let e = build("FromXDPDevice -> Discard").err().unwrap();
+    let e = kit().build("FromXDPDevice -> Discard").err().unwrap();
     assert!(e.contains("DEVNAME"), "{}", e);
     // Pull-only, as ToDevice.
-    let e = build("FromXDPDevice(lo) -> ToXDPDevice(lo)").err().unwrap();
+    let e = kit()
+        .build("FromXDPDevice(lo) -> ToXDPDevice(lo)")
+        .err()
+        .unwrap();
     assert!(e.contains("pull") || e.contains("push"), "{}", e);
 }
 
@@ -49,7 +60,7 @@ fn roundtrip(mode: &str, n: u64) -> (Router, String) {
         "RatedSource(DATA {FRAME}, RATE 100000, LIMIT {n}) -> q :: Queue(4000) -> td :: ToXDPDevice(sla);
          fd :: FromXDPDevice(slb, MODE {mode}) -> c :: Counter -> s :: StopAfter({n}, SECS 10);"
     );
-    let mut r = router(&conf);
+    let mut r = kit().router(&conf);
     // The program is attached while the router lives.
     let link = sh_out("ip link show slb");
     let t0 = Instant::now();
@@ -57,7 +68,7 @@ fn roundtrip(mode: &str, n: u64) -> (Router, String) {
     let info = [
         "s.seen", "td.count", "td.drops", "fd.count", "fd.drops", "q.length",
     ]
-    .map(|h| format!("{} {}", h, read(&mut r, h)));
+    .map(|h| format!("{} {}", h, num(&mut r, h)));
     assert!(
         t0.elapsed() < Duration::from_secs(9),
         "timed out: {:?}",
@@ -71,11 +82,11 @@ fn veth_roundtrip_native_mode_counts_every_frame() {
     in_netns("veth_roundtrip_native_mode_counts_every_frame", || {
         let (mut r, link) = roundtrip("native", 3000);
         assert!(link.contains("xdp"), "no XDP program on slb: {}", link);
-        assert_eq!(read(&mut r, "s.seen"), 3000);
-        assert_eq!(read(&mut r, "td.count"), 3000);
-        assert_eq!(read(&mut r, "td.drops"), 0);
-        assert_eq!(read(&mut r, "fd.drops"), 0);
-        assert_eq!(read(&mut r, "fd.count"), 3000);
+        assert_eq!(num(&mut r, "s.seen"), 3000);
+        assert_eq!(num(&mut r, "td.count"), 3000);
+        assert_eq!(num(&mut r, "td.drops"), 0);
+        assert_eq!(num(&mut r, "fd.drops"), 0);
+        assert_eq!(num(&mut r, "fd.count"), 3000);
         assert_eq!(r.read_path("fd.mode").unwrap().trim(), "native copy");
         drop(r);
         // Detached and freed with the router.
@@ -89,15 +100,15 @@ fn veth_roundtrip_generic_mode() {
     in_netns("veth_roundtrip_generic_mode", || {
         let (mut r, link) = roundtrip("skb", 1000);
         assert!(link.contains("xdpgeneric"), "{}", link);
-        assert_eq!(read(&mut r, "s.seen"), 1000);
-        assert_eq!(read(&mut r, "fd.count"), 1000);
-        assert_eq!(read(&mut r, "fd.drops"), 0);
+        assert_eq!(num(&mut r, "s.seen"), 1000);
+        assert_eq!(num(&mut r, "fd.count"), 1000);
+        assert_eq!(num(&mut r, "fd.drops"), 0);
         assert_eq!(r.read_path("fd.mode").unwrap().trim(), "skb copy");
         drop(r);
         assert!(!sh_out("ip link show slb").contains("xdp"));
         // A second router re-attaches on the same interface.
         let (mut r, _) = roundtrip_again();
-        assert_eq!(read(&mut r, "s.seen"), 200);
+        assert_eq!(num(&mut r, "s.seen"), 200);
     });
 }
 
@@ -106,7 +117,7 @@ fn roundtrip_again() -> (Router, ()) {
         "InfiniteSource(DATA {FRAME}, LIMIT 200, BURST 16) -> Queue(1000) -> ToXDPDevice(sla);
          FromXDPDevice(slb) -> s :: StopAfter(200, SECS 10);"
     );
-    let mut r = router(&conf);
+    let mut r = kit().router(&conf);
     r.run_until_idle();
     (r, ())
 }
@@ -124,12 +135,12 @@ fn interoperates_with_af_packet_and_steals_frames() {
              p :: FromDevice(sla) -> pc :: Counter -> Discard;
              ps :: FromDevice(slb) -> psc :: Counter -> Discard;"
         );
-        let mut r = router(&conf);
+        let mut r = kit().router(&conf);
         r.run_until_idle();
-        assert_eq!(read(&mut r, "s1.seen"), 300);
-        assert_eq!(read(&mut r, "tx.count"), 200);
-        assert_eq!(read(&mut r, "pc.count"), 200);
-        assert_eq!(read(&mut r, "psc.count"), 0);
+        assert_eq!(num(&mut r, "s1.seen"), 300);
+        assert_eq!(num(&mut r, "tx.count"), 200);
+        assert_eq!(num(&mut r, "pc.count"), 200);
+        assert_eq!(num(&mut r, "psc.count"), 0);
     });
 }
 
@@ -145,11 +156,11 @@ fn bad_frames_are_dropped_and_counted() {
              q -> td :: ToXDPDevice(sla);
              FromXDPDevice(slb) -> s :: StopAfter(50, SECS 5);"
         );
-        let mut r = router(&conf);
+        let mut r = kit().router(&conf);
         r.run_until_idle();
-        assert_eq!(read(&mut r, "s.seen"), 50);
-        assert_eq!(read(&mut r, "td.drops"), 12);
-        assert_eq!(read(&mut r, "td.count"), 50);
+        assert_eq!(num(&mut r, "s.seen"), 50);
+        assert_eq!(num(&mut r, "td.drops"), 12);
+        assert_eq!(num(&mut r, "td.count"), 50);
     });
 }
 
@@ -157,7 +168,8 @@ fn bad_frames_are_dropped_and_counted() {
 fn queue_zero_only_and_queue_errors() {
     in_netns("queue_zero_only_and_queue_errors", || {
         veth("sla", "slb");
-        let e = build("FromXDPDevice(slb, QUEUE 5) -> Discard")
+        let e = kit()
+            .build("FromXDPDevice(slb, QUEUE 5) -> Discard")
             .err()
             .unwrap();
         assert!(
@@ -166,13 +178,14 @@ fn queue_zero_only_and_queue_errors() {
             e
         );
         // Two readers of one queue: a clear error for the second.
-        let e = build("FromXDPDevice(slb) -> Discard; FromXDPDevice(slb) -> Discard")
+        let e = kit()
+            .build("FromXDPDevice(slb) -> Discard; FromXDPDevice(slb) -> Discard")
             .err()
             .unwrap();
         assert!(e.contains("already read"), "{}", e);
         // Everything was released: the interface works again.
         assert!(!sh_out("ip link show slb").contains("xdp"));
         let (mut r, _) = roundtrip_again();
-        assert_eq!(read(&mut r, "s.seen"), 200);
+        assert_eq!(num(&mut r, "s.seen"), 200);
     });
 }

@@ -1,27 +1,7 @@
 //! Engine behaviour through real configurations of the standard elements.
 
-use sluice_core::{Router, RouterOptions};
-
-fn router(conf: &str) -> Router {
-    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
-    Router::new(
-        flat,
-        &sluice_elements::library(),
-        RouterOptions {
-            simtime: true,
-            ..Default::default()
-        },
-    )
-    .unwrap_or_else(|e| panic!("{}", e.join("\n")))
-}
-
-fn errors(conf: &str) -> String {
-    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
-    match Router::new(flat, &sluice_elements::library(), RouterOptions::default()) {
-        Ok(_) => panic!("configuration should fail"),
-        Err(e) => e.join("\n"),
-    }
-}
+use sluice_core::Packet;
+use sluice_testkit::{config_error, inject, num, router, Kit};
 
 #[test]
 fn source_counter_discard_stops_at_limit() {
@@ -38,8 +18,8 @@ fn queue_unqueue_pipeline_moves_every_packet() {
         "s :: InfiniteSource(LIMIT 5000, BURST 7) -> q :: Queue(100) -> u :: Unqueue(BURST 5) -> c :: Counter -> Discard;",
     );
     r.run_until_idle();
-    let c: u64 = r.read_path("c.count").unwrap().trim().parse().unwrap();
-    let drops: u64 = r.read_path("q.drops").unwrap().trim().parse().unwrap();
+    let c = num(&mut r, "c.count");
+    let drops = num(&mut r, "q.drops");
     assert_eq!(c + drops, 5000);
     assert_eq!(r.read_path("q.length").unwrap(), "0\n");
 }
@@ -63,30 +43,30 @@ fn agnostic_ports_resolve_along_their_flow() {
     assert!(ports.starts_with("1 input\npush~"), "{ports}");
     assert!(ports.contains("1 output\npull~"), "{ports}");
     // Null's ports are tied: a push input and a pull output conflict.
-    let e = errors("Idle -> n :: Null -> PullNull -> Discard; Idle -> PushNull -> n;");
+    let e = config_error("Idle -> n :: Null -> PullNull -> Discard; Idle -> PushNull -> n;");
     assert!(e.contains("n :: Null") && e.contains("push"), "{e}");
 }
 
 #[test]
 fn push_to_pull_mismatch_is_reported() {
-    let e = errors("InfiniteSource -> q :: Queue -> Counter -> q2 :: Queue -> Discard;");
+    let e = config_error("InfiniteSource -> q :: Queue -> Counter -> q2 :: Queue -> Discard;");
     assert!(e.contains("test.click:1"), "{}", e);
     assert!(e.contains("push"), "{}", e);
-    let e = errors("InfiniteSource -> Queue -> Unqueue -> Foo;");
+    let e = config_error("InfiniteSource -> Queue -> Unqueue -> Foo;");
     assert!(e.contains("unknown element class 'Foo'"), "{}", e);
-    let e = errors(
+    let e = config_error(
         "InfiniteSource(LIMIT x) -> Discard; InfiniteSource -> Counter(BOGUS 1) -> Discard;",
     );
     assert!(e.contains("LIMIT"), "{}", e);
     assert!(e.contains("BOGUS"), "{}", e);
     // Port counts as Click's: missing ports unused, extra ones absent.
-    let e = errors("InfiniteSource -> Counter;");
+    let e = config_error("InfiniteSource -> Counter;");
     assert!(
         e.contains("'Counter@2 :: Counter' output 0 unused"),
         "{}",
         e
     );
-    let e = errors("InfiniteSource -> [1] Counter -> Discard;");
+    let e = config_error("InfiniteSource -> [1] Counter -> Discard;");
     assert!(e.contains("'Counter@2 :: Counter' has no input 1"), "{}", e);
 }
 
@@ -115,7 +95,7 @@ fn address_names_work_before_their_declaration() {
     );
     r.run_until_idle();
     assert!(r.read_path("rt.table").unwrap().contains("198.18.0.0/24"));
-    let e = errors("InfiniteSource -> SetIPAddress(eth9) -> Discard;");
+    let e = config_error("InfiniteSource -> SetIPAddress(eth9) -> Discard;");
     assert!(e.contains("expected IP address"), "{}", e);
 }
 
@@ -128,11 +108,11 @@ fn schedule_info_scales_task_shares() {
          ScheduleInfo(a 2);",
     );
     r.run_until_idle();
-    let ca: f64 = r.read_path("ca.count").unwrap().trim().parse().unwrap();
-    let cb: f64 = r.read_path("cb.count").unwrap().trim().parse().unwrap();
+    let ca = num(&mut r, "ca.count") as f64;
+    let cb = num(&mut r, "cb.count") as f64;
     assert!(ca > 0.0 && cb > 0.0);
     assert!((ca / cb - 2.0).abs() < 0.1, "a {} b {}", ca, cb);
-    let e = errors("ScheduleInfo(nosuch 2); InfiniteSource -> Discard;");
+    let e = config_error("ScheduleInfo(nosuch 2); InfiniteSource -> Discard;");
     assert!(e.contains("no element named 'nosuch'"), "{}", e);
 }
 
@@ -163,11 +143,7 @@ fn time_filter_end_call_sees_its_own_handler_writes() {
                      write t.extend_interval 1);",
     );
     for src in ["i1", "i2", "i3"] {
-        let e = r.element_index(src).unwrap();
-        r.with_element(e, |_, cx| {
-            cx.push_one(0, sluice_core::Packet::from_bytes(b"x"));
-        })
-        .unwrap();
+        inject(&mut r, src, Packet::from_bytes(b"x"));
     }
     assert_eq!(r.read_path("c.count").unwrap(), "2\n");
     assert_eq!(r.read_path("t.drops").unwrap(), "1\n");
@@ -177,8 +153,7 @@ fn time_filter_end_call_sees_its_own_handler_writes() {
 /// Click's `timewarp` router handler: the warp speed, writable on the wall clock only.
 #[test]
 fn timewarp_handler() {
-    let flat = sluice_lang::parse_config("Idle -> Discard", "test.click", &[]).unwrap();
-    let mut r = Router::new(flat, &sluice_elements::library(), RouterOptions::default()).unwrap();
+    let mut r = Kit::new().router("Idle -> Discard");
     assert_eq!(r.read_path("timewarp").unwrap(), "1\n");
     r.write_path("timewarp", "2.5").unwrap();
     assert_eq!(r.read_path("timewarp").unwrap(), "2.5\n");

@@ -2,37 +2,20 @@
 //! once built and initialised; same-named elements take their predecessors' state; a
 //! configuration that fails leaves the running one in place.
 
-mod ip_common;
+use sluice_core::Packet;
+use sluice_testkit::{inject_packets, num, Kit};
 
-use ip_common::*;
-use sluice_core::{Batch, Packet, Router};
-
-fn num(r: &mut Router, path: &str) -> u64 {
-    let v = r.read_path(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    v.trim()
-        .parse()
-        .unwrap_or_else(|e| panic!("{path}: {v:?}: {e}"))
-}
-
-/// Pushes `n` packets out of `name` at once.
-fn inject_n(r: &mut Router, name: &str, n: usize) {
-    let e = r.element_index(name).expect("element");
-    r.with_element(e, |_, cx| {
-        let mut b = Batch::new();
-        for i in 0..n {
-            b.push(Packet::from_bytes(&[i as u8; 60])).unwrap();
-        }
-        cx.push(0, b);
-    })
-    .expect("element free");
+/// `n` packets of 60 bytes, the i-th filled with i.
+fn packets(n: usize) -> impl Iterator<Item = Packet> {
+    (0..n).map(|i| Packet::from_bytes(&[i as u8; 60]))
 }
 
 const QUEUED: &str = "i :: Idle -> q :: Queue(100) -> d :: Discard(ACTIVE false);";
 
 #[test]
 fn queued_packets_move_to_the_new_configuration() {
-    let mut r = reconfigurable(QUEUED, 1);
-    inject_n(&mut r, "i", 7);
+    let mut r = Kit::sim().hot_swap().router(QUEUED);
+    inject_packets(&mut r, "i", 0, packets(7));
     assert!(r
         .handler_list(None)
         .iter()
@@ -50,8 +33,8 @@ fn queued_packets_move_to_the_new_configuration() {
 
 #[test]
 fn a_smaller_queue_counts_what_it_cannot_take() {
-    let mut r = reconfigurable(QUEUED, 1);
-    inject_n(&mut r, "i", 7);
+    let mut r = Kit::sim().hot_swap().router(QUEUED);
+    inject_packets(&mut r, "i", 0, packets(7));
     r.write_path(
         "hotconfig",
         "i :: Idle -> q :: Queue(5) -> d :: Discard(ACTIVE false);",
@@ -63,8 +46,8 @@ fn a_smaller_queue_counts_what_it_cannot_take() {
 
 #[test]
 fn a_configuration_that_fails_leaves_the_old_one_running() {
-    let mut r = reconfigurable(QUEUED, 1);
-    inject_n(&mut r, "i", 3);
+    let mut r = Kit::sim().hot_swap().router(QUEUED);
+    inject_packets(&mut r, "i", 0, packets(3));
     let e = r.write_path("hotconfig", "Print").unwrap_err().to_string();
     assert!(e.contains("input 0 unused"), "{e}");
     assert!(e.ends_with("Router could not be initialized!"), "{e}");
@@ -85,7 +68,7 @@ fn arp_querier_keeps_its_table_when_its_addresses_stay() {
         )
     };
     for (ip, kept) in [("198.18.0.1", true), ("198.18.0.9", false)] {
-        let mut r = reconfigurable(&conf("198.18.0.1"), 1);
+        let mut r = Kit::sim().hot_swap().router(&conf("198.18.0.1"));
         r.write_path("a.insert", "198.18.0.2 02:00:00:00:00:02")
             .unwrap();
         r.write_path("hotconfig", &conf(ip)).unwrap();
@@ -104,7 +87,7 @@ fn hot_swap_works_with_two_threads() {
     let conf = "a :: InfiniteSource(LIMIT 2000, BURST 8) -> q :: ThreadSafeQueue(4096);
                 q -> u :: Unqueue -> c :: Counter -> Discard;
                 StaticThreadSched(a 0, u 1);";
-    let mut r = reconfigurable(conf, 2);
+    let mut r = Kit::sim().threads(2).hot_swap().router(conf);
     r.run_until_idle();
     assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 2000);
     r.write_path("hotconfig", &conf.replace("2000", "500"))
@@ -116,8 +99,8 @@ fn hot_swap_works_with_two_threads() {
 #[test]
 fn a_thread_safe_queue_keeps_its_packets() {
     let conf = "i :: Idle -> q :: ThreadSafeQueue(100) -> d :: Discard(ACTIVE false);";
-    let mut r = reconfigurable(conf, 1);
-    inject_n(&mut r, "i", 9);
+    let mut r = Kit::sim().hot_swap().router(conf);
+    inject_packets(&mut r, "i", 0, packets(9));
     r.write_path(
         "hotconfig",
         "i :: Idle -> q :: ThreadSafeQueue(4) -> d :: Discard; Idle -> c :: Counter -> Discard;",
@@ -131,7 +114,7 @@ fn a_thread_safe_queue_keeps_its_packets() {
 fn a_route_table_with_unchanged_routes_keeps_its_updates() {
     let conf = |routes: &str| format!("i :: Idle -> rt :: RadixIPLookup({routes}) -> Discard;");
     for (new, kept) in [("198.18.0.0/16 0", true), ("198.18.0.0/15 0", false)] {
-        let mut r = reconfigurable(&conf("198.18.0.0/16 0"), 1);
+        let mut r = Kit::sim().hot_swap().router(&conf("198.18.0.0/16 0"));
         r.write_path("rt.add", "198.18.7.0/24 198.18.0.1 0")
             .unwrap();
         r.write_path("hotconfig", &conf(new)).unwrap();

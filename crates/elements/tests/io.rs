@@ -1,45 +1,8 @@
 //! Behaviour tests of the io and script families: FromDump/ToDump round trips, damaged
 //! captures, Script, DriverManager and ControlSocket through real configurations.
 
-use std::path::{Path, PathBuf};
-
-use sluice_core::{Router, RouterOptions};
+use sluice_testkit::{fuzz_seeds, read, router, Kit, TempDir};
 use sluice_wire::pcap::{PcapReader, PcapWriter, LINKTYPE_ETHERNET, LINKTYPE_RAW};
-
-fn build(conf: &str, simtime: bool) -> Result<Router, String> {
-    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
-    Router::new(
-        flat,
-        &sluice_elements::library(),
-        RouterOptions {
-            simtime,
-            ..Default::default()
-        },
-    )
-    .map_err(|e| e.join("\n"))
-}
-
-fn router(conf: &str) -> Router {
-    build(conf, true).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn read(r: &mut Router, h: &str) -> String {
-    r.read_path(h)
-        .unwrap_or_else(|e| panic!("{h}: {e}"))
-        .trim()
-        .to_string()
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sluice-io-{}-{}", name, std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn p(d: &Path, f: &str) -> String {
-    d.join(f).to_string_lossy().into_owned()
-}
 
 /// An Ethernet frame carrying IPv4 of total length `len`.
 fn eth_ipv4(len: usize, seed: u8) -> Vec<u8> {
@@ -85,13 +48,13 @@ fn sample_pcap(link: u32, snaplen: u32, nano: bool) -> Vec<u8> {
 }
 
 fn round_trip(link: u32, nano: bool) {
-    let d = tmpdir(&format!("rt-{link}-{nano}"));
+    let d = TempDir::new(&format!("io-rt-{link}-{nano}"));
     let input = sample_pcap(link, 65535, nano);
     std::fs::write(d.join("in.pcap"), &input).unwrap();
     let conf = format!(
         "fd :: FromDump({}, STOP true) -> c :: Counter -> td :: ToDump({}, SNAPLEN 65535, NANO {}, USE_ENCAP_FROM fd);",
-        p(&d, "in.pcap"),
-        p(&d, "out.pcap"),
+        d.file("in.pcap"),
+        d.file("out.pcap"),
         nano
     );
     let mut r = router(&conf);
@@ -103,7 +66,6 @@ fn round_trip(link: u32, nano: bool) {
     r.cleanup();
     let out = std::fs::read(d.join("out.pcap")).unwrap();
     assert_eq!(out, input, "link {link} nano {nano}: not byte-identical");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -124,20 +86,20 @@ fn raw_ip_round_trip() {
 
 #[test]
 fn pull_output_round_trip() {
-    let d = tmpdir("pull");
+    let d = TempDir::new("io-pull");
     let input = sample_pcap(LINKTYPE_ETHERNET, 65535, false);
     std::fs::write(d.join("in.pcap"), &input).unwrap();
     // FromDump in pull context (pulled by ToDump's task) — no STOP: the router ends when idle.
     let conf = format!(
         "fd :: FromDump({}) -> td :: ToDump({}, SNAPLEN 65535);",
-        p(&d, "in.pcap"),
-        p(&d, "out.pcap")
+        d.file("in.pcap"),
+        d.file("out.pcap")
     );
     // Push through a Queue and pull with ToDump's task.
     let conf2 = format!(
         "fd :: FromDump({}, STOP true) -> q :: Queue(100) -> td :: ToDump({}, SNAPLEN 65535);",
-        p(&d, "in.pcap"),
-        p(&d, "out2.pcap")
+        d.file("in.pcap"),
+        d.file("out2.pcap")
     );
     let mut r = router(&conf2);
     r.run_until_idle();
@@ -151,12 +113,11 @@ fn pull_output_round_trip() {
     assert_eq!(read(&mut r, "td.count"), "7");
     drop(r);
     assert_eq!(std::fs::read(d.join("out.pcap")).unwrap(), input);
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn timestamps_and_headers_are_annotated() {
-    let d = tmpdir("anno");
+    let d = TempDir::new("io-anno");
     std::fs::write(
         d.join("in.pcap"),
         sample_pcap(LINKTYPE_ETHERNET, 65535, true),
@@ -164,7 +125,7 @@ fn timestamps_and_headers_are_annotated() {
     .unwrap();
     let mut r = router(&format!(
         "fd :: FromDump({}, STOP true) -> Discard",
-        p(&d, "in.pcap")
+        d.file("in.pcap")
     ));
     r.run_until_idle();
     assert_eq!(read(&mut r, "fd.encap"), "ETHER");
@@ -185,19 +146,18 @@ fn timestamps_and_headers_are_annotated() {
     assert_eq!(raw.packets.len(), 7);
     assert_eq!(raw.packets[3].network_offset(), Some(0));
     assert_eq!(raw.packets[3].mac_offset(), None);
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn truncated_and_corrupt_files_are_counted() {
-    let d = tmpdir("bad");
+    let d = TempDir::new("io-bad");
     let good = sample_pcap(LINKTYPE_ETHERNET, 65535, false);
     // Cut in the middle of the third record's data.
     let cut = 24 + (16 + 60) + (16 + 64) + 16 + 20;
     std::fs::write(d.join("trunc.pcap"), &good[..cut]).unwrap();
     let mut r = router(&format!(
         "fd :: FromDump({}, STOP true) -> c :: Counter -> Discard",
-        p(&d, "trunc.pcap")
+        d.file("trunc.pcap")
     ));
     r.run_until_idle();
     assert_eq!(read(&mut r, "c.count"), "2");
@@ -210,7 +170,7 @@ fn truncated_and_corrupt_files_are_counted() {
     std::fs::write(d.join("corrupt.pcap"), &bad).unwrap();
     let mut r = router(&format!(
         "fd :: FromDump({}, STOP true) -> c :: Counter -> Discard",
-        p(&d, "corrupt.pcap")
+        d.file("corrupt.pcap")
     ));
     r.run_until_idle();
     assert_eq!(read(&mut r, "c.count"), "1");
@@ -218,26 +178,15 @@ fn truncated_and_corrupt_files_are_counted() {
 
     // Not a pcap file / missing file: initialisation errors naming the file.
     std::fs::write(d.join("junk.pcap"), b"this is not a capture file at all").unwrap();
-    let e = build(
-        &format!("FromDump({}) -> Discard", p(&d, "junk.pcap")),
-        true,
-    )
-    .err()
-    .unwrap();
+    let e = Kit::sim().error(&format!("FromDump({}) -> Discard", d.file("junk.pcap")));
     assert!(e.contains("junk.pcap"), "{e}");
-    let e = build(
-        &format!("FromDump({}) -> Discard", p(&d, "nope.pcap")),
-        true,
-    )
-    .err()
-    .unwrap();
+    let e = Kit::sim().error(&format!("FromDump({}) -> Discard", d.file("nope.pcap")));
     assert!(e.contains("nope.pcap"), "{e}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn packets_older_than_the_first_are_read_without_start() {
-    let d = tmpdir("order");
+    let d = TempDir::new("io-order");
     let mut w = PcapWriter::new(Vec::new(), LINKTYPE_ETHERNET, 65535, false).unwrap();
     for (i, t) in [10u32, 5, 20, 3].into_iter().enumerate() {
         w.write_record(t, 0, 60, &eth_ipv4(60, i as u8)).unwrap();
@@ -245,7 +194,7 @@ fn packets_older_than_the_first_are_read_without_start() {
     std::fs::write(d.join("in.pcap"), w.into_inner()).unwrap();
     let mut r = router(&format!(
         "fd :: FromDump({}, STOP true) -> c :: Counter -> Discard",
-        p(&d, "in.pcap")
+        d.file("in.pcap")
     ));
     r.run_until_idle();
     assert_eq!(read(&mut r, "c.count"), "4");
@@ -253,17 +202,16 @@ fn packets_older_than_the_first_are_read_without_start() {
     // START still skips what comes before it, in file order.
     let mut r = router(&format!(
         "fd :: FromDump({}, STOP true, START 6) -> c :: Counter -> Discard",
-        p(&d, "in.pcap")
+        d.file("in.pcap")
     ));
     r.run_until_idle();
     assert_eq!(read(&mut r, "fd.skipped"), "2");
     assert_eq!(read(&mut r, "c.count"), "2");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn records_longer_than_the_snaplen_are_read_whole() {
-    let d = tmpdir("snap");
+    let d = TempDir::new("io-snap");
     let mut w = PcapWriter::new(Vec::new(), LINKTYPE_ETHERNET, 0, false).unwrap();
     for i in 0..10u8 {
         w.write_record(1, 0, 200, &eth_ipv4(200, i)).unwrap();
@@ -273,18 +221,17 @@ fn records_longer_than_the_snaplen_are_read_whole() {
     std::fs::write(d.join("in.pcap"), f).unwrap();
     let mut r = router(&format!(
         "fd :: FromDump({}, STOP true) -> c :: Counter -> Discard",
-        p(&d, "in.pcap")
+        d.file("in.pcap")
     ));
     r.run_until_idle();
     assert_eq!(read(&mut r, "c.count"), "10");
     assert_eq!(read(&mut r, "c.byte_count"), "2000");
     assert_eq!(read(&mut r, "fd.errors"), "0");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn a_pcapng_file_is_named_as_such() {
-    let d = tmpdir("ng");
+    let d = TempDir::new("io-ng");
     // A pcapng Section Header Block (little-endian), then nothing useful.
     let mut f = vec![
         0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0,
@@ -292,14 +239,8 @@ fn a_pcapng_file_is_named_as_such() {
     f.extend_from_slice(&[0xff; 8]);
     f.extend_from_slice(&[28, 0, 0, 0]);
     std::fs::write(d.join("in.pcapng"), f).unwrap();
-    let e = build(
-        &format!("FromDump({}) -> Discard", p(&d, "in.pcapng")),
-        true,
-    )
-    .err()
-    .unwrap();
+    let e = Kit::sim().error(&format!("FromDump({}) -> Discard", d.file("in.pcapng")));
     assert!(e.contains("in.pcapng") && e.contains("pcapng file"), "{e}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -317,7 +258,7 @@ fn a_write_error_fails_the_run() {
 
 #[test]
 fn force_ip_drops_and_counts_non_ip() {
-    let d = tmpdir("force");
+    let d = TempDir::new("io-force");
     let mut w = PcapWriter::new(Vec::new(), LINKTYPE_ETHERNET, 65535, false).unwrap();
     let mut arp = eth_ipv4(60, 0);
     arp[12] = 0x08;
@@ -327,17 +268,16 @@ fn force_ip_drops_and_counts_non_ip() {
     std::fs::write(d.join("in.pcap"), w.into_inner()).unwrap();
     let mut r = router(&format!(
         "fd :: FromDump({}, STOP true, FORCE_IP true) -> c :: Counter -> Discard",
-        p(&d, "in.pcap")
+        d.file("in.pcap")
     ));
     r.run_until_idle();
     assert_eq!(read(&mut r, "c.count"), "1");
     assert_eq!(read(&mut r, "fd.drops"), "1");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn timing_replays_at_capture_pace_under_simtime() {
-    let d = tmpdir("timing");
+    let d = TempDir::new("io-timing");
     let mut w = PcapWriter::new(Vec::new(), LINKTYPE_ETHERNET, 65535, true).unwrap();
     for i in 0..5u32 {
         w.write_record(1_000 + i * 2, 0, 60, &eth_ipv4(60, i as u8))
@@ -346,19 +286,18 @@ fn timing_replays_at_capture_pace_under_simtime() {
     std::fs::write(d.join("in.pcap"), w.into_inner()).unwrap();
     let mut r = router(&format!(
         "fd :: FromDump({}, STOP true, TIMING true) -> c :: Counter -> Discard",
-        p(&d, "in.pcap")
+        d.file("in.pcap")
     ));
     let t0 = r.clock().now();
     r.run_until_idle();
     assert_eq!(read(&mut r, "c.count"), "5");
     // Five packets 2 s apart: the last left 8 simulated seconds after the first.
     assert_eq!((r.clock().now() - t0).0, 8_000_000_000);
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn start_end_window_and_end_call() {
-    let d = tmpdir("window");
+    let d = TempDir::new("io-window");
     let mut w = PcapWriter::new(Vec::new(), LINKTYPE_ETHERNET, 65535, false).unwrap();
     for i in 0..10u32 {
         w.write_record(100 + i, 0, 60, &eth_ipv4(60, i as u8))
@@ -367,26 +306,20 @@ fn start_end_window_and_end_call() {
     std::fs::write(d.join("in.pcap"), w.into_inner()).unwrap();
     let mut r = router(&format!(
         "fd :: FromDump({}, START_AFTER 2, INTERVAL 3, END_CALL c.reset) -> c :: Counter -> Discard",
-        p(&d, "in.pcap")
+        d.file("in.pcap")
     ));
     r.run_until_idle();
     assert_eq!(read(&mut r, "fd.count"), "3");
     assert_eq!(read(&mut r, "fd.skipped"), "2");
     // END_CALL reset the counter after the last packet.
     assert_eq!(read(&mut r, "c.count"), "0");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn fuzz_corpus_never_panics() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
     let mut n = 0;
     for sub in ["pcap_reader", "from_dump"] {
-        let Ok(rd) = std::fs::read_dir(dir.join(sub)) else {
-            continue;
-        };
-        for f in rd.flatten() {
-            let bytes = std::fs::read(f.path()).unwrap();
+        for bytes in fuzz_seeds(sub) {
             let _ = sluice_elements::io::from_dump::parse_pcap(&bytes, false);
             let _ = sluice_elements::io::from_dump::parse_pcap(&bytes, true);
             n += 1;
@@ -408,8 +341,8 @@ fn fuzz_corpus_never_panics() {
 
 #[test]
 fn script_waits_loops_and_writes_under_simtime() {
-    let d = tmpdir("script");
-    let out = p(&d, "out.txt");
+    let d = TempDir::new("io-script");
+    let out = d.file("out.txt");
     let mut r = router(&format!(
         "src :: InfiniteSource(LIMIT -1, BURST 1, ACTIVE false) -> c :: Counter -> Discard; \
          Script(set i 0, label top, set i $(add $i 1), wait 1s, goto top $(lt $i 5), \
@@ -422,13 +355,12 @@ fn script_waits_loops_and_writes_under_simtime() {
     assert_eq!(read(&mut r, "c.count"), "3");
     let text = std::fs::read_to_string(&out).unwrap();
     assert_eq!(text, "done 5 946684805.000000\ncount 3\n");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn passive_script_steps_and_runs() {
-    let d = tmpdir("passive");
-    let out = p(&d, "out.txt");
+    let d = TempDir::new("io-passive");
+    let out = d.file("out.txt");
     let mut r = router(&format!(
         "s :: Script(TYPE PASSIVE, print >>{out} \"a $1\", pause, print >>{out} \"b\", return $(mul 6 7))"
     ));
@@ -443,11 +375,10 @@ fn passive_script_steps_and_runs() {
     r.write_path("s.run", "x").unwrap();
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "a \nb\na x\n");
     // Unknown instructions and labels are configuration errors.
-    let e = build("Script(frobnicate 3)", true).err().unwrap();
+    let e = Kit::sim().error("Script(frobnicate 3)");
     assert!(e.contains("frobnicate"), "{e}");
-    let e = build("Script(goto nowhere)", true).err().unwrap();
+    let e = Kit::sim().error("Script(goto nowhere)");
     assert!(e.contains("nowhere"), "{e}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -502,12 +433,10 @@ mod control_socket {
 
     #[test]
     fn tcp_read_write_check_and_stop() {
-        let mut r = build(
+        let mut r = Kit::new().router(
             "cs :: ControlSocket(TCP, 0); ro :: ControlSocket(TCP, 0, READONLY true); \
              src :: InfiniteSource(LIMIT 7) -> c :: Counter -> Discard",
-            false,
-        )
-        .unwrap();
+        );
         let port: u16 = read(&mut r, "cs.port").parse().unwrap();
         let ro_port: u16 = read(&mut r, "ro.port").parse().unwrap();
         assert_ne!(port, 0);
@@ -584,9 +513,9 @@ mod control_socket {
 
     #[test]
     fn unix_socket() {
-        let d = tmpdir("unix");
-        let path = p(&d, "ctl.sock");
-        let mut r = build(&format!("ControlSocket(UNIX, {path})"), false).unwrap();
+        let d = TempDir::new("io-unix");
+        let path = d.file("ctl.sock");
+        let mut r = Kit::new().router(&format!("ControlSocket(UNIX, {path})"));
         let h = std::thread::spawn(move || r.run());
         let mut s = std::os::unix::net::UnixStream::connect(&path).unwrap();
         s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
@@ -603,6 +532,5 @@ mod control_socket {
             got.starts_with("Click::ControlSocket/1.3\r\n200 Read handler 'version' OK\r\nDATA ")
         );
         h.join().unwrap();
-        let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -7,6 +7,7 @@ use std::net::Ipv4Addr;
 
 use ip_common::*;
 use sluice_core::{Packet, PacketType};
+use sluice_testkit::{conf_file, config_error, fuzz_seeds, inject, read, router, taken, TempDir};
 use sluice_wire::checksum::checksum;
 
 #[test]
@@ -44,16 +45,16 @@ fn check_ip_header_passes_trims_and_counts_drops() {
     assert_eq!(ok[0].data(), &good[..]);
     assert_eq!(ok[0].network_offset(), Some(0));
     assert_eq!(taken(&mut r, "bad").len(), 6);
-    assert_eq!(h(&mut r, "c.count"), "1");
-    assert_eq!(h(&mut r, "c.drops"), "6");
-    let d = h(&mut r, "c.drop_details");
+    assert_eq!(read(&mut r, "c.count"), "1");
+    assert_eq!(read(&mut r, "c.drops"), "6");
+    let d = read(&mut r, "c.drop_details");
     assert!(d.contains("1 bad IP checksum"), "{}", d);
     assert!(d.contains("3 bad source address"), "{}", d);
     assert!(d.contains("1 bad IP length"), "{}", d);
     assert!(d.contains("1 tiny packet"), "{}", d);
     // No output 1: bad packets are dropped, still counted.
     inject(&mut r, "i2", Packet::from_bytes(&badsum));
-    assert_eq!(h(&mut r, "c2.drops"), "1");
+    assert_eq!(read(&mut r, "c2.drops"), "1");
     assert!(taken(&mut r, "ok2").is_empty());
 }
 
@@ -89,7 +90,7 @@ fn interfaces_broadcasts_are_bad_sources() {
         Packet::from_bytes(&udp([198, 18, 1, 255], B, 64, 4)),
     );
     assert_eq!(taken(&mut r, "ok").len(), 1);
-    assert_eq!(h(&mut r, "c.drops"), "2");
+    assert_eq!(read(&mut r, "c.drops"), "2");
 }
 
 #[test]
@@ -103,7 +104,7 @@ fn dec_ip_ttl_updates_checksum_and_expires() {
     assert_eq!(ttls, vec![63, 1, 254]);
     assert!(ok.iter().all(|p| header_ok(p.data())));
     assert_eq!(taken(&mut r, "exp").len(), 2);
-    assert_eq!(h(&mut r, "d.drops"), "2");
+    assert_eq!(read(&mut r, "d.drops"), "2");
 }
 
 #[test]
@@ -120,7 +121,7 @@ fn get_set_store_ip_address() {
     assert_eq!(&p.data()[16..20], &[198, 19, 9, 9]);
     assert_eq!(&p.data()[12..16], &[198, 18, 7, 7]);
     inject(&mut r, "i3", Packet::from_bytes(&[1, 2, 3]));
-    assert_eq!(h(&mut r, "g.drops"), "1");
+    assert_eq!(read(&mut r, "g.drops"), "1");
 }
 
 #[test]
@@ -145,7 +146,7 @@ fn drop_broadcasts_by_packet_type() {
         inject(&mut r, "i", p);
     }
     assert_eq!(taken(&mut r, "o").len(), 2);
-    assert_eq!(h(&mut r, "d.drops"), "2");
+    assert_eq!(read(&mut r, "d.drops"), "2");
 }
 
 #[test]
@@ -172,7 +173,7 @@ fn ip_gw_options_record_route_and_bad_option() {
         "i",
         Packet::from_bytes(&ip_packet(A, B, 64, 17, &bad, &[0; 8])),
     );
-    assert_eq!(h(&mut r, "g.drops"), "1");
+    assert_eq!(read(&mut r, "g.drops"), "1");
     let err = taken(&mut r, "err");
     assert_eq!(err.len(), 1);
     let e = err[0].data();
@@ -210,7 +211,7 @@ fn fragmenter_splits_and_copies_options() {
         data.extend_from_slice(&d[hl..]);
     }
     assert_eq!(data, payload);
-    assert_eq!(h(&mut r, "f.fragments"), frags.len().to_string());
+    assert_eq!(read(&mut r, "f.fragments"), frags.len().to_string());
     // DF: to output 1 with the MTU annotation.
     let mut df = udp(A, B, 64, 400);
     df[6] = 0x40;
@@ -221,7 +222,7 @@ fn fragmenter_splits_and_copies_options() {
     inject(&mut r, "i", Packet::from_bytes(&df));
     let big = taken(&mut r, "big");
     assert_eq!(big.len(), 1);
-    assert_eq!(h(&mut r, "f.drops"), "1");
+    assert_eq!(read(&mut r, "f.drops"), "1");
 }
 
 #[test]
@@ -286,7 +287,7 @@ fn icmp_errors_quote_and_follow_rfc1812_rules() {
     );
     assert_eq!(taken(&mut r, "o").len(), 1);
     assert_eq!(taken(&mut r, "no").len(), 5);
-    assert_eq!(h(&mut r, "e.drops"), "5");
+    assert_eq!(read(&mut r, "e.drops"), "5");
     // needfrag carries PMTU.
     let mut df = udp(A, B, 64, 400);
     df[6] = 0x40;
@@ -304,7 +305,7 @@ fn icmp_errors_quote_and_follow_rfc1812_rules() {
     assert_eq!(o3.len(), 1);
     assert_eq!((o3[0].data()[20], o3[0].data()[21]), (5, 1));
     assert_eq!(&o3[0].data()[24..28], &[198, 18, 0, 254]);
-    assert_eq!(h(&mut r, "rd.drops"), "1");
+    assert_eq!(read(&mut r, "rd.drops"), "1");
 }
 
 /// An error for a source-routed datagram carries the hops travelled so far, reversed
@@ -315,8 +316,8 @@ fn icmp_error_reverses_source_route() {
         "i :: TestInject -> MarkIPHeader -> e :: ICMPError(19.19.19.19, timeexceeded) -> o :: TestCapture;
          i2 :: TestInject -> MarkIPHeader -> p :: ICMPError(19.19.19.19, parameterproblem) -> o2 :: TestCapture;",
     );
-    assert_eq!(h(&mut r, "e.mtu"), "576");
-    assert_eq!(h(&mut r, "e.pmtu"), "0");
+    assert_eq!(read(&mut r, "e.mtu"), "576");
+    assert_eq!(read(&mut r, "e.pmtu"), "0");
     // SSRR, length 19, pointer 12: two hops travelled, two to go; then EOL.
     let mut opts = vec![137, 19, 12];
     for a in [
@@ -362,7 +363,7 @@ fn fix_ip_src_only_when_annotated() {
     assert!(!o[0].anno().fix_ip_src);
     assert!(header_ok(o[0].data()));
     assert_eq!(&o[1].data()[12..16], &A);
-    assert_eq!(h(&mut r, "f.fixed"), "1");
+    assert_eq!(read(&mut r, "f.fixed"), "1");
 }
 
 const ME: [u8; 6] = [0, 0, 0xc0, 0xae, 0x67, 0xef];
@@ -392,7 +393,7 @@ fn arp_responder_answers_and_proxies() {
     assert_eq!(&d[38..42], &A);
     assert_eq!(&o[1].data()[28..32], &[198, 19, 3, 4]);
     assert_eq!(taken(&mut r, "no").len(), 2);
-    assert_eq!(h(&mut r, "a.drops"), "2");
+    assert_eq!(read(&mut r, "a.drops"), "2");
 }
 
 #[test]
@@ -412,7 +413,7 @@ fn arp_querier_queues_queries_and_releases() {
     assert_eq!(&d[0..6], &[0xff; 6]);
     assert_eq!(u16::from_be_bytes([d[12], d[13]]), 0x0806);
     assert_eq!(&d[38..42], &A);
-    assert_eq!(h(&mut r, "q.length"), "3");
+    assert_eq!(read(&mut r, "q.length"), "3");
     inject(
         &mut r,
         "ia",
@@ -437,9 +438,9 @@ fn arp_querier_queues_queries_and_releases() {
     let o = taken(&mut r, "o");
     assert_eq!(&o[0].data()[0..6], &HOST);
     assert_eq!(&o[1].data()[0..6], &[0xff; 6]);
-    let t = h(&mut r, "q.table");
+    let t = read(&mut r, "q.table");
     assert!(t.starts_with("198.18.0.2 1 02-00-00-00-00-02"), "{}", t);
-    assert_eq!(h(&mut r, "q.responses"), "1");
+    assert_eq!(read(&mut r, "q.responses"), "1");
 }
 
 /// Click's ARPTable limits (test/ethernet/ARPQuerier-08): ENTRY_PACKET_CAPACITY per next
@@ -459,17 +460,17 @@ fn arp_querier_limits_waiting_packets() {
     );
     r.run_until_idle();
     assert_eq!(
-        h(&mut r, "q.stats"),
+        read(&mut r, "q.stats"),
         "80 packets killed\n2 ARP queries sent"
     );
     assert_eq!(
-        h(&mut r, "q2.stats"),
+        read(&mut r, "q2.stats"),
         "90 packets killed\n1 ARP queries sent"
     );
-    assert_eq!(h(&mut r, "q.length"), "20");
-    assert_eq!(h(&mut r, "q2.length"), "10");
-    assert_eq!(h(&mut r, "q.count"), "2");
-    let d = h(&mut r, "q.drop_details");
+    assert_eq!(read(&mut r, "q.length"), "20");
+    assert_eq!(read(&mut r, "q2.length"), "10");
+    assert_eq!(read(&mut r, "q.count"), "2");
+    let d = read(&mut r, "q.drop_details");
     assert!(d.contains("80 queue full"), "{}", d);
 }
 
@@ -483,8 +484,8 @@ fn arp_querier_rate_limits_queries() {
          Idle -> [1]q;",
     );
     r.run_until_idle();
-    assert_eq!(h(&mut r, "c.count"), "10");
-    assert_eq!(h(&mut r, "q.length"), "15");
+    assert_eq!(read(&mut r, "c.count"), "10");
+    assert_eq!(read(&mut r, "q.length"), "15");
 }
 
 #[test]
@@ -502,8 +503,8 @@ fn arp_querier_insert_handler_and_bad_replies() {
         Packet::from_bytes(&arp(2, [0xff; 6], [198, 18, 0, 9], ME, [198, 18, 0, 1], ME)),
     );
     // The short packet is a drop; a reply from a group address is ignored.
-    assert_eq!(h(&mut r, "q.drops"), "1");
-    assert_eq!(h(&mut r, "q.responses"), "1");
+    assert_eq!(read(&mut r, "q.drops"), "1");
+    assert_eq!(read(&mut r, "q.responses"), "1");
     let mut p = Packet::from_bytes(&udp(B, A, 64, 0));
     p.set_dst_ip_anno(Ipv4Addr::from(A));
     inject(&mut r, "i", p);
@@ -524,9 +525,13 @@ fn arp_querier_polls_an_entry_in_use_before_it_expires() {
     let o = taken(&mut r, "o");
     assert_eq!(o.len(), 5, "every packet leaves");
     assert!(o.iter().all(|p| p.data()[0..6] == [2, 2, 1, 0xb, 0xb, 0]));
-    assert_eq!(h(&mut r, "c.count"), "3", "the first query and two polls");
-    assert_eq!(h(&mut r, "q.responses"), "3");
-    assert_eq!(h(&mut r, "q.drops"), "0");
+    assert_eq!(
+        read(&mut r, "c.count"),
+        "3",
+        "the first query and two polls"
+    );
+    assert_eq!(read(&mut r, "q.responses"), "3");
+    assert_eq!(read(&mut r, "q.drops"), "0");
 }
 
 #[test]
@@ -554,11 +559,11 @@ fn ether_encap_rewrite_and_host_filter() {
     let o2 = taken(&mut r, "o2");
     assert_eq!(o2.len(), 1);
     assert_eq!(o2[0].anno().packet_type, PacketType::Broadcast);
-    assert_eq!(h(&mut r, "f2.drops"), "2");
+    assert_eq!(read(&mut r, "f2.drops"), "2");
     // Click's ethertype handler reads in decimal (test/ethernet/EtherEncap-01).
-    assert_eq!(h(&mut r, "e.ethertype"), "2048");
+    assert_eq!(read(&mut r, "e.ethertype"), "2048");
     r.write_path("e.ethertype", "0x0801").unwrap();
-    assert_eq!(h(&mut r, "e.ethertype"), "2049");
+    assert_eq!(read(&mut r, "e.ethertype"), "2049");
 }
 
 #[test]
@@ -628,7 +633,8 @@ fn address_info_names_in_arguments() {
 
 #[test]
 fn arp_print_formats_like_tcpdump() {
-    let f = std::env::temp_dir().join(format!("sluice-arpprint-{}", std::process::id()));
+    let dir = TempDir::new("arpprint");
+    let f = dir.join("out");
     let mut r = router(&format!(
         "i :: TestInject -> Strip(14) -> ARPPrint(in, TIMESTAMP false, OUTFILE {0}) -> o :: TestCapture;
          i2 :: TestInject -> ap :: ARPPrint(ETHER true, OUTFILE {0}.2) -> o2 :: TestCapture;",
@@ -660,7 +666,7 @@ fn arp_print_formats_like_tcpdump() {
     inject(&mut r, "i2", q);
     assert_eq!(taken(&mut r, "o").len(), 4);
     assert_eq!(taken(&mut r, "o2").len(), 1);
-    assert_eq!(h(&mut r, "ap.active"), "true");
+    assert_eq!(read(&mut r, "ap.active"), "true");
     drop(r);
     let text = std::fs::read_to_string(&f).unwrap();
     assert_eq!(
@@ -676,8 +682,6 @@ fn arp_print_formats_like_tcpdump() {
         text,
         "0.000000: 00-00-C0-AE-67-EF > 02-00-00-00-00-02: arp reply 198.18.0.1 is-at 00-00-C0-AE-67-EF\n"
     );
-    let _ = std::fs::remove_file(&f);
-    let _ = std::fs::remove_file(&f2);
 }
 
 /// A name with an address and a prefix means the address where an address is expected and
@@ -690,7 +694,7 @@ fn address_info_address_and_prefix() {
          rt :: LinearIPLookup(foo 0, foo:ipnet 1, foo:bcast 2, r0:ipnet 0, r0:gw 1);
          Idle -> rt; rt[0] -> Discard; rt[1] -> Discard; rt[2] -> Discard;",
     );
-    assert_eq!(h(&mut r, "a.table"), "198.18.1.1/32 02-00-00-00-01-01");
+    assert_eq!(read(&mut r, "a.table"), "198.18.1.1/32 02-00-00-00-01-01");
     inject(
         &mut r,
         "i",
@@ -729,7 +733,7 @@ fn address_info_names_in_capitals() {
         "AddressInfo(TEST_NETWORK 198.18.0.1/15, MY_ADDR 198.18.0.1 02:00:00:00:00:01);
          Idle -> ar :: ARPResponder(TEST_NETWORK:ipnet MY_ADDR:eth) -> Discard;",
     );
-    assert_eq!(h(&mut r, "ar.table"), "198.18.0.0/15 02-00-00-00-00-01");
+    assert_eq!(read(&mut r, "ar.table"), "198.18.0.0/15 02-00-00-00-00-01");
 }
 
 #[test]
@@ -750,17 +754,17 @@ fn arp_responder_table_and_lookup() {
     assert_eq!(look(&mut r, "1.0.0.2"), "00-01-02-03-04-05");
     assert_eq!(look(&mut r, "2.0.0.2"), "");
     r.write_path("ar.remove", "1.0.0.2").unwrap();
-    assert_eq!(h(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-06");
+    assert_eq!(read(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-06");
     assert!(r.write_path("ar.remove", "1.0.0.2").is_err());
     r.write_path("ar.add", "a:ipnet a:eth").unwrap();
-    assert_eq!(h(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-05");
+    assert_eq!(read(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-05");
     assert_eq!(look(&mut r, "1.0.0.2"), "00-01-02-03-04-05");
     // A writable `config` replaces the entries (Click's live reconfiguration); reads show it.
     r.write_path("ar.config", "a:ipnet b:eth").unwrap();
-    assert_eq!(h(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-06");
-    assert_eq!(h(&mut r, "ar.config"), "a:ipnet b:eth");
+    assert_eq!(read(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-06");
+    assert_eq!(read(&mut r, "ar.config"), "a:ipnet b:eth");
     assert!(r.write_path("ar.config", "1.0.0.1").is_err());
-    assert_eq!(h(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-06");
+    assert_eq!(read(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-06");
     assert!(
         r.write_path("ar.name", "x").is_err(),
         "other generic handlers stay read-only"
@@ -783,21 +787,14 @@ fn bad_arguments_are_reported() {
     assert!(e.contains("DSCP"), "{}", e);
 }
 
-fn conf_file(name: &str) -> String {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../conf")
-        .join(name);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {}", p.display(), e))
-}
-
 #[test]
 fn fake_iprouter_forwards_every_packet() {
     let conf = conf_file("fake-iprouter.click").replace("LIMIT 600000", "LIMIT 3000");
     let mut r = router(&conf);
     r.run_until_idle();
     // Every packet is either still queued, dropped by the queue, or discarded after it.
-    let q: u64 = h(&mut r, "out0.length").parse().unwrap();
-    let d: u64 = h(&mut r, "out0.drops").parse().unwrap();
+    let q: u64 = read(&mut r, "out0.length").parse().unwrap();
+    let d: u64 = read(&mut r, "out0.drops").parse().unwrap();
     let names = r.read_path("list").unwrap();
     let dis = names
         .lines()
@@ -806,7 +803,7 @@ fn fake_iprouter_forwards_every_packet() {
         .collect::<Vec<_>>();
     let mut total_discard = 0u64;
     for n in &dis {
-        total_discard += h(&mut r, &format!("{}.count", n))
+        total_discard += read(&mut r, &format!("{}.count", n))
             .parse::<u64>()
             .unwrap_or(0);
     }
@@ -818,14 +815,13 @@ fn fake_iprouter_forwards_every_packet() {
         d,
         total_discard
     );
-    assert_eq!(h(&mut r, "dt1.drops"), "0");
-    assert_eq!(h(&mut r, "fr1.fragments"), "0");
+    assert_eq!(read(&mut r, "dt1.drops"), "0");
+    assert_eq!(read(&mut r, "fr1.fragments"), "0");
 }
 
 /// Runs every `ip_*` fuzz body over its seed corpus and deterministic mutations of it.
 #[test]
 fn fuzz_corpora_and_mutations_never_panic() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut rnd = move || {
         seed ^= seed << 13;
@@ -834,11 +830,8 @@ fn fuzz_corpora_and_mutations_never_panic() {
         seed
     };
     for (name, body) in sluice_elements::ip::fuzzing::TARGETS {
-        let dir = root.join(name);
         let mut n = 0;
-        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {}", dir.display(), e))
-        {
-            let data = std::fs::read(entry.unwrap().path()).unwrap();
+        for data in fuzz_seeds(name) {
             body(&data);
             n += 1;
             for _ in 0..200 {

@@ -1,12 +1,10 @@
 //! Behaviour tests of UDPIPEncap, ICMPIPEncap and MarkIPCE through real configurations. The
 //! expected packets, checksums included, were computed independently of Sluice's code.
 
-mod ip_common;
-
 use std::net::Ipv4Addr;
 
-use ip_common::{config_error, h, inject, router, taken};
 use sluice_core::{Packet, Router};
+use sluice_testkit::{config_error, inject, read, router, taken};
 
 /// Asserts that the packet data is `expected`, given in hex (white space ignored).
 #[track_caller]
@@ -65,7 +63,7 @@ fn udp_ip_encap_builds_headers_and_checksums() {
         &format!("4500002100000000fa11349cc6120001c6130009 04d2162e000d0000 {HELLO}"),
     );
     assert_encap_annos(&o[0], dst);
-    assert_eq!(h(&mut r, "a.dst"), "DST_ANNO");
+    assert_eq!(read(&mut r, "a.dst"), "DST_ANNO");
 }
 
 #[test]
@@ -73,10 +71,10 @@ fn udp_ip_encap_handlers() {
     let mut r = router(
         "i :: TestInject -> e :: UDPIPEncap(198.18.0.1, 1234, 198.19.0.2, 5678, CHECKSUM true) -> o :: TestCapture;",
     );
-    assert_eq!(h(&mut r, "e.src"), "198.18.0.1");
-    assert_eq!(h(&mut r, "e.sport"), "1234");
-    assert_eq!(h(&mut r, "e.dst"), "198.19.0.2");
-    assert_eq!(h(&mut r, "e.dport"), "5678");
+    assert_eq!(read(&mut r, "e.src"), "198.18.0.1");
+    assert_eq!(read(&mut r, "e.sport"), "1234");
+    assert_eq!(read(&mut r, "e.dst"), "198.19.0.2");
+    assert_eq!(read(&mut r, "e.dport"), "5678");
     inject(&mut r, "i", Packet::from_bytes(b"hello"));
     r.write_path("e.dst", "198.19.0.9").unwrap();
     let o = run(&mut r, "i", "o", b"hello", 1);
@@ -89,20 +87,20 @@ fn udp_ip_encap_handlers() {
     r.write_path("e.dport", "0x35").unwrap();
     r.write_path("e.src", "198.18.0.7").unwrap();
     r.write_path("e.dst", "DST_ANNO").unwrap();
-    assert_eq!(h(&mut r, "e.sport"), "53");
-    assert_eq!(h(&mut r, "e.dport"), "53");
-    assert_eq!(h(&mut r, "e.src"), "198.18.0.7");
-    assert_eq!(h(&mut r, "e.dst"), "DST_ANNO");
+    assert_eq!(read(&mut r, "e.sport"), "53");
+    assert_eq!(read(&mut r, "e.dport"), "53");
+    assert_eq!(read(&mut r, "e.src"), "198.18.0.7");
+    assert_eq!(read(&mut r, "e.dst"), "DST_ANNO");
     assert!(r.write_path("e.sport", "65536").is_err());
     assert!(r.write_path("e.src", "bogus").is_err());
     r.write_path("e.sport", "www").unwrap();
-    assert_eq!(h(&mut r, "e.sport"), "80");
+    assert_eq!(read(&mut r, "e.sport"), "80");
     assert!(r.write_path("e.dport", "nosuchservice").is_err());
     let mut named = router(
         "TestInject -> e :: UDPIPEncap(198.18.0.1, domain, 198.19.0.2, ntp) -> TestCapture;",
     );
-    assert_eq!(h(&mut named, "e.sport"), "53");
-    assert_eq!(h(&mut named, "e.dport"), "123");
+    assert_eq!(read(&mut named, "e.sport"), "53");
+    assert_eq!(read(&mut named, "e.dport"), "123");
 
     for (conf, arg) in [
         ("198.18.0.1, 70000, 198.19.0.2, 1", "SPORT"),
@@ -173,11 +171,11 @@ fn icmp_ip_encap_handlers_and_errors() {
     let mut r = router(
         "i :: TestInject -> e :: ICMPIPEncap(198.18.0.1, 198.19.0.2, echo) -> o :: TestCapture;",
     );
-    assert_eq!(h(&mut r, "e.src"), "198.18.0.1");
-    assert_eq!(h(&mut r, "e.dst"), "198.19.0.2");
+    assert_eq!(read(&mut r, "e.src"), "198.18.0.1");
+    assert_eq!(read(&mut r, "e.dst"), "198.19.0.2");
     r.write_path("e.src", "198.18.0.7").unwrap();
     r.write_path("e.dst", "198.19.0.9").unwrap();
-    assert_eq!(h(&mut r, "e.dst"), "198.19.0.9");
+    assert_eq!(read(&mut r, "e.dst"), "198.19.0.9");
     let o = run(&mut r, "i", "o", b"", 1);
     assert_data(
         &o[0],
@@ -243,16 +241,16 @@ fn mark_ip_ce_marks_ecn_capable_packets() {
     let o1 = taken(&mut r, "o1");
     assert_eq!(o1.len(), 1);
     assert_data(&o1[0], NOT_ECT_PACKET);
-    assert_eq!(h(&mut r, "m.count"), "3");
-    assert_eq!(h(&mut r, "m.drops"), "0");
+    assert_eq!(read(&mut r, "m.count"), "3");
+    assert_eq!(read(&mut r, "m.drops"), "0");
 }
 
 #[test]
 fn mark_ip_ce_drops_or_forces_not_ect() {
     let mut r = mark_router("MarkIPCE", false);
     assert_eq!(taken(&mut r, "o").len(), 3);
-    assert_eq!(h(&mut r, "m.count"), "3");
-    assert_eq!(h(&mut r, "m.drops"), "1");
+    assert_eq!(read(&mut r, "m.count"), "3");
+    assert_eq!(read(&mut r, "m.drops"), "1");
 
     let mut r = mark_router("MarkIPCE(true)", true);
     let o = taken(&mut r, "o");
@@ -261,7 +259,7 @@ fn mark_ip_ce_drops_or_forces_not_ect() {
         assert_data(p, CE_PACKET);
     }
     assert!(taken(&mut r, "o1").is_empty());
-    assert_eq!(h(&mut r, "m.count"), "4");
+    assert_eq!(read(&mut r, "m.count"), "4");
 
     // TOS 0x02 (ECT(0)) becomes 0x03 with the checksum updated.
     let mut r = router(
@@ -290,8 +288,8 @@ fn mark_ip_ce_needs_the_network_header() {
     // Too short for an IP header after MarkIPHeader.
     inject(&mut r, "j", Packet::from_bytes(&ect_bytes[..19]));
     assert!(taken(&mut r, "o").is_empty());
-    assert_eq!(h(&mut r, "m.drops"), "2");
-    assert_eq!(h(&mut r, "m.count"), "0");
+    assert_eq!(read(&mut r, "m.drops"), "2");
+    assert_eq!(read(&mut r, "m.count"), "0");
     // A header after a link-level header, found through the annotation.
     let mut p = Packet::from_bytes(&[vec![0xee; 14], ect_bytes].concat());
     p.set_network_offset(14);
@@ -319,6 +317,6 @@ fn mark_ip_ce_pull_path() {
     let o = taken(&mut r, "o");
     assert_eq!(o.len(), 1);
     assert_data(&o[0], CE_PACKET);
-    assert_eq!(h(&mut r, "m.count"), "1");
-    assert_eq!(h(&mut r, "m.drops"), "1");
+    assert_eq!(read(&mut r, "m.count"), "1");
+    assert_eq!(read(&mut r, "m.drops"), "1");
 }

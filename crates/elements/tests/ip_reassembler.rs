@@ -5,7 +5,8 @@
 mod ip_common;
 
 use ip_common::*;
-use sluice_core::{Packet, Router, Timestamp};
+use sluice_core::{Packet, Router};
+use sluice_testkit::{bytes, config_error, elapsed, inject, read, router, taken};
 use sluice_wire::checksum::checksum;
 
 /// A UDP datagram from A to B with identification `id` and `n` bytes of payload.
@@ -64,7 +65,7 @@ fn reassembler(args: &str, more: &str) -> Router {
 
 /// The packets that reached `o` so far, as bytes.
 fn out(r: &mut Router) -> Vec<Vec<u8>> {
-    taken(r, "o").iter().map(|p| p.data().to_vec()).collect()
+    bytes(&taken(r, "o"))
 }
 
 fn send(r: &mut Router, frags: &[Vec<u8>]) {
@@ -73,12 +74,8 @@ fn send(r: &mut Router, frags: &[Vec<u8>]) {
     }
 }
 
-fn elapsed(r: &Router) -> f64 {
-    (r.clock().now() - Timestamp::SIM_START).as_secs_f64()
-}
-
 fn detail(r: &mut Router, reason: &str) -> u64 {
-    let d = h(r, "r.drop_details");
+    let d = read(r, "r.drop_details");
     d.lines()
         .find_map(|l| l.trim().strip_suffix(reason)?.trim().parse().ok())
         .unwrap_or_else(|| panic!("no {:?} in {:?}", reason, d))
@@ -99,7 +96,7 @@ fn in_order_reversed_and_shuffled() {
         assert_eq!(frags.len(), 6);
         let shuffled: Vec<_> = order.iter().map(|&i| frags[i].clone()).collect();
         send(&mut r, &shuffled[..5]);
-        assert_eq!(h(&mut r, "r.length"), "1");
+        assert_eq!(read(&mut r, "r.length"), "1");
         send(&mut r, &shuffled[5..]);
         let got = taken(&mut r, "o");
         assert_eq!(got.len(), 1, "order {:?}", order);
@@ -114,7 +111,12 @@ fn in_order_reversed_and_shuffled() {
         ("length", "0"),
         ("mem_size", "0"),
     ] {
-        assert_eq!(h(&mut r, &format!("r.{}", handler)), value, "{}", handler);
+        assert_eq!(
+            read(&mut r, &format!("r.{}", handler)),
+            value,
+            "{}",
+            handler
+        );
     }
     // Nothing is pending, so no timer is left to run.
     r.run_until_idle();
@@ -150,7 +152,7 @@ fn duplicates_and_overlaps_keep_the_first_data() {
     send(&mut r, &[fragment(&d, 32, 64)]);
     assert_eq!(out(&mut r), [d]);
     assert_eq!(
-        (detail(&mut r, "duplicate"), h(&mut r, "r.drops")),
+        (detail(&mut r, "duplicate"), read(&mut r, "r.drops")),
         (3, "3".into())
     );
 }
@@ -187,7 +189,7 @@ fn bad_lengths_and_inconsistent_fragments_are_dropped() {
     send(&mut r, &[fragment_with(&d, 8, &[], true)]);
     send(&mut r, &[fragment_with(&d, 65528, &[0; 8], false)]);
     assert_eq!(detail(&mut r, "bad length"), 3);
-    assert_eq!(h(&mut r, "r.length"), "0");
+    assert_eq!(read(&mut r, "r.length"), "0");
     // The last fragment sets the end at 64: data past it, another end, or an end before
     // data already received are inconsistent.
     send(&mut r, &[fragment(&d, 0, 16), fragment(&d, 56, 64)]);
@@ -202,7 +204,7 @@ fn bad_lengths_and_inconsistent_fragments_are_dropped() {
     // Not IPv4 at all.
     send(&mut r, &[vec![0x45, 0, 0, 99]]);
     assert_eq!(detail(&mut r, "malformed"), 1);
-    assert_eq!(h(&mut r, "r.drops"), "7");
+    assert_eq!(read(&mut r, "r.drops"), "7");
 }
 
 #[test]
@@ -210,17 +212,17 @@ fn missing_fragment_expires_after_timeout() {
     let mut r = reassembler("TIMEOUT 5", "");
     let frags = fragments(&datagram(6, 240), 80);
     send(&mut r, &[frags[0].clone(), frags[2].clone()]);
-    assert_eq!(h(&mut r, "r.length"), "1");
+    assert_eq!(read(&mut r, "r.length"), "1");
     r.run_until_idle();
     assert_eq!(elapsed(&r), 5.0);
     assert!(out(&mut r).is_empty());
     assert_eq!(detail(&mut r, "expired"), 2);
-    let counters = ["r.drops", "r.length", "r.mem_size"].map(|c| h(&mut r, c));
+    let counters = ["r.drops", "r.length", "r.mem_size"].map(|c| read(&mut r, c));
     assert_eq!(counters, ["2", "0", "0"]);
     // The missing fragment alone now starts a new datagram.
     send(&mut r, &frags[1..2]);
     assert!(out(&mut r).is_empty());
-    assert_eq!(h(&mut r, "r.length"), "1");
+    assert_eq!(read(&mut r, "r.length"), "1");
 }
 
 #[test]
@@ -266,11 +268,11 @@ fn memory_limit_drops_the_oldest_datagrams() {
     for f in &fs[..3] {
         send(&mut r, &f[..1]);
     }
-    assert_eq!(h(&mut r, "r.mem_size"), "3252");
+    assert_eq!(read(&mut r, "r.mem_size"), "3252");
     // The fourth goes past 4000: the oldest go until at most 3000 is held.
     send(&mut r, &fs[3][..1]);
-    assert_eq!(h(&mut r, "r.mem_size"), "2168");
-    assert_eq!(h(&mut r, "r.length"), "2");
+    assert_eq!(read(&mut r, "r.mem_size"), "2168");
+    assert_eq!(read(&mut r, "r.length"), "2");
     assert_eq!(detail(&mut r, "memory"), 2);
     let part = taken(&mut r, "part");
     let ids: Vec<[u8; 2]> = part.iter().map(|p| [p.data()[4], p.data()[5]]).collect();
@@ -280,7 +282,7 @@ fn memory_limit_drops_the_oldest_datagrams() {
     // The survivors complete.
     send(&mut r, &[fs[2][1].clone(), fs[3][1].clone()]);
     assert_eq!(out(&mut r), &ds[2..]);
-    assert_eq!(h(&mut r, "r.mem_size"), "0");
+    assert_eq!(read(&mut r, "r.mem_size"), "0");
     // MAX_MEMORY is the same setting.
     let mut r = reassembler("MAX_MEMORY 1000", "");
     send(&mut r, &fs[0][..1]);
@@ -298,7 +300,7 @@ fn round_trip_through_ip_fragmenter() {
     let orig = ip_packet(A, B, 64, 17, &opts, &payload);
     inject(&mut r, "i", Packet::from_bytes(&orig));
     assert_eq!(out(&mut r), [orig]);
-    assert!(h(&mut r, "f.count").parse::<u32>().unwrap() > 10);
+    assert!(read(&mut r, "f.count").parse::<u32>().unwrap() > 10);
 }
 
 #[test]

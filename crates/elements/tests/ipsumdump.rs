@@ -4,21 +4,13 @@
 
 mod ip_common;
 
-use std::path::PathBuf;
-
 use ip_common::*;
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sluice-ipsd-{}-{}", name, std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use sluice_testkit::{config_error, inject, read, router, taken, TempDir};
 
 /// Runs `conf` (with `DIR` replaced by a fresh directory) to its end and returns the
 /// non-header lines of the summary dump `out` written there.
 fn run(name: &str, conf: &str, files: &[(&str, &str)]) -> Vec<String> {
-    let d = tmp(name);
+    let d = TempDir::new(&format!("ipsd-{name}"));
     for (f, text) in files {
         std::fs::write(d.join(f), text).unwrap();
     }
@@ -26,7 +18,6 @@ fn run(name: &str, conf: &str, files: &[(&str, &str)]) -> Vec<String> {
     r.run_until_idle();
     drop(r);
     let text = std::fs::read_to_string(d.join("out")).unwrap();
-    let _ = std::fs::remove_dir_all(&d);
     text.lines()
         .filter(|l| !l.starts_with('!'))
         .map(String::from)
@@ -125,7 +116,7 @@ fn lengths_payloads_and_paint() {
 #[test]
 fn truncated_packets_print_dashes() {
     // test/analysis/IPSummaryDump-01, truncating here instead of with Truncate.
-    let d = tmp("trunc");
+    let d = TempDir::new("ipsd-trunc");
     let conf = format!(
         "FromIPSummaryDump(DATA \"!data sport dport tcp_urp tcp_opt\n1 2 3 wscale10\n2 3 4 wscale10\n3 4 5 wscale10\n4 5 6 wscale10\n5 6 7 wscale10\", STOP true) -> got :: TestCapture;
          i :: TestInject -> t :: ToIPSummaryDump({}/out, FIELDS sport dport tcp_urp tcp_opt)",
@@ -149,7 +140,6 @@ fn truncated_packets_print_dashes() {
         lines,
         ["1 2 3 wscale10", "2 3 4 -", "3 4 - -", "4 - - -", "- - - -"]
     );
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -194,8 +184,8 @@ junk junk
     );
     r.run_until_idle();
     assert_eq!(taken(&mut r, "c").len(), 1);
-    assert_eq!(h(&mut r, "f.drops"), "1");
-    assert_eq!(h(&mut r, "f.count"), "1");
+    assert_eq!(read(&mut r, "f.drops"), "1");
+    assert_eq!(read(&mut r, "f.count"), "1");
     let e = config_error("Idle -> ToIPSummaryDump(x, FIELDS src bogus)");
     assert!(e.contains("unknown field 'bogus'"), "{e}");
     let e = config_error("FromIPSummaryDump(STOP true) -> Discard");
@@ -205,7 +195,7 @@ junk junk
 #[test]
 fn aggregate_counter_counts_per_aggregate() {
     // test/analysis/AggregateCounter-01
-    let d = tmp("agg");
+    let d = TempDir::new("ipsd-agg");
     let data = "!data aggregate\n1\n1\n0\n0\n0\n2\n3\n2";
     let mut r = router(&format!(
         "FromIPSummaryDump(DATA \"{data}\", STOP true, ZERO true) -> t :: Tee
@@ -225,8 +215,8 @@ fn aggregate_counter_counts_per_aggregate() {
         "{text}"
     );
     // Frozen after two aggregates (1 and 0): 2 and 3 are not counted and leave by output 1.
-    assert_eq!(h(&mut r, "f.nagg"), "2");
-    assert_eq!(h(&mut r, "f.freeze"), "true");
+    assert_eq!(read(&mut r, "f.nagg"), "2");
+    assert_eq!(read(&mut r, "f.freeze"), "true");
     assert_eq!(taken(&mut r, "n").len(), 5);
     assert_eq!(taken(&mut r, "no").len(), 3);
     r.write_path("f.write_ip_file", out.to_str().unwrap())
@@ -235,7 +225,6 @@ fn aggregate_counter_counts_per_aggregate() {
     assert!(text.ends_with("!ip\n0.0.0.0 120\n0.0.0.1 80\n"), "{text}");
     let e = config_error("Idle -> AggregateCounter(COUNT_STOP 1, COUNT_FREEZE 2) -> Discard");
     assert!(e.contains("mutually exclusive"), "{e}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// IP options in and out: Click's output for the inputs of its FromIPSummaryDump-ipopt-01
@@ -341,6 +330,6 @@ fn aggregate_ip_flows_numbers_flows_and_holds_fragments() {
         seen(&mut r),
         [(2, 1, 80), (2, 0, 84), (2, 1, 24), (2, 0, 24)]
     );
-    assert_eq!(h(&mut r, "a.count"), "2");
-    assert_eq!(h(&mut r, "a.drops"), "0");
+    assert_eq!(read(&mut r, "a.count"), "2");
+    assert_eq!(read(&mut r, "a.drops"), "0");
 }

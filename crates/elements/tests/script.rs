@@ -3,39 +3,17 @@
 //! nesting and value sizes, ControlSocket's argument forms, protocol and line limit, and the
 //! fuzz corpora.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use sluice_core::{Router, RouterOptions};
-
-fn build(conf: &str) -> Result<Router, String> {
-    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
-    Router::new(
-        flat,
-        &sluice_elements::library(),
-        RouterOptions {
-            simtime: true,
-            ..Default::default()
-        },
-    )
-    .map_err(|e| e.join("\n"))
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sluice-script-{}-{}", name, std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use sluice_testkit::{fuzz_seeds, router, Kit, TempDir};
 
 /// Runs `conf` (with `OUT` replaced by a file path) and returns what it printed there.
 fn printed(name: &str, conf: &str) -> String {
-    let d = tmpdir(name);
-    let out = d.join("out").to_string_lossy().into_owned();
-    let mut r = build(&conf.replace("OUT", &out)).unwrap_or_else(|e| panic!("{e}"));
+    let d = TempDir::new(&format!("script-{name}"));
+    let out = d.file("out");
+    let mut r = router(&conf.replace("OUT", &out));
     r.run_until_idle();
-    let text = std::fs::read_to_string(&out).unwrap_or_default();
-    let _ = std::fs::remove_dir_all(&d);
-    text
+    std::fs::read_to_string(&out).unwrap_or_default()
 }
 
 #[test]
@@ -83,13 +61,12 @@ fn expansions_take_functions_and_parameters() {
 #[test]
 fn run_handler_arguments_and_quoting() {
     // Click's test/standard/Script-02: `$1` keeps its quotes; returnq removes them.
-    let d = tmpdir("run");
-    let file = d.join("f").to_string_lossy().into_owned();
-    let mut r = build(&format!(
+    let d = TempDir::new("script-run");
+    let file = d.file("f");
+    let mut r = router(&format!(
         "s0 :: Script(printn >{file} $(s.run \"\\<0a 09 01>\"), stop); \
          s :: Script(TYPE PASSIVE, returnq $1)"
-    ))
-    .unwrap();
+    ));
     r.run_until_idle();
     assert_eq!(std::fs::read(&file).unwrap(), b"\n\t\x01");
     r.write_path("s.run", "'a b' c").unwrap();
@@ -100,10 +77,9 @@ fn run_handler_arguments_and_quoting() {
         "'a b' c\n"
     );
     assert!(r.read_path_param("s.cat", Some("/etc/hostname")).is_err());
-    let _ = std::fs::remove_dir_all(&d);
     // A huge argument number is past the last word at once (found by fuzzing: it counted
     // to 2.2 trillion).
-    let mut r = build("s :: Script(TYPE PASSIVE, return \"[$2][$2222222222222]\")").unwrap();
+    let mut r = router("s :: Script(TYPE PASSIVE, return \"[$2][$2222222222222]\")");
     r.write_path("s.run", "a b").unwrap();
     assert_eq!(r.read_path("s.run").unwrap(), "\"[b][]\"\n");
 }
@@ -111,12 +87,12 @@ fn run_handler_arguments_and_quoting() {
 #[test]
 fn jumps_nesting_and_sizes_are_bounded() {
     // Click's test/standard/Script-03: a loop without a wait is given up.
-    let mut r = build("s0 :: Script(label a, goto a); Script(wait 1, stop)").unwrap();
+    let mut r = router("s0 :: Script(label a, goto a); Script(wait 1, stop)");
     r.run_until_idle();
     assert_eq!(r.read_path("s0.done").unwrap(), "true\n");
 
     // Doubling a variable stops at the size bound instead of exhausting memory.
-    let mut r = build("s :: Script(set a 1, label l, setq a \"$a$a\", goto l)").unwrap();
+    let mut r = router("s :: Script(set a 1, label l, setq a \"$a$a\", goto l)");
     r.run_until_idle();
     assert_eq!(r.read_path("s.done").unwrap(), "true\n");
     let a = r.read_path_param("s.get", Some("a")).unwrap();
@@ -153,9 +129,7 @@ fn configuration_errors_follow_click() {
         ("Script(TYPE SIGNAL)", "bad signal number"),
         ("Script(TYPE SIGNAL INT WINCH)", "bad signal number"),
     ] {
-        let e = build(conf)
-            .err()
-            .unwrap_or_else(|| panic!("{conf} configured"));
+        let e = Kit::sim().error(conf);
         assert!(e.contains(msg), "{conf}: {e}");
     }
 }
@@ -177,14 +151,13 @@ fn goto_conditions_labels_and_exports() {
 fn packet_scripts_pick_outputs_like_click() {
     // The return value names the output, `end` means output 0, `exit` (or an output that
     // does not exist) drops the packet and counts it; `$input` is the input port.
-    let mut r = build(
+    let mut r = router(
         "InfiniteSource(LIMIT 7, STOP true) -> s :: Script(TYPE PACKET, init i 0, \
              set i $(add $i 1), goto x $(eq $(mod $i 3) 0), goto e $(eq $i 7), \
              return $(add $(mod $i 2) $input), label x, exit, label e, end); \
          Idle -> [1] s; s[0] -> a :: Counter -> Discard; s[1] -> b :: Counter -> Discard; \
          InfiniteSource(LIMIT 2, STOP true) -> p :: Script(return 5) -> d :: Counter -> Discard",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    );
     r.run_until_idle();
     // i = 1 and 5 go to output 1; 2 and 4 to output 0; 3 and 6 exit; 7 ends (output 0).
     assert_eq!(r.read_path("a.count").unwrap(), "3\n");
@@ -196,15 +169,7 @@ fn packet_scripts_pick_outputs_like_click() {
 
 /// Runs a fuzz body over its corpus and over cheap deterministic mutations of every seed.
 fn run_corpus(name: &str, body: fn(&[u8])) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fuzz/corpus")
-        .join(name);
-    let mut seeds: Vec<Vec<u8>> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {}", dir.display(), e))
-        .filter_map(|e| e.ok())
-        .map(|e| std::fs::read(e.path()).unwrap())
-        .collect();
-    seeds.sort();
+    let seeds = fuzz_seeds(name);
     assert!(seeds.len() >= 5, "corpus {name} has too few seeds");
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut next = move |n: usize| {
@@ -250,7 +215,7 @@ fn control_socket_fuzz_corpus() {
 
 #[test]
 fn control_socket_arguments_follow_click() {
-    let d = tmpdir("csargs");
+    let d = TempDir::new("script-csargs");
     let long = "x".repeat(120);
     for (conf, msg) in [
         (
@@ -275,19 +240,16 @@ fn control_socket_arguments_follow_click() {
         ),
         ("ControlSocket(tcp)".to_string(), "PORT"),
     ] {
-        let e = build(&conf)
-            .err()
-            .unwrap_or_else(|| panic!("{conf} configured"));
+        let e = Kit::sim().error(&conf);
         assert!(e.contains(msg), "{conf}: {e}");
     }
     // Lower-case types, service names, `N+` and every keyword are accepted.
-    let path = d.join("s").to_string_lossy().into_owned();
-    let mut r = build(&format!(
+    let path = d.file("s");
+    let mut r = router(&format!(
         "a :: ControlSocket(tcp, 0, READONLY true, VERBOSE false, LOCALHOST true, RETRIES 0, \
                             RETRY_WARNINGS false, PROXY b); \
          b :: ControlSocket(unix, \"{path}\"); c :: ControlSocket(TCP, 42100+)"
-    ))
-    .unwrap_or_else(|e| panic!("{e}"));
+    ));
     assert_eq!(r.read_path("b.filename").unwrap(), format!("{path}\n"));
     assert!(
         r.read_path("c.port")
@@ -299,16 +261,16 @@ fn control_socket_arguments_follow_click() {
     );
     r.cleanup();
     assert!(!Path::new(&path).exists());
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn control_socket_paths_and_busy_ports() {
-    let d = tmpdir("cspath");
+    let d = TempDir::new("script-cspath");
     // A regular file is never replaced.
     let file = d.join("f");
     std::fs::write(&file, "keep").unwrap();
-    let e = build(&format!("ControlSocket(unix, {})", file.display()))
+    let e = Kit::sim()
+        .build(&format!("ControlSocket(unix, {})", file.display()))
         .err()
         .expect("bind fails");
     assert!(e.contains("bind: Address already in use"), "{e}");
@@ -316,21 +278,22 @@ fn control_socket_paths_and_busy_ports() {
     // A socket somebody listens on is not taken over; a stale one is replaced.
     let live = d.join("live");
     let holder = std::os::unix::net::UnixListener::bind(&live).unwrap();
-    assert!(build(&format!("ControlSocket(unix, {})", live.display())).is_err());
+    assert!(Kit::sim()
+        .build(&format!("ControlSocket(unix, {})", live.display()))
+        .is_err());
     drop(holder);
-    let mut r = build(&format!("ControlSocket(unix, {})", live.display()))
+    let mut r = Kit::sim()
+        .build(&format!("ControlSocket(unix, {})", live.display()))
         .unwrap_or_else(|e| panic!("stale socket not replaced: {e}"));
     r.cleanup();
     // A busy port with RETRIES: a retry a second later, then the router stops.
     let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = busy.local_addr().unwrap().port();
-    let mut r = build(&format!(
+    let mut r = router(&format!(
         "ControlSocket(TCP, {port}, RETRIES 1, RETRY_WARNINGS false); \
          InfiniteSource(LIMIT -1, BURST 1, ACTIVE false) -> Discard"
-    ))
-    .unwrap();
+    ));
     let t0 = r.clock().now();
     r.run_until_idle();
     assert_eq!((r.clock().now() - t0).0, 1_000_000_000);
-    let _ = std::fs::remove_dir_all(&d);
 }

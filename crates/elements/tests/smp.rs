@@ -6,10 +6,10 @@
 use std::collections::HashMap;
 
 use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Library, Packet, Router,
-    RouterOptions, Table,
+    Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Packet, Router, Table,
 };
 use sluice_lang::args::Args;
+use sluice_testkit::{conf_file, element_classes, num, task_threads, Kit, TempDir};
 
 // ---------------------------------------------------------------------------------------------
 // Test-only elements: a source that writes (source id, sequence number) into each packet, and
@@ -113,83 +113,21 @@ const SEQ_CHECK: ElementClass = ElementClass {
     make: || Box::new(SeqCheck::default()),
 };
 
-fn library() -> Library {
-    let mut lib = sluice_elements::library();
-    lib.add(&[SEQ_SOURCE, SEQ_CHECK]);
-    lib
+/// The test elements.
+const SEQ_CLASSES: &[ElementClass] = &[SEQ_SOURCE, SEQ_CHECK];
+
+/// Two threads on the wall clock, with the test elements.
+fn kit() -> Kit {
+    Kit::new().threads(2).classes(SEQ_CLASSES)
 }
 
 // ---------------------------------------------------------------------------------------------
 
-fn build(conf: &str, defines: &[(&str, &str)]) -> Result<Router, String> {
-    let defines: Vec<(String, String)> = defines
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
-    let flat = sluice_lang::parse_config(conf, "smp.click", &defines).map_err(|d| {
-        d.iter()
-            .map(|e| e.to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    })?;
-    Router::new(
-        flat,
-        &library(),
-        RouterOptions {
-            threads: 2,
-            ..Default::default()
-        },
-    )
-    .map_err(|e| e.join("\n"))
-}
-
-/// A two-thread router on simulated time.
-fn sim_router(conf: &str) -> Router {
-    let flat = sluice_lang::parse_config(conf, "smp.click", &[]).expect("parses");
-    let opts = RouterOptions {
-        threads: 2,
-        simtime: true,
-        ..Default::default()
-    };
-    Router::new(flat, &library(), opts).unwrap_or_else(|e| panic!("{}", e.join("\n")))
-}
-
-fn router(conf: &str, defines: &[(&str, &str)]) -> Router {
-    build(conf, defines).unwrap_or_else(|e| panic!("{}", e))
-}
-
-fn conf_file(name: &str) -> String {
-    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conf/smp/");
-    std::fs::read_to_string(format!("{}{}", p, name)).expect("conf file")
-}
-
-fn num(r: &mut Router, path: &str) -> u64 {
-    r.read_path(path)
-        .unwrap_or_else(|e| panic!("{}: {}", path, e))
-        .trim()
-        .parse()
-        .unwrap_or_else(|e| panic!("{}: {}", path, e))
-}
-
-/// The thread of each task, by element name, from the `tasks` handler.
-fn task_threads(r: &mut Router) -> HashMap<String, usize> {
-    r.read_path("tasks")
-        .expect("tasks handler")
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            Some((f.get(1)?.to_string(), f.first()?.parse().ok()?))
-        })
-        .collect()
-}
-
 /// Sum of a numeric handler over the elements of one class whose names start with `prefix`.
 fn sum_class(r: &mut Router, class: &str, prefix: &str, handler: &str) -> u64 {
     let mut total = 0;
-    for e in 0..r.nelements() {
-        let name = r.element_name(e).to_string();
-        if name.starts_with(prefix) && r.read_handler(Some(e), "class").unwrap().trim() == class {
+    for (name, c) in element_classes(r) {
+        if name.starts_with(prefix) && c == class {
             total += num(r, &format!("{}.{}", name, handler));
         }
     }
@@ -201,7 +139,9 @@ fn sum_class(r: &mut Router, class: &str, prefix: &str, handler: &str) -> u64 {
 
 #[test]
 fn figure3_flow_splitting_runs_each_path_on_its_thread() {
-    let mut r = router(&conf_file("flow-split.click"), &[("LIMIT", "3000")]);
+    let mut r = kit()
+        .defines(&[("LIMIT", "3000")])
+        .router(&conf_file("smp/flow-split.click"));
     let th = task_threads(&mut r);
     assert_eq!(th["p0"], 0);
     assert_eq!(th["p1"], 1);
@@ -217,7 +157,9 @@ fn figure3_flow_splitting_runs_each_path_on_its_thread() {
 
 #[test]
 fn figure14_pipeline_splits_the_path_over_two_threads() {
-    let mut r = router(&conf_file("pipeline.click"), &[("LIMIT", "20000")]);
+    let mut r = kit()
+        .defines(&[("LIMIT", "20000")])
+        .router(&conf_file("smp/pipeline.click"));
     let th = task_threads(&mut r);
     assert_eq!((th["src"], th["uq"]), (0, 1));
     let p = r.placement().expect("placement with two threads").clone();
@@ -240,7 +182,9 @@ fn figure14_pipeline_splits_the_path_over_two_threads() {
 
 #[test]
 fn figure16_replicated_qos_streams_count_every_packet() {
-    let mut r = router(&conf_file("qos-replicated.click"), &[("LIMIT", "2000")]);
+    let mut r = kit()
+        .defines(&[("LIMIT", "2000")])
+        .router(&conf_file("smp/qos-replicated.click"));
     let th = task_threads(&mut r);
     // s0/pp 1, s1/pp 2 -> 0, s2/pp 3 -> 1 with two threads.
     assert_eq!(th["s0/pp"], 1);
@@ -263,7 +207,9 @@ fn figure16_replicated_qos_streams_count_every_packet() {
 
 #[test]
 fn two_ip_router_copies_forward_on_their_own_threads() {
-    let mut r = router(&conf_file("fake-iprouter-x2.click"), &[("LIMIT", "5000")]);
+    let mut r = kit()
+        .defines(&[("LIMIT", "5000")])
+        .router(&conf_file("smp/fake-iprouter-x2.click"));
     let th = task_threads(&mut r);
     assert_eq!(th["r0/src"], 0);
     assert_eq!(th["r1/src"], 1);
@@ -286,12 +232,11 @@ fn two_ip_router_copies_forward_on_their_own_threads() {
 
 #[test]
 fn synthetic_load_is_replicated_per_thread_and_counts_add_up() {
-    let mut r = router(
+    let mut r = kit().router(
         "a :: InfiniteSource(LIMIT 7000, BURST 16) -> w :: SyntheticLoad(8, 64K, CYCLES 50);
          b :: InfiniteSource(LIMIT 5000, BURST 16) -> w;
          w -> c :: Counter -> Discard;
          StaticThreadSched(a 0, b 1);",
-        &[],
     );
     let w = r.element_index("w").unwrap();
     assert_eq!(r.placement().unwrap().elem_threads[w], vec![0, 1]);
@@ -314,7 +259,7 @@ fn synthetic_load_rejects_bad_sizes() {
         ("Idle -> SyntheticLoad(1, 4) -> Discard", "out of range"),
         ("Idle -> SyntheticLoad(x, 4K) -> Discard", "N"),
     ] {
-        let e = build(conf, &[]).err().expect("configuration should fail");
+        let e = kit().build(conf).err().expect("configuration should fail");
         assert!(e.contains(want), "{}: {}", conf, e);
     }
 }
@@ -327,14 +272,13 @@ fn many_producers_one_consumer_lose_and_duplicate_nothing() {
     // Four numbered sources, two per thread, push into one ThreadSafeQueue; one Unqueue on
     // thread 1 pulls into a checker. Each source's packets must come out in order, none twice,
     // and every packet is either delivered or counted as a queue drop.
-    let mut r = router(
+    let mut r = kit().router(
         "s0 :: SeqSource(0, 60000) -> q :: ThreadSafeQueue(256);
          s1 :: SeqSource(1, 60000) -> q;
          s2 :: SeqSource(2, 60000) -> q;
          s3 :: SeqSource(3, 60000) -> q;
          q -> u :: Unqueue(BURST 64) -> chk :: SeqCheck;
          StaticThreadSched(s0 0, s1 1, s2 0, s3 1, u 1);",
-        &[],
     );
     r.run_until_idle();
     let got = num(&mut r, "chk.count");
@@ -349,12 +293,11 @@ fn many_producers_one_consumer_lose_and_duplicate_nothing() {
 #[test]
 fn big_queue_delivers_everything_in_order() {
     // A queue large enough for everything: no drops allowed at all.
-    let mut r = router(
+    let mut r = kit().router(
         "s0 :: SeqSource(0, 20000) -> q :: ThreadSafeQueue(65536);
          s1 :: SeqSource(1, 20000) -> q;
          q -> u :: Unqueue -> chk :: SeqCheck;
          StaticThreadSched(s0 0, s1 1, u 1);",
-        &[],
     );
     r.run_until_idle();
     assert_eq!(num(&mut r, "chk.count"), 40000);
@@ -364,12 +307,11 @@ fn big_queue_delivers_everything_in_order() {
 
 #[test]
 fn infinite_sources_and_counters_add_up_across_threads() {
-    let mut r = router(
+    let mut r = kit().router(
         "a :: InfiniteSource(LIMIT 50000, BURST 32) -> ca :: Counter -> q :: ThreadSafeQueue(512);
          b :: InfiniteSource(LIMIT 30000, BURST 7) -> cb :: Counter -> q;
          q -> u :: Unqueue -> cq :: Counter -> d :: Discard;
          StaticThreadSched(a 0, b 1, u 0);",
-        &[],
     );
     r.run_until_idle();
     assert_eq!(num(&mut r, "ca.count"), 50000);
@@ -383,11 +325,10 @@ fn pools_recycle_packets_freed_on_the_other_thread() {
     // Thread 0 allocates every packet, thread 1 frees them: the freeing thread's pool spills
     // chunks to the exchange, the allocating thread refills from it. 600000 packets cycle a
     // 4096-descriptor pool many times; every packet is accounted for, and the run ends.
-    let mut r = router(
+    let mut r = kit().router(
         "src :: InfiniteSource(LIMIT 600000, BURST 32, TIMESTAMP false)
               -> q :: ThreadSafeQueue(2048) -> u :: Unqueue(BURST 64) -> c :: Counter -> d :: Discard;
          StaticThreadSched(src 0, u 1);",
-        &[],
     );
     r.run_until_idle();
     assert_eq!(num(&mut r, "src.count"), 600000);
@@ -405,13 +346,12 @@ fn pools_recycle_packets_freed_on_the_other_thread() {
 #[test]
 fn pools_recycle_both_ways() {
     // Each thread sends to the other: both allocate and both free foreign packets.
-    let mut r = router(
+    let mut r = kit().router(
         "a :: InfiniteSource(LIMIT 200000, TIMESTAMP false) -> qa :: ThreadSafeQueue(1024)
               -> ua :: Unqueue -> ca :: Counter -> Discard;
          b :: InfiniteSource(LIMIT 200000, TIMESTAMP false) -> qb :: ThreadSafeQueue(1024)
               -> ub :: Unqueue -> cb :: Counter -> Discard;
          StaticThreadSched(a 0, ua 1, b 1, ub 0);",
-        &[],
     );
     r.run_until_idle();
     assert_eq!(num(&mut r, "ca.count") + num(&mut r, "qa.drops"), 200000);
@@ -426,8 +366,7 @@ fn handlers_read_over_a_control_socket_while_two_threads_forward() {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::os::unix::net::UnixStream;
 
-    let dir = std::env::temp_dir().join(format!("sluice-smp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("smp");
     let sock = dir.join("ctl");
     let conf = format!(
         "ControlSocket(UNIX, \"{}\");
@@ -436,7 +375,7 @@ fn handlers_read_over_a_control_socket_while_two_threads_forward() {
          StaticThreadSched(a 0, b 1);",
         sock.display()
     );
-    let mut r = router(&conf, &[]);
+    let mut r = kit().router(&conf);
     let runner = std::thread::spawn(move || {
         r.run_until_idle();
         r
@@ -487,7 +426,6 @@ fn handlers_read_over_a_control_socket_while_two_threads_forward() {
     assert!(num(&mut r, "ca.count") >= last.0);
     assert!(num(&mut r, "cb.count") >= last.1);
     assert_eq!(num(&mut r, "w.count"), num(&mut r, "cb.count"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -498,10 +436,9 @@ fn handlers_read_over_a_control_socket_while_two_threads_forward() {
 /// loses nothing.
 #[test]
 fn a_queue_placed_across_threads_becomes_thread_safe() {
-    let mut r = router(
+    let mut r = kit().router(
         "s :: SeqSource(0, 60000) -> q :: Queue(256) -> u :: Unqueue(BURST 64) -> chk :: SeqCheck;
          StaticThreadSched(s 0, u 1);",
-        &[],
     );
     r.run_until_idle();
     let (got, drops) = (num(&mut r, "chk.count"), num(&mut r, "q.drops"));
@@ -515,12 +452,11 @@ fn a_queue_placed_across_threads_becomes_thread_safe() {
 /// safe too: every packet is delivered or counted, and sources sleep on the full queue.
 #[test]
 fn a_queue_pushed_from_two_threads_counts_every_packet() {
-    let mut r = router(
+    let mut r = kit().router(
         "a :: InfiniteSource(LIMIT 30000, BURST 16) -> q :: Queue(256);
          b :: InfiniteSource(LIMIT 20000, BURST 16) -> q;
          q -> u :: Unqueue -> c :: Counter -> Discard;
          StaticThreadSched(a 0, b 1, u 1);",
-        &[],
     );
     r.run_until_idle();
     assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 50000);
@@ -530,10 +466,9 @@ fn a_queue_pushed_from_two_threads_counts_every_packet() {
 /// Without fixed placements a Queue keeps its source and its puller on one thread.
 #[test]
 fn automatic_placement_keeps_a_queue_on_one_thread() {
-    let mut r = router(
+    let mut r = kit().router(
         "a :: InfiniteSource(LIMIT 1000) -> q :: Queue -> u :: Unqueue -> Discard;
          b :: InfiniteSource(LIMIT 1000) -> Discard;",
-        &[],
     );
     let t = task_threads(&mut r);
     assert_eq!(t.get("a"), t.get("u"));
@@ -542,25 +477,24 @@ fn automatic_placement_keeps_a_queue_on_one_thread() {
 
 #[test]
 fn an_arp_querier_reached_from_two_threads_is_rejected() {
-    let e = build(
-        "a :: InfiniteSource -> [0]arpq :: ARPQuerier(198.18.0.1, 02:00:00:00:00:01);
+    let e = kit()
+        .build(
+            "a :: InfiniteSource -> [0]arpq :: ARPQuerier(198.18.0.1, 02:00:00:00:00:01);
          b :: InfiniteSource -> [1]arpq;
          arpq -> Discard;
          StaticThreadSched(a 0, b 1);",
-        &[],
-    )
-    .err()
-    .expect("an ARPQuerier cannot be shared");
+        )
+        .err()
+        .expect("an ARPQuerier cannot be shared");
     assert!(e.contains("arpq :: ARPQuerier"), "{}", e);
     assert!(e.contains("threads 0 and 1"), "{}", e);
 }
 
 #[test]
 fn automatic_placement_keeps_a_path_together_and_spreads_paths() {
-    let mut r = router(
+    let mut r = kit().router(
         "a :: InfiniteSource(LIMIT 1000) -> qa :: Queue(2000) -> ua :: Unqueue -> ca :: Counter -> Discard;
          b :: InfiniteSource(LIMIT 1000) -> qb :: Queue(2000) -> ub :: Unqueue -> cb :: Counter -> Discard;",
-        &[],
     );
     let th = task_threads(&mut r);
     assert_eq!(
@@ -583,7 +517,7 @@ fn automatic_placement_keeps_a_path_together_and_spreads_paths() {
 /// test/threads/StaticThreadSched-01).
 #[test]
 fn simulated_time_runs_on_two_threads() {
-    let mut r = sim_router(
+    let mut r = Kit::sim().threads(2).classes(SEQ_CLASSES).router(
         "StaticThreadSched(rs1 0, d1 0, rs2 1, d2 1);
          rs1 :: RatedSource(RATE 10) -> q1 :: Queue -> d1 :: Discard;
          rs2 :: RatedSource(RATE 10) -> q2 :: Queue -> d2 :: Discard;
@@ -607,19 +541,18 @@ fn simulated_time_runs_on_two_threads() {
 /// test/threads/StaticThreadSched-02).
 #[test]
 fn static_thread_sched_in_compounds() {
-    let mut r = router(
+    let mut r = kit().router(
         "StaticThreadSched(sub0 1);
          sub0, sub1 :: {
              a :: InfiniteSource(LIMIT 10) -> Discard;
              b :: InfiniteSource(LIMIT 10) -> Discard;
              StaticThreadSched(b 0);
          }",
-        &[],
     );
     for (e, th) in [("sub0/a", 1), ("sub0/b", 0), ("sub1/b", 0)] {
         assert_eq!(num(&mut r, &format!("{e}.home_thread")), th, "{e}");
     }
-    let Err(err) = build("StaticThreadSched(nothere 1); Idle -> Discard", &[]) else {
+    let Err(err) = kit().build("StaticThreadSched(nothere 1); Idle -> Discard") else {
         panic!("an unknown name should fail");
     };
     assert!(err.contains("'nothere' does not name an element"), "{err}");
@@ -629,12 +562,11 @@ fn static_thread_sched_in_compounds() {
 /// exported count adds up over the copies.
 #[test]
 fn packet_script_reached_from_two_threads_runs_per_thread() {
-    let mut r = router(
+    let mut r = kit().router(
         "a :: InfiniteSource(LIMIT 100) -> s :: Script(TYPE PACKET, export n 0, set n $(add $n 1), end)
              -> d :: Discard;
          b :: InfiniteSource(LIMIT 50) -> s;
          StaticThreadSched(a 0, b 1);",
-        &[],
     );
     r.run_until_idle();
     assert_eq!(num(&mut r, "s.n"), 150);

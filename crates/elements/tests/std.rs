@@ -1,83 +1,13 @@
 //! Behaviour tests of the standard elements through real configurations, on simulated time.
 //!
 //! Packets are injected by pushing out of an `Idle` element and collected by pulling from a
-//! `Queue` through an inactive `Discard`, both through `Router::with_element`.
+//! `Queue` through an inactive `Discard`, both with the test kit (`inject_bytes`, `drain`).
 
-use sluice_core::{Batch, Packet, Router, RouterOptions, Timestamp};
-
-fn router(conf: &str) -> Router {
-    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
-    Router::new(
-        flat,
-        &sluice_elements::library(),
-        RouterOptions {
-            simtime: true,
-            ..Default::default()
-        },
-    )
-    .unwrap_or_else(|e| panic!("{}", e.join("\n")))
-}
-
-fn errors(conf: &str) -> String {
-    let flat = sluice_lang::parse_config(conf, "test.click", &[]).expect("parses");
-    match Router::new(flat, &sluice_elements::library(), RouterOptions::default()) {
-        Ok(_) => panic!("configuration should fail"),
-        Err(e) => e.join("\n"),
-    }
-}
-
-fn num(r: &mut Router, path: &str) -> u64 {
-    let v = r
-        .read_path(path)
-        .unwrap_or_else(|e| panic!("{}: {}", path, e));
-    v.trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("{} = {:?}", path, v))
-}
-
-fn text(r: &mut Router, path: &str) -> String {
-    r.read_path(path).unwrap().trim().to_string()
-}
-
-fn elapsed(r: &Router) -> f64 {
-    (r.clock().now() - Timestamp::SIM_START).as_secs_f64()
-}
-
-/// Pushes packets out of output `port` of element `name` (an Idle).
-fn inject(r: &mut Router, name: &str, port: usize, pkts: &[&[u8]]) {
-    let e = r.element_index(name).expect("element");
-    for chunk in pkts.chunks(sluice_core::BATCH_MAX) {
-        r.with_element(e, |_, cx| {
-            let mut b = Batch::new();
-            for p in chunk {
-                b.push(Packet::from_bytes(p)).unwrap();
-            }
-            cx.push(port, b);
-        })
-        .expect("element free");
-    }
-}
-
-/// Pulls everything available on input `port` of element `name`.
-fn drain(r: &mut Router, name: &str, port: usize) -> Vec<Vec<u8>> {
-    let e = r.element_index(name).expect("element");
-    let mut out = Vec::new();
-    loop {
-        let b = r
-            .with_element(e, |_, cx| cx.pull(port, 32))
-            .expect("element free");
-        if b.is_empty() {
-            return out;
-        }
-        out.extend(b.into_iter().map(|p| p.data().to_vec()));
-    }
-}
-
-fn strs(v: &[Vec<u8>]) -> Vec<String> {
-    v.iter()
-        .map(|d| String::from_utf8_lossy(d).into_owned())
-        .collect()
-}
+use sluice_core::{Packet, Router, Timestamp};
+use sluice_testkit::{
+    bytes, config_error, drain, elapsed, inject_bytes, inject_packets, num, pull, read, router,
+    strs, Kit,
+};
 
 // ---- sources and rates on simulated time ----
 
@@ -95,8 +25,8 @@ fn rated_source_handlers_and_length() {
     let mut r = router(
         "s :: RatedSource(\"ab\", 1000, 30, LENGTH 5, STOP true) -> c :: Counter -> Discard",
     );
-    assert_eq!(text(&mut r, "s.rate"), "1000");
-    assert_eq!(text(&mut r, "s.length"), "5");
+    assert_eq!(read(&mut r, "s.rate"), "1000");
+    assert_eq!(read(&mut r, "s.length"), "5");
     r.run_until_idle();
     assert_eq!(num(&mut r, "s.count"), 30);
     assert_eq!(num(&mut r, "c.byte_count"), 150);
@@ -188,16 +118,12 @@ fn rate_limiters_let_through_what_clicks_do() {
 #[test]
 fn queue_empty_notifier_sleeps_lazily() {
     // Real time: with a source always busy, simulated time would never reach the waits.
-    let flat = sluice_lang::parse_config(
+    let mut r = Kit::new().router(
         "i :: InfiniteSource(ACTIVE false) -> q :: NotifierQueue(5) -> n :: NotifierDebug -> d :: Discard;
          s :: Script(export busy x, export idle x, write i.active true, wait 0.05s,
                      set busy $(n.signal), write i.active false, wait 0.05s,
                      set idle $(n.signal), write stop);",
-        "test.click",
-        &[],
-    )
-    .unwrap();
-    let mut r = Router::new(flat, &sluice_elements::library(), RouterOptions::default()).unwrap();
+    );
     r.run_until_idle();
     let busy = r.read_path("s.busy").unwrap();
     let idle = r.read_path("s.idle").unwrap();
@@ -225,16 +151,8 @@ fn random_sample_keeps_a_fraction_and_counts_the_rest() {
     r.write_path("rs.drop_prob", "0.5").unwrap();
     assert_eq!(r.read_path("rs.sampling_prob").unwrap().trim(), "0.5");
     assert!(r.write_path("rs.sampling_prob", "2").is_err());
-    let e = sluice_lang::parse_config(
-        "Idle -> RandomSample(SAMPLE 0.5, DROP 0.5) -> Discard",
-        "t",
-        &[],
-    )
-    .map(|f| Router::new(f, &sluice_elements::library(), RouterOptions::default()).err());
-    assert!(
-        format!("{e:?}").contains("at most one of SAMPLE and DROP"),
-        "{e:?}"
-    );
+    let e = config_error("Idle -> RandomSample(SAMPLE 0.5, DROP 0.5) -> Discard");
+    assert!(e.contains("at most one of SAMPLE and DROP"), "{e}");
 }
 
 /// Click's perf-01 chain (45 elements of every family) without its two IPRewriter-family
@@ -324,12 +242,11 @@ fn pull_switch_notifier_follows_the_selected_input() {
                        write stop);"#,
     );
     r.run_until_idle();
-    let h = |r: &mut Router, p: &str| r.read_path(p).unwrap().trim().to_string();
-    assert_eq!(h(&mut r, "s.a"), "false");
-    assert_eq!(h(&mut r, "s.f"), "false");
-    assert_eq!(h(&mut r, "s.b"), "true");
-    assert_eq!(h(&mut r, "s.n"), "4");
-    assert_eq!(h(&mut r, "s.e"), "false");
+    assert_eq!(read(&mut r, "s.a"), "false");
+    assert_eq!(read(&mut r, "s.f"), "false");
+    assert_eq!(read(&mut r, "s.b"), "true");
+    assert_eq!(read(&mut r, "s.n"), "4");
+    assert_eq!(read(&mut r, "s.e"), "false");
     assert_eq!(num(&mut r, "c.count"), 8);
 }
 
@@ -419,8 +336,7 @@ fn link_unqueue_stamps_release_times() {
          -> q :: Queue -> d :: Discard(false)",
     );
     r.run_until_idle();
-    let d = r.element_index("d").unwrap();
-    let got = r.with_element(d, |_, cx| cx.pull(0, 32)).unwrap();
+    let got = pull(&mut r, "d", 0, 32);
     let t: Vec<Timestamp> = got.iter().map(|p| p.timestamp()).collect();
     assert_eq!(t.len(), 2);
     assert_eq!(
@@ -463,16 +379,16 @@ fn set_and_adjust_timestamp() {
     let mut r = router(
         "i :: Idle -> SetTimestamp(100.5) -> AdjustTimestamp(-0.5) -> TimeFilter(START 100, END 100.000000001) -> c :: Counter -> Discard",
     );
-    inject(&mut r, "i", 0, &[b"a", b"b", b"c"]);
+    inject_bytes(&mut r, "i", 0, &[b"a", b"b", b"c"]);
     assert_eq!(num(&mut r, "c.count"), 3);
-    assert!(errors("Idle -> AdjustTimestamp(abc) -> Discard").contains("TIME"));
+    assert!(config_error("Idle -> AdjustTimestamp(abc) -> Discard").contains("TIME"));
     // A zero timestamp is left alone unless ALL (Click's test/analysis/AdjustTimestamp-01).
     let mut r = router(
         "i :: Idle -> AdjustTimestamp(1) -> t :: TimeFilter(START 0.5) -> c :: Counter -> Discard;
          i2 :: Idle -> AdjustTimestamp(1, ALL true) -> t2 :: TimeFilter(START 0.5) -> c2 :: Counter -> Discard",
     );
-    inject(&mut r, "i", 0, &[b"a"]);
-    inject(&mut r, "i2", 0, &[b"a"]);
+    inject_bytes(&mut r, "i", 0, &[b"a"]);
+    inject_bytes(&mut r, "i2", 0, &[b"a"]);
     assert_eq!(num(&mut r, "c.count"), 0);
     assert_eq!(num(&mut r, "c2.count"), 1);
 }
@@ -485,13 +401,13 @@ fn time_filter_bounds_and_handlers() {
         "i :: Idle -> SetTimestamp(5) -> t :: TimeFilter(0, 6) -> c :: Counter -> Discard;
          i2 :: Idle -> SetTimestamp(7) -> t;",
     );
-    inject(&mut r, "i", 0, &[b"a"]);
+    inject_bytes(&mut r, "i", 0, &[b"a"]);
     assert_eq!(r.read_path("t.start").unwrap().trim(), "5.000000");
-    inject(&mut r, "i2", 0, &[b"a"]);
+    inject_bytes(&mut r, "i2", 0, &[b"a"]);
     assert_eq!(num(&mut r, "c.count"), 1);
     r.write_path("t.extend_interval", "2").unwrap();
     assert_eq!(r.read_path("t.end").unwrap().trim(), "8.000000");
-    inject(&mut r, "i2", 0, &[b"a"]);
+    inject_bytes(&mut r, "i2", 0, &[b"a"]);
     assert_eq!(num(&mut r, "c.count"), 2);
     assert_eq!(num(&mut r, "t.drops"), 1);
 }
@@ -504,11 +420,11 @@ fn tee_clones_are_independent() {
         "i :: Idle -> t :: Tee(2); t[0] -> Paint(5) -> Pad(6) -> q0 :: Queue -> d0 :: Discard(false);
          t[1] -> cp :: CheckPaint(0) -> q1 :: Queue -> d1 :: Discard(false);",
     );
-    inject(&mut r, "i", 0, &[b"abc", b"xyz"]);
+    inject_bytes(&mut r, "i", 0, &[b"abc", b"xyz"]);
     assert_eq!(strs(&drain(&mut r, "d0", 0)), ["abc\0\0\0", "xyz\0\0\0"]);
     assert_eq!(strs(&drain(&mut r, "d1", 0)), ["abc", "xyz"]);
     assert_eq!(num(&mut r, "cp.count"), 2);
-    assert!(errors("Idle -> Tee(3) -> Discard").contains("1 outputs implies 1 arms"));
+    assert!(config_error("Idle -> Tee(3) -> Discard").contains("1 outputs implies 1 arms"));
 }
 
 #[test]
@@ -516,7 +432,7 @@ fn pull_tee_copies_to_push_outputs() {
     let mut r = router(
         "i :: Idle -> q :: Queue -> pt :: PullTee(2) -> d :: Discard(false); pt[1] -> c :: Counter -> Discard",
     );
-    inject(&mut r, "i", 0, &[b"1", b"2", b"3"]);
+    inject_bytes(&mut r, "i", 0, &[b"1", b"2", b"3"]);
     assert_eq!(strs(&drain(&mut r, "d", 0)), ["1", "2", "3"]);
     assert_eq!(num(&mut r, "c.count"), 3);
 }
@@ -528,15 +444,15 @@ fn paint_check_paint_paint_tee() {
          cp[1] -> c1 :: Counter -> Discard; pt[1] -> c2 :: Counter -> cp2 :: CheckPaint(4) -> Discard;
          j :: Idle -> Paint(7, ANNO 2) -> cp3 :: CheckPaint(7, 2) -> c3 :: Counter -> Discard",
     );
-    inject(&mut r, "i", 0, &[b"a", b"b"]);
-    inject(&mut r, "j", 0, &[b"z"]);
+    inject_bytes(&mut r, "i", 0, &[b"a", b"b"]);
+    inject_bytes(&mut r, "j", 0, &[b"z"]);
     assert_eq!(num(&mut r, "c0.count"), 2);
     assert_eq!(num(&mut r, "c1.count"), 0);
     assert_eq!(num(&mut r, "c2.count"), 2);
     assert_eq!(num(&mut r, "cp2.drops"), 2);
     assert_eq!(num(&mut r, "c3.count"), 1);
     r.write_path("cp.color", "9").unwrap();
-    inject(&mut r, "i", 0, &[b"c"]);
+    inject_bytes(&mut r, "i", 0, &[b"c"]);
     assert_eq!(num(&mut r, "c1.count"), 1);
 }
 
@@ -547,29 +463,29 @@ fn strip_unstrip_resize_pad() {
          j :: Idle -> Strip(2) -> Unstrip(2) -> Resize(1, -1) -> Pad(8) -> q2 :: Queue -> d2 :: Discard(false);
          k :: Idle -> rs :: Resize(-3, 2) -> q3 :: Queue -> d3 :: Discard(false)",
     );
-    inject(&mut r, "i", 0, &[b"abcdef", b"a"]);
+    inject_bytes(&mut r, "i", 0, &[b"abcdef", b"a"]);
     assert_eq!(strs(&drain(&mut r, "d", 0)), ["cdef"]);
     assert_eq!(num(&mut r, "s.drops"), 1);
-    inject(&mut r, "j", 0, &[b"abcdef"]);
+    inject_bytes(&mut r, "j", 0, &[b"abcdef"]);
     let got = drain(&mut r, "d2", 0);
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].len(), 8);
-    assert_eq!(&got[0][1..6], b"abcde");
-    inject(&mut r, "k", 0, &[b"abcd", b"ab"]);
+    assert_eq!(&got[0].data()[1..6], b"abcde");
+    inject_bytes(&mut r, "k", 0, &[b"abcd", b"ab"]);
     assert_eq!(
         strs(&drain(&mut r, "d3", 0)),
         ["d\0\0", "\0\0"],
         "as Click: no drops"
     );
     r.write_path("rs.head", "-8").unwrap();
-    assert_eq!(text(&mut r, "rs.head"), "-8");
+    assert_eq!(read(&mut r, "rs.head"), "-8");
 }
 
 #[test]
 fn strip_to_network_header_counts_unmarked() {
     let mut r =
         router("i :: Idle -> s :: StripToNetworkHeader -> q :: Queue -> d :: Discard(false)");
-    inject(&mut r, "i", 0, &[b"abc"]);
+    inject_bytes(&mut r, "i", 0, &[b"abc"]);
     assert_eq!(strs(&drain(&mut r, "d", 0)), ["abc"]);
     assert_eq!(num(&mut r, "s.unmarked"), 1);
 }
@@ -581,12 +497,12 @@ fn clipboard_copies_and_pastes() {
          i[0] -> [0]cb[0] -> q0 :: Queue -> d0 :: Discard(false);
          i[1] -> [1]cb[1] -> q1 :: Queue -> d1 :: Discard(false);",
     );
-    inject(&mut r, "i", 0, &[b"0XY3Z5"]);
-    inject(&mut r, "i", 1, &[b"abcdefg", b"ab"]);
+    inject_bytes(&mut r, "i", 0, &[b"0XY3Z5"]);
+    inject_bytes(&mut r, "i", 1, &[b"abcdefg", b"ab"]);
     assert_eq!(strs(&drain(&mut r, "d0", 0)), ["0XY3Z5"]);
     assert_eq!(strs(&drain(&mut r, "d1", 0)), ["aXYdZfg"]);
     assert_eq!(num(&mut r, "cb.drops"), 1);
-    assert_eq!(text(&mut r, "cb.data"), "58595a");
+    assert_eq!(read(&mut r, "cb.data"), "58595a");
 }
 
 // ---- switches ----
@@ -596,12 +512,12 @@ fn switch_handler_moves_and_drops() {
     let mut r = router(
         "i :: Idle -> s :: Switch(0); s[0] -> c0 :: Counter -> Discard; s[1] -> c1 :: Counter -> Discard",
     );
-    inject(&mut r, "i", 0, &[&b"a"[..]; 3]);
+    inject_bytes(&mut r, "i", 0, &[&b"a"[..]; 3]);
     r.write_path("s.switch", "1").unwrap();
-    assert_eq!(text(&mut r, "s.switch"), "1");
-    inject(&mut r, "i", 0, &[&b"a"[..]; 2]);
+    assert_eq!(read(&mut r, "s.switch"), "1");
+    inject_bytes(&mut r, "i", 0, &[&b"a"[..]; 2]);
     r.write_path("s.switch", "-1").unwrap();
-    inject(&mut r, "i", 0, &[&b"a"[..]; 4]);
+    inject_bytes(&mut r, "i", 0, &[&b"a"[..]; 4]);
     assert!(r.write_path("s.switch", "2").is_err());
     assert_eq!(num(&mut r, "c0.count"), 3);
     assert_eq!(num(&mut r, "c1.count"), 2);
@@ -615,9 +531,9 @@ fn static_switch_and_round_robin_switch() {
          j :: Idle -> ss2 :: StaticSwitch(-1) -> Discard;
          k :: Idle -> rr :: RoundRobinSwitch; rr[0] -> r0 :: Counter -> Discard; rr[1] -> r1 :: Counter -> Discard; rr[2] -> r2 :: Counter -> Discard",
     );
-    inject(&mut r, "i", 0, &[&b"x"[..]; 5]);
-    inject(&mut r, "j", 0, &[&b"x"[..]; 5]);
-    inject(&mut r, "k", 0, &[&b"x"[..]; 10]);
+    inject_bytes(&mut r, "i", 0, &[&b"x"[..]; 5]);
+    inject_bytes(&mut r, "j", 0, &[&b"x"[..]; 5]);
+    inject_bytes(&mut r, "k", 0, &[&b"x"[..]; 10]);
     assert_eq!((num(&mut r, "a.count"), num(&mut r, "b.count")), (0, 5));
     assert_eq!(num(&mut r, "ss2.drops"), 5);
     assert_eq!(
@@ -642,18 +558,18 @@ fn hash_switch_is_deterministic_and_spreads() {
     let counts =
         |r: &mut Router| -> Vec<u64> { (0..4).map(|i| num(r, &format!("c{}.count", i))).collect() };
     let mut r1 = router(conf);
-    inject(&mut r1, "i", 0, &refs);
+    inject_bytes(&mut r1, "i", 0, &refs);
     let a = counts(&mut r1);
     let mut r2 = router(conf);
-    inject(&mut r2, "i", 0, &refs);
+    inject_bytes(&mut r2, "i", 0, &refs);
     assert_eq!(a, counts(&mut r2), "same packets, same outputs");
     assert_eq!(a.iter().sum::<u64>(), 400);
     assert!(a.iter().all(|&c| c >= 50), "spread {:?}", a);
     // One flow always takes one output.
     let mut r3 = router(conf);
-    inject(&mut r3, "i", 0, &[&b"\x00\x05\x07\x00"[..]; 40]);
+    inject_bytes(&mut r3, "i", 0, &[&b"\x00\x05\x07\x00"[..]; 40]);
     assert_eq!(counts(&mut r3).iter().filter(|&&c| c == 40).count(), 1);
-    inject(&mut r3, "i", 0, &[b"\x00\x05"]);
+    inject_bytes(&mut r3, "i", 0, &[b"\x00\x05"]);
     assert_eq!(num(&mut r3, "h.drops"), 1);
 }
 
@@ -665,13 +581,13 @@ fn suppressor_handlers() {
     assert!(r.read_path("s.handlers").unwrap().contains("active1"));
     assert!(r.write_path("s.active2", "true").is_err());
     r.write_path("s.active1", "false").unwrap();
-    assert_eq!(text(&mut r, "s.active1"), "false");
-    inject(&mut r, "i", 0, &[&b"a"[..]; 2]);
-    inject(&mut r, "i", 1, &[&b"a"[..]; 3]);
+    assert_eq!(read(&mut r, "s.active1"), "false");
+    inject_bytes(&mut r, "i", 0, &[&b"a"[..]; 2]);
+    inject_bytes(&mut r, "i", 1, &[&b"a"[..]; 3]);
     assert_eq!((num(&mut r, "c0.count"), num(&mut r, "c1.count")), (2, 0));
     assert_eq!(num(&mut r, "s.drops"), 3);
     r.write_path("s.reset", "").unwrap();
-    inject(&mut r, "i", 1, &[b"a"]);
+    inject_bytes(&mut r, "i", 1, &[b"a"]);
     assert_eq!(num(&mut r, "c1.count"), 1);
 }
 
@@ -680,9 +596,9 @@ fn bypass_switches_path() {
     let mut r = router(
         "i :: Idle -> b :: Bypass; b[0] -> c0 :: Counter -> Discard; b[1] -> c1 :: Counter -> Discard",
     );
-    inject(&mut r, "i", 0, &[b"a"]);
+    inject_bytes(&mut r, "i", 0, &[b"a"]);
     r.write_path("b.active", "true").unwrap();
-    inject(&mut r, "i", 0, &[b"a", b"b"]);
+    inject_bytes(&mut r, "i", 0, &[b"a", b"b"]);
     assert_eq!((num(&mut r, "c0.count"), num(&mut r, "c1.count")), (1, 2));
 }
 
@@ -694,10 +610,10 @@ fn bypass_path_rejoins_on_input_one() {
         "i :: Idle -> b :: Bypass(true) -> c0 :: Counter -> Discard;
          b[1] -> c1 :: Counter -> [1]b;",
     );
-    inject(&mut r, "i", 0, &[b"a", b"b"]);
+    inject_bytes(&mut r, "i", 0, &[b"a", b"b"]);
     assert_eq!((num(&mut r, "c0.count"), num(&mut r, "c1.count")), (2, 2));
     r.write_path("b.active", "false").unwrap();
-    inject(&mut r, "i", 0, &[b"c"]);
+    inject_bytes(&mut r, "i", 0, &[b"c"]);
     assert_eq!((num(&mut r, "c0.count"), num(&mut r, "c1.count")), (3, 2));
 }
 
@@ -712,14 +628,9 @@ fn pull_bypass_switches_during_a_pull() {
            -> d :: Discard(false);
          b[1] -> c1 :: Counter -> [1]b;",
     );
-    inject(&mut r, "i", 0, &[b"1", b"2", b"3", b"4"]);
-    let d = r.element_index("d").expect("element");
+    inject_bytes(&mut r, "i", 0, &[b"1", b"2", b"3", b"4"]);
     for want in ["1", "2", "3", "4"] {
-        let b = r.with_element(d, |_, cx| cx.pull(0, 1)).expect("free");
-        assert_eq!(
-            strs(&b.into_iter().map(|p| p.data().to_vec()).collect::<Vec<_>>()),
-            [want]
-        );
+        assert_eq!(strs(&pull(&mut r, "d", 0, 1)), [want]);
     }
     assert_eq!((num(&mut r, "c0.count"), num(&mut r, "c1.count")), (4, 1));
 }
@@ -735,14 +646,14 @@ fn bypass_chains_follow_every_switch() {
              b1[1] -> c1 :: Counter -> Discard; b2[1] -> c2 :: Counter -> Discard;"
         ));
         let counts = |r: &mut Router| ["c0", "c1", "c2"].map(|c| num(r, &format!("{c}.count")));
-        inject(&mut r, "i", 0, &[b"a"]);
+        inject_bytes(&mut r, "i", 0, &[b"a"]);
         r.write_path("b2.active", "true").unwrap();
-        inject(&mut r, "i", 0, &[b"b"]);
+        inject_bytes(&mut r, "i", 0, &[b"b"]);
         r.write_path("b1.active", "true").unwrap();
-        inject(&mut r, "i", 0, &[b"c"]);
+        inject_bytes(&mut r, "i", 0, &[b"c"]);
         r.write_path("b1.active", "false").unwrap();
         r.write_path("b2.active", "false").unwrap();
-        inject(&mut r, "i", 0, &[b"d"]);
+        inject_bytes(&mut r, "i", 0, &[b"d"]);
         assert_eq!(counts(&mut r), [2, 1, 1], "INLINE {inline}");
     }
 }
@@ -752,14 +663,14 @@ fn input_switch_accepts_one_input() {
     let mut r = router(
         "i :: Idle; i[0] -> [0]s :: InputSwitch(1); i[1] -> [1]s; s -> c :: Counter -> Discard",
     );
-    inject(&mut r, "i", 0, &[b"a"]);
-    inject(&mut r, "i", 1, &[b"b", b"c"]);
+    inject_bytes(&mut r, "i", 0, &[b"a"]);
+    inject_bytes(&mut r, "i", 1, &[b"b", b"c"]);
     assert_eq!((num(&mut r, "c.count"), num(&mut r, "s.drops")), (2, 1));
     r.write_path("s.switch", "5").unwrap();
-    assert_eq!(text(&mut r, "s.switch"), "-1");
-    inject(&mut r, "i", 1, &[b"d"]);
+    assert_eq!(read(&mut r, "s.switch"), "-1");
+    inject_bytes(&mut r, "i", 1, &[b"d"]);
     assert_eq!((num(&mut r, "c.count"), num(&mut r, "s.drops")), (2, 2));
-    assert!(errors("Idle -> InputSwitch(1) -> Discard").contains("input must be < 1"));
+    assert!(config_error("Idle -> InputSwitch(1) -> Discard").contains("input must be < 1"));
 }
 
 // ---- queues and schedulers ----
@@ -767,7 +678,7 @@ fn input_switch_accepts_one_input() {
 #[test]
 fn front_drop_queue_drops_oldest() {
     let mut r = router("i :: Idle -> q :: FrontDropQueue(3) -> d :: Discard(false)");
-    inject(&mut r, "i", 0, &[b"1", b"2", b"3", b"4", b"5"]);
+    inject_bytes(&mut r, "i", 0, &[b"1", b"2", b"3", b"4", b"5"]);
     assert_eq!(num(&mut r, "q.drops"), 2);
     assert_eq!(strs(&drain(&mut r, "d", 0)), ["3", "4", "5"]);
 }
@@ -777,10 +688,10 @@ fn mixed_queue_fifo_and_lifo() {
     let mut r = router(
         "i :: Idle; q :: MixedQueue(4); i[0] -> [0]q; i[1] -> [1]q; q -> d :: Discard(false)",
     );
-    inject(&mut r, "i", 0, &[b"a1", b"a2"]);
-    inject(&mut r, "i", 1, &[b"b1", b"b2"]);
-    inject(&mut r, "i", 0, &[b"a3"]);
-    inject(&mut r, "i", 1, &[b"b3"]);
+    inject_bytes(&mut r, "i", 0, &[b"a1", b"a2"]);
+    inject_bytes(&mut r, "i", 1, &[b"b1", b"b2"]);
+    inject_bytes(&mut r, "i", 0, &[b"a3"]);
+    inject_bytes(&mut r, "i", 1, &[b"b3"]);
     assert_eq!(num(&mut r, "q.drops"), 2);
     assert_eq!(strs(&drain(&mut r, "d", 0)), ["b3", "b2", "b1", "a1"]);
 }
@@ -790,8 +701,8 @@ fn prio_sched_serves_input_zero_first() {
     let mut r = router(
         "i :: Idle; i[0] -> hq :: Queue -> [0]ps :: PrioSched; i[1] -> lq :: Queue -> [1]ps; ps -> d :: Discard(false)",
     );
-    inject(&mut r, "i", 1, &[b"l1", b"l2"]);
-    inject(&mut r, "i", 0, &[b"h1", b"h2"]);
+    inject_bytes(&mut r, "i", 1, &[b"l1", b"l2"]);
+    inject_bytes(&mut r, "i", 0, &[b"h1", b"h2"]);
     assert_eq!(strs(&drain(&mut r, "d", 0)), ["h1", "h2", "l1", "l2"]);
 }
 
@@ -800,8 +711,8 @@ fn round_robin_sched_alternates() {
     let mut r = router(
         "i :: Idle; i[0] -> a :: Queue -> [0]rr :: RoundRobinSched; i[1] -> b :: Queue -> [1]rr; rr -> d :: Discard(false)",
     );
-    inject(&mut r, "i", 0, &[b"a1", b"a2", b"a3"]);
-    inject(&mut r, "i", 1, &[b"b1", b"b2"]);
+    inject_bytes(&mut r, "i", 0, &[b"a1", b"a2", b"a3"]);
+    inject_bytes(&mut r, "i", 1, &[b"b1", b"b2"]);
     assert_eq!(strs(&drain(&mut r, "d", 0)), ["a1", "b1", "a2", "b2", "a3"]);
 }
 
@@ -831,8 +742,8 @@ fn pull_switch_handler() {
     let mut r = router(
         "i :: Idle; i[0] -> a :: Queue -> [0]ps :: PullSwitch; i[1] -> b :: Queue -> [1]ps; ps -> d :: Discard(false)",
     );
-    inject(&mut r, "i", 0, &[b"a1"]);
-    inject(&mut r, "i", 1, &[b"b1"]);
+    inject_bytes(&mut r, "i", 0, &[b"a1"]);
+    inject_bytes(&mut r, "i", 1, &[b"b1"]);
     r.write_path("ps.switch", "1").unwrap();
     assert_eq!(strs(&drain(&mut r, "d", 0)), ["b1"]);
     r.write_path("ps.switch", "-1").unwrap();
@@ -844,7 +755,7 @@ fn pull_switch_handler() {
 #[test]
 fn idle_drops_pushed_packets() {
     let mut r = router("i :: Idle -> x :: Idle");
-    inject(&mut r, "i", 0, &[b"a", b"b"]);
+    inject_bytes(&mut r, "i", 0, &[b"a", b"b"]);
     assert_eq!(num(&mut r, "x.drops"), 2);
 }
 
@@ -875,17 +786,12 @@ fn paint_tee_copy_leaves_before_its_packet() {
         "i :: Idle -> pt :: PaintTee(1) -> Strip(0) -> q :: Queue -> d :: Discard(false);
          pt[1] -> Pad(2) -> q",
     );
-    let e = r.element_index("i").unwrap();
-    r.with_element(e, |_, cx| {
-        let mut b = Batch::new();
-        for (data, paint) in [(b"a", 0u8), (b"b", 1), (b"c", 0), (b"d", 1)] {
-            let mut p = Packet::from_bytes(data);
-            p.anno_mut().paint = paint;
-            b.push(p).unwrap();
-        }
-        cx.push(0, b);
-    })
-    .unwrap();
+    let painted = [(b"a", 0u8), (b"b", 1), (b"c", 0), (b"d", 1)].map(|(data, paint)| {
+        let mut p = Packet::from_bytes(data);
+        p.anno_mut().paint = paint;
+        p
+    });
+    inject_packets(&mut r, "i", 0, painted);
     assert_eq!(
         strs(&drain(&mut r, "d", 0)),
         ["a", "b\0", "b", "c", "d\0", "d"]
@@ -899,14 +805,14 @@ fn counter_call_fires_before_its_packet_leaves() {
         "i :: Idle -> c :: Counter(COUNT_CALL 3 s.switch 1) -> s :: Switch(0);
          s[0] -> q0 :: Queue -> d0 :: Discard(false); s[1] -> q1 :: Queue -> d1 :: Discard(false)",
     );
-    inject(&mut r, "i", 0, &[b"1", b"2", b"3", b"4"]);
+    inject_bytes(&mut r, "i", 0, &[b"1", b"2", b"3", b"4"]);
     assert_eq!(strs(&drain(&mut r, "d0", 0)), ["1", "2"]);
     assert_eq!(strs(&drain(&mut r, "d1", 0)), ["3", "4"]);
-    assert_eq!(text(&mut r, "c.count_call"), "3");
+    assert_eq!(read(&mut r, "c.count_call"), "3");
     r.write_path("c.reset", "").unwrap();
     r.write_path("s.switch", "0").unwrap();
     r.write_path("c.byte_count_call", "2 s.switch 1").unwrap();
-    inject(&mut r, "i", 0, &[b"5", b"6", b"7"]);
+    inject_bytes(&mut r, "i", 0, &[b"5", b"6", b"7"]);
     assert_eq!(strs(&drain(&mut r, "d0", 0)), ["5"]);
     assert_eq!(strs(&drain(&mut r, "d1", 0)), ["6", "7"]);
     assert_eq!(num(&mut r, "c.byte_count"), 3);
@@ -917,7 +823,7 @@ fn queue_drops_to_output_1_and_handlers_as_click() {
     let mut r = router(
         "i :: Idle -> q :: Queue(2) -> d :: Discard(false); q[1] -> dq :: Queue -> dd :: Discard(false)",
     );
-    inject(&mut r, "i", 0, &[b"1", b"2", b"3", b"4"]);
+    inject_bytes(&mut r, "i", 0, &[b"1", b"2", b"3", b"4"]);
     assert_eq!(num(&mut r, "q.drops"), 2);
     assert_eq!(num(&mut r, "q.highwater_length"), 2);
     assert_eq!(strs(&drain(&mut r, "dd", 0)), ["3", "4"]);
@@ -944,7 +850,7 @@ fn queue_drops_to_output_1_and_handlers_as_click() {
             "i :: Idle -> q :: {}(1) -> d :: Discard(false)",
             class
         ));
-        inject(&mut r, "i", 0, &[b"x", b"y"]);
+        inject_bytes(&mut r, "i", 0, &[b"x", b"y"]);
         assert_eq!(num(&mut r, "q.drops"), 1, "{}", class);
         assert_eq!(strs(&drain(&mut r, "d", 0)), ["x"], "{}", class);
     }
@@ -959,9 +865,9 @@ fn paint_switch_by_annotation_and_255_to_all() {
          k :: Idle -> Paint(9) -> ps;
          ps[0] -> q0 :: Queue -> d0 :: Discard(false); ps[1] -> q1 :: Queue -> d1 :: Discard(false)",
     );
-    inject(&mut r, "i", 0, &[b"one"]);
-    inject(&mut r, "j", 0, &[b"all"]);
-    inject(&mut r, "k", 0, &[b"none"]);
+    inject_bytes(&mut r, "i", 0, &[b"one"]);
+    inject_bytes(&mut r, "j", 0, &[b"all"]);
+    inject_bytes(&mut r, "k", 0, &[b"none"]);
     assert_eq!(strs(&drain(&mut r, "d0", 0)), ["all"]);
     assert_eq!(strs(&drain(&mut r, "d1", 0)), ["one", "all"]);
     assert_eq!(num(&mut r, "ps.drops"), 1);
@@ -969,17 +875,12 @@ fn paint_switch_by_annotation_and_255_to_all() {
     let mut r = router(
         "i :: Idle -> ps :: PaintSwitch; ps[0] -> q :: Queue -> d :: Discard(false); ps[1] -> q",
     );
-    let e = r.element_index("i").unwrap();
-    r.with_element(e, |_, cx| {
-        let mut b = Batch::new();
-        for (data, paint) in [(b"a", 1u8), (b"b", 0), (b"c", 1), (b"d", 1)] {
-            let mut p = Packet::from_bytes(data);
-            p.anno_mut().paint = paint;
-            b.push(p).unwrap();
-        }
-        cx.push(0, b);
-    })
-    .unwrap();
+    let painted = [(b"a", 1u8), (b"b", 0), (b"c", 1), (b"d", 1)].map(|(data, paint)| {
+        let mut p = Packet::from_bytes(data);
+        p.anno_mut().paint = paint;
+        p
+    });
+    inject_packets(&mut r, "i", 0, painted);
     assert_eq!(strs(&drain(&mut r, "d", 0)), ["a", "b", "c", "d"]);
 }
 
@@ -990,32 +891,24 @@ fn hub_sends_everywhere_but_back() {
          h[0] -> Paint(0) -> q :: Queue -> d :: Discard(false);
          h[1] -> Paint(1) -> q; h[2] -> Paint(2) -> q",
     );
-    inject(&mut r, "a", 0, &[b"a1", b"a2"]);
-    inject(&mut r, "c", 0, &[b"c1"]);
-    let e = r.element_index("d").unwrap();
-    let mut got = Vec::new();
-    loop {
-        let b = r.with_element(e, |_, cx| cx.pull(0, 32)).unwrap();
-        if b.is_empty() {
-            break;
-        }
-        got.extend(
-            b.into_iter()
-                .map(|p| format!("{}{}", String::from_utf8_lossy(p.data()), p.anno().paint)),
-        );
-    }
+    inject_bytes(&mut r, "a", 0, &[b"a1", b"a2"]);
+    inject_bytes(&mut r, "c", 0, &[b"c1"]);
+    let got: Vec<String> = drain(&mut r, "d", 0)
+        .iter()
+        .map(|p| format!("{}{}", String::from_utf8_lossy(p.data()), p.anno().paint))
+        .collect();
     assert_eq!(got, ["a11", "a12", "a21", "a22", "c10", "c11"]);
 }
 
 #[test]
 fn truncate_limits_length() {
     let mut r = router("i :: Idle -> t :: Truncate(3) -> q :: Queue -> d :: Discard(false)");
-    inject(&mut r, "i", 0, &[b"abcdef", b"ab"]);
+    inject_bytes(&mut r, "i", 0, &[b"abcdef", b"ab"]);
     assert_eq!(strs(&drain(&mut r, "d", 0)), ["abc", "ab"]);
     r.write_path("t.nbytes", "1").unwrap();
-    inject(&mut r, "i", 0, &[b"xyz"]);
+    inject_bytes(&mut r, "i", 0, &[b"xyz"]);
     assert_eq!(strs(&drain(&mut r, "d", 0)), ["x"]);
-    assert_eq!(text(&mut r, "t.nbytes"), "1");
+    assert_eq!(read(&mut r, "t.nbytes"), "1");
 }
 
 #[test]
@@ -1026,7 +919,7 @@ fn random_switch_repeats_with_a_seed() {
              rs[0] -> c0 :: Counter -> Discard; rs[1] -> c1 :: Counter -> Discard",
         );
         let pkts: Vec<&[u8]> = vec![b"x"; 200];
-        inject(&mut r, "i", 0, &pkts);
+        inject_bytes(&mut r, "i", 0, &pkts);
         (num(&mut r, "c0.count"), num(&mut r, "c1.count"))
     };
     let (a0, a1) = run();
@@ -1047,18 +940,18 @@ fn stride_sched_order_as_click() {
     );
     let order: String = drain(&mut r, "d", 0)
         .iter()
-        .map(|p| format!("{:02x}", p[0]))
+        .map(|p| format!("{:02x}", p.data()[0]))
         .collect();
     // The order Click's test/standard/StrideSched-01 expects.
     assert_eq!(
         order,
         "111122111122331111221111223311112222332222332222333333333333"
     );
-    assert_eq!(text(&mut r, "ss.tickets1"), "2");
+    assert_eq!(read(&mut r, "ss.tickets1"), "2");
     r.write_path("ss.tickets1", "0").unwrap();
-    assert_eq!(text(&mut r, "ss.tickets1"), "0");
+    assert_eq!(read(&mut r, "ss.tickets1"), "0");
     assert!(
-        errors("Idle -> [0]s :: StrideSched(1); Idle -> [1]s; s -> Discard")
+        config_error("Idle -> [0]s :: StrideSched(1); Idle -> [1]s; s -> Discard")
             .contains("need 2 arguments")
     );
 }
@@ -1082,9 +975,9 @@ fn shaper_shapes_output_0_and_passes_the_rest_on_1() {
         assert_eq!(num(&mut r, "total.count"), 100, "rate {}", rate);
     }
     let mut r = router("Idle -> s :: BandwidthShaper(1000) -> Discard");
-    assert_eq!(text(&mut r, "s.rate"), "8kbps");
+    assert_eq!(read(&mut r, "s.rate"), "8kbps");
     r.write_path("s.rate", "1.5Mbps").unwrap();
-    assert_eq!(text(&mut r, "s.rate"), "1.5Mbps");
+    assert_eq!(read(&mut r, "s.rate"), "1.5Mbps");
 }
 
 #[test]
@@ -1106,9 +999,9 @@ fn timed_sink_pulls_once_per_interval() {
     r.run_until_idle();
     assert_eq!(num(&mut r, "ts.count"), 10);
     assert_eq!(num(&mut r, "q.length"), 90);
-    assert_eq!(text(&mut r, "ts.interval"), "10ms");
+    assert_eq!(read(&mut r, "ts.interval"), "10ms");
     r.write_path("ts.interval", "1.5").unwrap();
-    assert_eq!(text(&mut r, "ts.interval"), "1.500000s");
+    assert_eq!(read(&mut r, "ts.interval"), "1.500000s");
     assert!(r.write_path("ts.interval", "0").is_err());
 }
 
@@ -1131,17 +1024,12 @@ fn time_sorted_sched_merges_by_timestamp() {
          t -> d :: Discard(false)",
     );
     let stamp = |r: &mut Router, name: &str, items: &[(&[u8], i64)]| {
-        let e = r.element_index(name).unwrap();
-        r.with_element(e, |_, cx| {
-            let mut b = Batch::new();
-            for (data, ms) in items {
-                let mut p = Packet::from_bytes(data);
-                p.set_timestamp(Timestamp::from_parts(1, ms * 1_000_000));
-                b.push(p).unwrap();
-            }
-            cx.push(0, b);
-        })
-        .unwrap();
+        let stamped = items.iter().map(|(data, ms)| {
+            let mut p = Packet::from_bytes(data);
+            p.set_timestamp(Timestamp::from_parts(1, ms * 1_000_000));
+            p
+        });
+        inject_packets(r, name, 0, stamped);
     };
     stamp(&mut r, "a", &[(b"a1", 1), (b"a5", 5), (b"a6", 6)]);
     stamp(&mut r, "b", &[(b"b2", 2), (b"b3", 3), (b"b7", 7)]);
@@ -1149,10 +1037,10 @@ fn time_sorted_sched_merges_by_timestamp() {
         strs(&drain(&mut r, "d", 0)),
         ["a1", "b2", "b3", "a5", "a6", "b7"]
     );
-    assert_eq!(text(&mut r, "t.well_ordered"), "true");
+    assert_eq!(read(&mut r, "t.well_ordered"), "true");
     stamp(&mut r, "a", &[(b"x9", 9), (b"x8", 8)]);
     assert_eq!(strs(&drain(&mut r, "d", 0)), ["x9", "x8"]);
-    assert_eq!(text(&mut r, "t.well_ordered"), "false");
+    assert_eq!(read(&mut r, "t.well_ordered"), "false");
 }
 
 #[test]
@@ -1160,30 +1048,28 @@ fn set_timestamp_delta_relative_to_first() {
     let mut r = router(
         "i :: Idle -> SetTimestamp(10.25) -> sd :: SetTimestampDelta -> q :: Queue -> d :: Discard(false)",
     );
-    inject(&mut r, "i", 0, &[b"a", b"b"]);
-    let e = r.element_index("d").unwrap();
-    let b = r.with_element(e, |_, cx| cx.pull(0, 8)).unwrap();
+    inject_bytes(&mut r, "i", 0, &[b"a", b"b"]);
+    let b = pull(&mut r, "d", 0, 8);
     let ts: Vec<Timestamp> = b.iter().map(|p| p.timestamp()).collect();
     assert_eq!(ts, [Timestamp::ZERO, Timestamp::ZERO]);
-    assert_eq!(text(&mut r, "sd.first"), "10.250000");
+    assert_eq!(read(&mut r, "sd.first"), "10.250000");
     r.write_path("sd.reset", "").unwrap();
-    assert_eq!(text(&mut r, "sd.first"), "0.000000");
-    assert!(errors("Idle -> SetTimestampDelta(TYPE FIRST) -> Discard").contains("FIRST"));
+    assert_eq!(read(&mut r, "sd.first"), "0.000000");
+    assert!(config_error("Idle -> SetTimestampDelta(TYPE FIRST) -> Discard").contains("FIRST"));
 }
 
 #[test]
 fn align_places_data_on_the_boundary() {
     let mut r = router("i :: Idle -> Align(8, 3) -> q :: Queue -> d :: Discard(false)");
-    inject(&mut r, "i", 0, &[b"abcdefghij", b"k"]);
-    let e = r.element_index("d").unwrap();
-    let b = r.with_element(e, |_, cx| cx.pull(0, 8)).unwrap();
+    inject_bytes(&mut r, "i", 0, &[b"abcdefghij", b"k"]);
+    let b = pull(&mut r, "d", 0, 8);
     let got: Vec<(usize, Vec<u8>)> = b
         .iter()
         .map(|p| (p.data().as_ptr() as usize % 8, p.data().to_vec()))
         .collect();
     assert_eq!(got, [(3, b"abcdefghij".to_vec()), (3, b"k".to_vec())]);
-    assert!(errors("Idle -> Align(3, 0) -> Discard").contains("MODULUS"));
-    assert!(errors("Idle -> Align(4, 4) -> Discard").contains("OFFSET"));
+    assert!(config_error("Idle -> Align(3, 0) -> Discard").contains("MODULUS"));
+    assert!(config_error("Idle -> Align(4, 4) -> Discard").contains("OFFSET"));
 }
 
 #[test]
@@ -1195,8 +1081,8 @@ fn information_elements_are_accepted() {
          i :: Idle -> c :: IPClassifier(dst port alt-http, dst port web2, -) -> Discard;
          c[1] -> Discard; c[2] -> Discard",
     );
-    assert_eq!(text(&mut r, "p.table"), "alt-http 8080/tcp\nweb2 8080/tcp");
-    assert!(errors("PortInfo(x notaport)").contains("NAME PORT"));
+    assert_eq!(read(&mut r, "p.table"), "alt-http 8080/tcp\nweb2 8080/tcp");
+    assert!(config_error("PortInfo(x notaport)").contains("NAME PORT"));
 }
 
 // ---- 802.1Q VLAN ----
@@ -1211,27 +1097,29 @@ fn vlan_encap_decap_round_trip() {
          k :: Idle -> SetVLANAnno(VLAN_ID 7) -> VLANEncap(ANNO) -> qk :: Queue -> dk :: Discard(false);
          n :: Idle -> VLANEncap(VLAN_ID 0) -> qn :: Queue -> dn :: Discard(false)",
     );
-    inject(&mut r, "i", 0, &[ETH, b"short"]);
+    inject_bytes(&mut r, "i", 0, &[ETH, b"short"]);
     let tagged = drain(&mut r, "d", 0);
     assert_eq!(tagged.len(), 1);
-    assert_eq!(&tagged[0][12..16], b"\x81\x00\x60\x0a");
-    assert_eq!(&tagged[0][16..], &ETH[12..]);
+    assert_eq!(&tagged[0].data()[12..16], b"\x81\x00\x60\x0a");
+    assert_eq!(&tagged[0].data()[16..], &ETH[12..]);
     assert_eq!(num(&mut r, "e.drops"), 1);
-    assert_eq!(text(&mut r, "e.vlan_tci"), "24586");
-    assert_eq!(text(&mut r, "e.vlan_pcp"), "3");
-    inject(&mut r, "j", 0, &[&tagged[0], ETH]);
-    let e = r.element_index("dj").unwrap();
-    let b = r.with_element(e, |_, cx| cx.pull(0, 8)).unwrap();
+    assert_eq!(read(&mut r, "e.vlan_tci"), "24586");
+    assert_eq!(read(&mut r, "e.vlan_pcp"), "3");
+    inject_bytes(&mut r, "j", 0, &[tagged[0].data(), ETH]);
+    let b = pull(&mut r, "dj", 0, 8);
     let got: Vec<(Vec<u8>, u16)> = b
         .iter()
         .map(|p| (p.data().to_vec(), p.anno().vlan_tci))
         .collect();
     assert_eq!(got, [(ETH.to_vec(), 0x600a), (ETH.to_vec(), 0)]);
-    inject(&mut r, "k", 0, &[ETH]);
-    assert_eq!(&drain(&mut r, "dk", 0)[0][12..16], b"\x81\x00\x00\x07");
-    inject(&mut r, "n", 0, &[ETH]);
+    inject_bytes(&mut r, "k", 0, &[ETH]);
     assert_eq!(
-        drain(&mut r, "dn", 0),
+        &drain(&mut r, "dk", 0)[0].data()[12..16],
+        b"\x81\x00\x00\x07"
+    );
+    inject_bytes(&mut r, "n", 0, &[ETH]);
+    assert_eq!(
+        bytes(&drain(&mut r, "dn", 0)),
         [ETH.to_vec()],
         "native VLAN 0 untagged"
     );
@@ -1245,22 +1133,21 @@ fn ether_vlan_encap_and_strip() {
          j :: Idle -> s2 :: StripEtherVLANHeader(-1) -> q2 :: Queue -> d2 :: Discard(false);
          s2[1] -> q3 :: Queue -> d3 :: Discard(false)",
     );
-    inject(&mut r, "i", 0, &[b"payload"]);
-    let dq = r.element_index("d").unwrap();
-    let b = r.with_element(dq, |_, cx| cx.pull(0, 8)).unwrap();
+    inject_bytes(&mut r, "i", 0, &[b"payload"]);
+    let b = pull(&mut r, "d", 0, 8);
     let got: Vec<(Vec<u8>, u16)> = b
         .iter()
         .map(|p| (p.data().to_vec(), p.anno().vlan_tci))
         .collect();
     assert_eq!(got, [(b"payload".to_vec(), 5)]);
-    assert_eq!(text(&mut r, "e.src"), "01-01-01-01-01-01");
+    assert_eq!(read(&mut r, "e.src"), "01-01-01-01-01-01");
     r.write_path("e.vlan_id", "9").unwrap();
-    assert_eq!(text(&mut r, "e.vlan_tci"), "9");
-    inject(&mut r, "j", 0, &[ETH, b"tiny"]);
+    assert_eq!(read(&mut r, "e.vlan_tci"), "9");
+    inject_bytes(&mut r, "j", 0, &[ETH, b"tiny"]);
     assert_eq!(drain(&mut r, "d2", 0).len(), 0);
-    assert_eq!(drain(&mut r, "d3", 0), [ETH.to_vec()]);
+    assert_eq!(bytes(&drain(&mut r, "d3", 0)), [ETH.to_vec()]);
     assert_eq!(num(&mut r, "s2.drops"), 1);
-    assert!(errors("Idle -> VLANEncap(VLAN_PCP 8) -> Discard").contains("VLAN_PCP"));
+    assert!(config_error("Idle -> VLANEncap(VLAN_PCP 8) -> Discard").contains("VLAN_PCP"));
 }
 
 #[test]
@@ -1276,8 +1163,8 @@ fn sources_sleep_on_full_queues_and_pullers_take_one_packet_per_run() {
     );
     r.run();
     assert_eq!(num(&mut r, "c.count"), 7);
-    assert_eq!(text(&mut r, "i.scheduled"), "false");
-    assert!(!text(&mut r, "q.handlers").contains("scheduled"));
+    assert_eq!(read(&mut r, "i.scheduled"), "false");
+    assert!(!read(&mut r, "q.handlers").contains("scheduled"));
 }
 
 #[test]
@@ -1323,23 +1210,23 @@ fn notifier_debug_shows_signals_as_click() {
     }
     let mut r = router(&conf);
     r.run();
-    assert_eq!(text(&mut r, "d1.signal"), "full.0/1:1*");
-    assert_eq!(text(&mut r, "d2.signal"), "empty.0/2:0");
+    assert_eq!(read(&mut r, "d1.signal"), "full.0/1:1*");
+    assert_eq!(read(&mut r, "d2.signal"), "empty.0/2:0");
     assert_eq!(
-        text(&mut r, "d3.signal"),
+        read(&mut r, "d3.signal"),
         "empty.0/fffffffe:0+empty.1/1ff:0"
     );
-    assert_eq!(text(&mut r, "d4.signal"), "idle");
-    assert_eq!(text(&mut r, "d5.signal"), "busy*");
+    assert_eq!(read(&mut r, "d4.signal"), "idle");
+    assert_eq!(read(&mut r, "d5.signal"), "busy*");
 }
 
 #[test]
 fn message_errors_stop_the_router() {
     let _ = router("Message(\"just a note\"); Message(\"careful\", WARNING)");
-    let e = errors("Message(\"no more\", ERROR)");
+    let e = config_error("Message(\"no more\", ERROR)");
     assert!(
         e.contains("While configuring 'Message@1 :: Message'") && e.contains("  no more"),
         "{e}"
     );
-    assert!(errors("Message(x, LOUD)").contains("unrecognized message type"));
+    assert!(config_error("Message(x, LOUD)").contains("unrecognized message type"));
 }

@@ -6,6 +6,7 @@ mod ip_common;
 
 use ip_common::*;
 use sluice_core::Packet;
+use sluice_testkit::{inject, read, router, taken};
 use sluice_wire::checksum::{checksum, fold, sum16};
 
 /// The transport checksum over the IPv4 pseudo header, computed here from the bytes.
@@ -57,7 +58,7 @@ fn check_tcp_header_sorts_by_reason() {
     inject(&mut r, "i", Packet::from_bytes(&good[..good.len() - 1]));
     assert_eq!(taken(&mut r, "ok").len(), 1);
     assert_eq!(taken(&mut r, "bad").len(), 4);
-    assert_eq!(h(&mut r, "c.drops"), "4");
+    assert_eq!(read(&mut r, "c.drops"), "4");
     assert_eq!(
         r.read_path("c.drop_details").unwrap(),
         "1\tnot TCP\n2\tbad packet length\n1\tbad TCP checksum\n"
@@ -65,7 +66,7 @@ fn check_tcp_header_sorts_by_reason() {
     // Without output 1 a bad packet is dropped, still counted.
     inject(&mut r, "i2", Packet::from_bytes(&badsum));
     assert!(taken(&mut r, "ok2").is_empty());
-    assert_eq!(h(&mut r, "c2.drops"), "1");
+    assert_eq!(read(&mut r, "c2.drops"), "1");
 }
 
 #[test]
@@ -144,7 +145,7 @@ fn set_checksums_then_checks_pass() {
     inject(&mut r, "i", Packet::from_bytes(&p));
     assert_eq!(taken(&mut r, "o")[0].data(), &want[..]);
     inject(&mut r, "i", Packet::from_bytes(&udp(A, B, 64, 0)));
-    assert_eq!(h(&mut r, "st.drops"), "1");
+    assert_eq!(read(&mut r, "st.drops"), "1");
     let u = udp(A, B, 64, 9);
     inject(&mut r, "i2", Packet::from_bytes(&u));
     assert_eq!(
@@ -155,7 +156,7 @@ fn set_checksums_then_checks_pass() {
     frag[6] = 0x20;
     inject(&mut r, "i2", Packet::from_bytes(&frag));
     assert_eq!(taken(&mut r, "no").len(), 1);
-    assert_eq!(h(&mut r, "su.drops"), "1");
+    assert_eq!(read(&mut r, "su.drops"), "1");
     // FIXOFF repairs a data offset below 5.
     let mut bad = tcp(4);
     bad[32] = 0x20;
@@ -203,7 +204,7 @@ fn ip_mirror_swaps_addresses_ports_and_sequence_numbers() {
     assert_eq!(&o2[0].data()[12..16], &B);
     assert_eq!(o2[0].dst_ip_anno(), std::net::Ipv4Addr::new(1, 2, 3, 4));
     inject(&mut r, "i", Packet::from_bytes(&[0x45; 10]));
-    assert_eq!(h(&mut r, "m.drops"), "1");
+    assert_eq!(read(&mut r, "m.drops"), "1");
 }
 
 #[test]
@@ -221,7 +222,7 @@ fn set_ip_checksum_fixes_headers_and_drops_malformed() {
     assert_eq!(got.len(), 1);
     assert!(header_ok(got[0].data()));
     assert_eq!(got[0].data(), &udp(A, B, 64, 4)[..]);
-    assert_eq!(h(&mut r, "s.drops"), "2");
+    assert_eq!(read(&mut r, "s.drops"), "2");
 }
 
 #[test]
@@ -256,7 +257,7 @@ fn icmp_ping_source_sends_click_echo_requests() {
     }
     let gap = got[1].timestamp() - got[0].timestamp();
     assert_eq!(gap.as_secs_f64(), 0.5);
-    assert_eq!(h(&mut r, "p.count"), "3");
+    assert_eq!(read(&mut r, "p.count"), "3");
 }
 
 #[test]
@@ -270,12 +271,12 @@ fn icmp_ping_source_reports_replies() {
     assert_eq!(taken(&mut r, "c").len(), 2);
     inject(&mut r, "i", Packet::from_bytes(&udp(A, B, 64, 4)));
     assert_eq!(
-        h(&mut r, "p.summary"),
+        read(&mut r, "p.summary"),
         "2 packets transmitted, 2 received, 0% packet loss\n\
          rtt min/avg/max/mdev = 0.000/0.000/0.000/0.000"
     );
-    assert_eq!(h(&mut r, "p.rtt_max"), "0s");
-    assert_eq!(h(&mut r, "p.drops"), "1");
+    assert_eq!(read(&mut r, "p.rtt_max"), "0s");
+    assert_eq!(read(&mut r, "p.drops"), "1");
 }
 
 #[test]
@@ -300,5 +301,5 @@ fn fast_udp_source_repeats_one_frame_and_steps_ports() {
         assert_eq!(pseudo_sum(ip, 17, 36), 0xffff, "UDP checksum");
         assert_eq!(p.network_offset(), Some(14));
     }
-    assert_eq!(h(&mut r, "FastUDPSource@1.count"), "5");
+    assert_eq!(read(&mut r, "FastUDPSource@1.count"), "5");
 }

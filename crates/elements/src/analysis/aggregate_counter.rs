@@ -29,6 +29,8 @@
 //!   or call the write handler (at most one of the three).
 //! - `COUNT_STOP N`, `COUNT_FREEZE N`, `COUNT_CALL 'N HANDLER [VALUE]'`: the same once the
 //!   total count reaches N.
+//! - As in Click, a call whose HANDLER does not exist or is not writable is an initialisation
+//!   error naming the argument (`COUNT_CALL: HANDLER: error`).
 //! - `BANNER` (string): written after the first line of every file.
 //!
 //! Handlers: `write_text_file`, `write_ascii_file`, `write_ip_file`, `write_file` (w: file
@@ -43,8 +45,8 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::net::Ipv4Addr;
 
-use sluice_core::toolkit::{push_sorted, Verdict};
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
+use sluice_core::toolkit::{push_sorted, CountCall, HandlerCall, Verdict};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Packet, Table};
 use sluice_lang::args::Args;
 
 use crate::io::extra_length;
@@ -54,7 +56,8 @@ use crate::io::extra_length;
 enum Action {
     Stop,
     Freeze,
-    Call(String, String),
+    /// The handler call of AGGREGATE_CALL or COUNT_CALL (the argument's name).
+    Call(&'static str, HandlerCall),
 }
 
 /// A threshold and its action.
@@ -91,11 +94,12 @@ impl Default for AggregateCounter {
     }
 }
 
-/// Reads the STOP, FREEZE and CALL keywords of one family (`AGGREGATE` or `COUNT`).
-fn read_trigger(args: &mut Args, what: &str) -> Result<Trigger, ()> {
+/// Reads the STOP, FREEZE and CALL keywords of one family (`what`: `AGGREGATE` or `COUNT`;
+/// `call_arg` is its CALL keyword).
+fn read_trigger(args: &mut Args, what: &str, call_arg: &'static str) -> Result<Trigger, ()> {
     let stop: Option<u64> = args.read(&format!("{what}_STOP"))?;
     let freeze: Option<u64> = args.read(&format!("{what}_FREEZE"))?;
-    let call: Option<String> = args.read(&format!("{what}_CALL"))?;
+    let call: Option<CountCall> = args.read(call_arg)?;
     let n = stop.is_some() as u8 + freeze.is_some() as u8 + call.is_some() as u8;
     if n > 1 {
         args.error(format!(
@@ -104,15 +108,7 @@ fn read_trigger(args: &mut Args, what: &str) -> Result<Trigger, ()> {
         return Err(());
     }
     if let Some(c) = call {
-        let mut w = c.trim().splitn(3, char::is_whitespace);
-        let (n, h, v) = (w.next(), w.next(), w.next().unwrap_or(""));
-        return match (n.and_then(|n| n.parse().ok()), h) {
-            (Some(n), Some(h)) => Ok(Some((n, Action::Call(h.into(), v.trim().into())))),
-            _ => {
-                args.error(format!("{what}_CALL: expected 'N HANDLER [VALUE]'"));
-                Err(())
-            }
-        };
+        return Ok(Some((c.at, Action::Call(call_arg, c.call))));
     }
     Ok(stop
         .map(|n| (n, Action::Stop))
@@ -135,11 +131,7 @@ impl AggregateCounter {
                 cx.request_driver_stop();
             }
             Action::Freeze => self.frozen = true,
-            Action::Call(h, v) => {
-                if let Err(e) = cx.write_handler(&h, &v) {
-                    eprintln!("{}: {}: {}", cx.name(), h, e);
-                }
-            }
+            Action::Call(what, call) => call.call(what, cx),
         }
     }
 
@@ -233,10 +225,19 @@ impl Element for AggregateCounter {
         args.read_into("IP_BYTES", &mut self.ip_bytes)?;
         let _: Option<bool> = args.read("MULTIPACKET")?;
         args.read_into("EXTRA_LENGTH", &mut self.extra_length)?;
-        self.on_agg = read_trigger(args, "AGGREGATE")?;
-        self.on_count = read_trigger(args, "COUNT")?;
+        self.on_agg = read_trigger(args, "AGGREGATE", "AGGREGATE_CALL")?;
+        self.on_count = read_trigger(args, "COUNT", "COUNT_CALL")?;
         if let Some(b) = args.read::<String>("BANNER")? {
             self.set_banner(&b);
+        }
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        for (_, action) in self.on_agg.iter().chain(&self.on_count) {
+            if let Action::Call(what, call) = action {
+                call.check_as(what, cx)?;
+            }
         }
         Ok(())
     }

@@ -52,7 +52,9 @@
 //!
 //! - `QUIET`, `HEADROOM`, `LENGTH`, `ALLOW_NONEXISTENT`, `UP_CALL`, `DOWN_CALL`: keywords of
 //!   Click's kernel FromDevice and PollDevice, accepted and ignored (a missing device is an
-//!   error; no calls are made when the link changes).
+//!   error; no calls are made when the link changes). As in Click, an UP_CALL or DOWN_CALL
+//!   (`HANDLER [VALUE]`) whose HANDLER does not exist or is not writable is an initialisation
+//!   error (`UP_CALL: HANDLER: error`).
 //!
 //! Handlers: `count` (r, packets emitted), `drops` (r), `drop_details` (r), `kernel_drops` (r),
 //! `kernel_packets` (r, frames the kernel delivered), `runts` (r), `too_long` (r), `errors`
@@ -63,8 +65,11 @@
 //! FromDevice(veth0, PROMISC true) -> Queue(1000) -> ToDevice(veth1);
 //! ```
 
+use std::any::Any;
 use std::cell::Cell;
 
+use sluice_core::handlers::DropReason;
+use sluice_core::toolkit::HandlerCall;
 use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
 use sluice_core::{InitCx, Packet, PacketType, Table, Timestamp, BATCH_MAX};
 use sluice_lang::args::{Args, Word};
@@ -97,6 +102,8 @@ pub struct FromDevice {
     poll_device: bool,
     blocks: usize,
     block_timeout: u32,
+    /// UP_CALL and DOWN_CALL, checked at initialisation and never called.
+    link_calls: [(&'static str, Option<HandlerCall>); 2],
     ring: Option<RxRing>,
     count: u64,
     drops: Drops<Reason>,
@@ -120,6 +127,7 @@ impl Default for FromDevice {
             poll_device: false,
             blocks: 32,
             block_timeout: 1,
+            link_calls: [("UP_CALL", None), ("DOWN_CALL", None)],
             ring: None,
             count: 0,
             drops: Drops::default(),
@@ -187,6 +195,44 @@ pub(crate) fn set_offsets(p: &mut Packet) {
     }
 }
 
+/// Ends a receive run of FromDevice or FromXDPDevice: counts the packets of `batch` into
+/// `count` and pushes them, and runs the task again while frames keep coming (`seen` frames
+/// this run) or when busy polling. True if packets were pushed.
+pub(crate) fn push_received(
+    batch: Batch,
+    seen: usize,
+    busy: bool,
+    count: &mut u64,
+    cx: &mut Cx,
+) -> bool {
+    *count += batch.len() as u64;
+    let got = !batch.is_empty();
+    if got {
+        cx.push(0, batch);
+    }
+    if seen > 0 || busy {
+        cx.reschedule();
+    }
+    got
+}
+
+/// The handlers FromDevice and FromXDPDevice begin with: `count` (r), `drops` (r, the
+/// element's drops and the kernel's), `drop_details` (r, the element's by reason) and
+/// `kernel_drops` (r).
+pub(crate) fn rx_handlers<E: Any, R: DropReason>(
+    count: fn(&E) -> u64,
+    drops: fn(&E) -> &Drops<R>,
+    kernel_drops: fn(&E) -> u64,
+) -> Table<E> {
+    Table::<E>::new()
+        .read_with("count", move |e| count(e).to_string())
+        .read_with("drops", move |e| {
+            (drops(e).total() + kernel_drops(e)).to_string()
+        })
+        .drops(drops)
+        .read_with("kernel_drops", move |e| kernel_drops(e).to_string())
+}
+
 impl FromDevice {
     /// Folds in the kernel's counters (which reset when read).
     fn poll_stats(&self) {
@@ -227,8 +273,9 @@ impl Element for FromDevice {
         let _headroom: Option<usize> = args.read("HEADROOM")?;
         let _length: Option<usize> = args.read("LENGTH")?;
         let _nonexistent: Option<bool> = args.read("ALLOW_NONEXISTENT")?;
-        let _up: Option<String> = args.read("UP_CALL")?;
-        let _down: Option<String> = args.read("DOWN_CALL")?;
+        for (what, call) in self.link_calls.iter_mut() {
+            *call = args.read(what)?;
+        }
         self.block_timeout = args.read("BLOCK_TIMEOUT")?.unwrap_or(1u32).max(1);
         if let Some(m) = method {
             if let Err(e) = check_method(&m.0) {
@@ -266,6 +313,11 @@ impl Element for FromDevice {
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        for (what, call) in &self.link_calls {
+            if let Some(call) = call {
+                call.check_as(what, cx)?;
+            }
+        }
         let opts = RxOptions {
             promisc: self.promisc,
             fanout: self.fanout,
@@ -327,27 +379,15 @@ impl Element for FromDevice {
         });
         self.drops.add(Reason::Runt, runts);
         self.drops.add(Reason::TooLong, too_long);
-        self.count += batch.len() as u64;
-        let got = !batch.is_empty();
-        if got {
-            cx.push(0, batch);
-        }
         self.runs += 1;
         if self.runs.is_multiple_of(1024) {
             self.poll_stats();
         }
-        if seen > 0 || self.busy {
-            cx.reschedule();
-        }
-        got
+        push_received(batch, seen, self.busy, &mut self.count, cx)
     }
 
     fn handler_table(&self) -> Handlers {
-        Table::<Self>::new()
-            .read("count", |e| e.count)
-            .read("drops", |e| e.drops.total() + e.kernel_drops())
-            .drops(|e| &e.drops)
-            .read("kernel_drops", |e| e.kernel_drops())
+        rx_handlers(|e: &Self| e.count, |e| &e.drops, Self::kernel_drops)
             .read("kernel_packets", |e| {
                 e.poll_stats();
                 e.kernel_packets.get()

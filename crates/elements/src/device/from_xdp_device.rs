@@ -67,10 +67,10 @@
 use std::cell::Cell;
 
 use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
-use sluice_core::{InitCx, Packet, PacketType, Table, BATCH_MAX};
+use sluice_core::{InitCx, Packet, PacketType, BATCH_MAX};
 use sluice_lang::args::{Args, Word};
 
-use super::from_device::{parse_poll, set_offsets};
+use super::from_device::{parse_poll, push_received, rx_handlers, set_offsets};
 use super::xsk::{XdpMode, XskOptions, XskRx, XskSocket, XskStats};
 
 const ETH_HLEN: usize = 14;
@@ -272,29 +272,17 @@ impl Element for FromXDPDevice {
         });
         self.drops.add(Reason::Runt, runts);
         self.drops.add(Reason::Invalid, invalid as u64);
-        self.count += batch.len() as u64;
-        let got = !batch.is_empty();
-        if got {
-            if self.timestamp {
-                let now = cx.now();
-                for p in batch.iter_mut() {
-                    p.anno_mut().timestamp = now;
-                }
+        if self.timestamp && !batch.is_empty() {
+            let now = cx.now();
+            for p in batch.iter_mut() {
+                p.anno_mut().timestamp = now;
             }
-            cx.push(0, batch);
         }
-        if seen > 0 || self.busy {
-            cx.reschedule();
-        }
-        got
+        push_received(batch, seen, self.busy, &mut self.count, cx)
     }
 
     fn handler_table(&self) -> Handlers {
-        Table::<Self>::new()
-            .read("count", |e| e.count)
-            .read("drops", |e| e.drops.total() + e.kernel_drops())
-            .drops(|e| &e.drops)
-            .read("kernel_drops", |e| e.kernel_drops())
+        rx_handlers(|e: &Self| e.count, |e| &e.drops, Self::kernel_drops)
             .read("runts", |e| e.drops.get(Reason::Runt))
             .read("invalid", |e| e.drops.get(Reason::Invalid))
             .read("fill_empty", |e| e.kstats().rx_fill_ring_empty_descs)

@@ -9,7 +9,8 @@
 //! task stays scheduled and drains the receive ring whenever it runs, so latency is lowest
 //! and one core is kept busy. `POLL adaptive` makes it sleep on the socket while idle, like
 //! FromDevice. QUIET, HEADROOM, LENGTH, ALLOW_NONEXISTENT, UP_CALL and DOWN_CALL are accepted
-//! and ignored.
+//! and ignored (UP_CALL and DOWN_CALL are checked at initialisation, as in Click, but never
+//! called).
 //!
 //! Arguments: as FromDevice, with BURST also the second positional argument; `POLL`
 //! defaults to `busy`.

@@ -40,7 +40,9 @@
 //!   even one older than the first.
 //! - `START_AFTER` / `END_AFTER` (times): the same, relative to the file's first packet.
 //! - `INTERVAL` (time): finish INTERVAL after the start.
-//! - `END_CALL` (`ELEMENT.HANDLER [VALUE]`): write handler called at the end of the file.
+//! - `END_CALL` (`ELEMENT.HANDLER [VALUE]`): write handler called at the end of the file. As
+//!   in Click, one whose handler does not exist or is not writable is an initialisation error
+//!   (`END_CALL: HANDLER: error`).
 //!
 //! Handlers: `count` (r, packets emitted), `reset` (w, zero the counters), `filename` (r),
 //! `active` (rw), `encap` (r: `ETHER`, `IP`, `IP4`, `IP6` or `LINKTYPE n`), `snaplen` (r),
@@ -54,6 +56,7 @@
 use std::fs::File;
 use std::io::{BufReader, Read};
 
+use sluice_core::toolkit::HandlerCall;
 use sluice_core::Timestamp;
 use sluice_core::{drop_reasons, sched::DEFAULT_TICKETS, Drops, Handlers, Table, BATCH_MAX};
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, InitCx, NotifierId, Packet};
@@ -198,7 +201,7 @@ pub struct FromDump {
     end: Option<Timestamp>,
     end_after: Option<Timestamp>,
     interval: Option<Timestamp>,
-    end_call: Option<String>,
+    end_call: Option<HandlerCall>,
     reader: Option<Reader>,
     link: LinkKind,
     link_type: u32,
@@ -413,14 +416,8 @@ impl FromDump {
             return;
         }
         self.ended = true;
-        if let Some(call) = self.end_call.clone() {
-            let (h, v) = call
-                .trim()
-                .split_once(char::is_whitespace)
-                .unwrap_or((call.trim(), ""));
-            if let Err(e) = cx.write_handler(h, v.trim()) {
-                eprintln!("{}: END_CALL {}: {}", cx.name(), h, e);
-            }
+        if let Some(call) = &self.end_call {
+            call.call("END_CALL", cx);
         }
         if self.stop {
             cx.request_driver_stop();
@@ -461,6 +458,9 @@ impl Element for FromDump {
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        if let Some(call) = &self.end_call {
+            call.check_as("END_CALL", cx)?;
+        }
         self.open()?;
         self.push = cx.output_is_push(0);
         if self.push {

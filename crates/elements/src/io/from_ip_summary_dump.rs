@@ -45,10 +45,10 @@
 //!
 //! Example: `FromIPSummaryDump(trace.txt, STOP true, CHECKSUM true) -> CheckIPHeader -> ...`
 
-use sluice_lang::args::FromArg;
 use sluice_core::sched::DEFAULT_TICKETS;
 use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
 use sluice_core::{InitCx, Packet, Table, Timestamp};
+use sluice_lang::args::FromArg;
 use sluice_lang::args::{split_words, unquote, Args};
 
 use super::ipsumdump::{field, parse_flowid, parse_proto, Field, FlowId, Record};

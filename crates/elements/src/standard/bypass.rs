@@ -22,11 +22,10 @@
 //! Example: `src -> b :: Bypass -> sink; b[1] -> Print(debug) -> sink;`, then write
 //! `b.active true` to turn printing on.
 
-use sluice_lang::args::FromArg;
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx};
 use sluice_core::{PassThrough, Table};
 use sluice_lang::args::Args;
-
+use sluice_lang::args::FromArg;
 
 /// The Bypass element.
 #[derive(Default)]

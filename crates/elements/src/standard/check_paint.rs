@@ -18,7 +18,7 @@
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Table};
 use sluice_lang::args::Args;
 
-use super::util::{read_anno, AnnoByte};
+use super::util::AnnoByte;
 
 /// The CheckPaint element.
 pub struct CheckPaint {
@@ -60,10 +60,7 @@ impl CheckPaint {
 impl Element for CheckPaint {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.color = args.read_mp("COLOR")?;
-        self.anno = match args.read_p::<String>("ANNO")? {
-            Some(s) => AnnoByte::parse(&s).map_err(|e| args.error(e))?,
-            None => read_anno(args)?,
-        };
+        self.anno = args.read_p::<AnnoByte>("ANNO")?.unwrap_or_default();
         Ok(())
     }
 

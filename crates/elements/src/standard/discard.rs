@@ -13,10 +13,10 @@
 //!
 //! Handlers: `count` (r, packets discarded), `reset_counts` (w), `active` (rw).
 
-use sluice_lang::args::FromArg;
 use sluice_core::{Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx};
 use sluice_core::{PullNotes, Table};
 use sluice_lang::args::Args;
+use sluice_lang::args::FromArg;
 
 /// The Discard element.
 pub struct Discard {

@@ -41,7 +41,6 @@ use std::io::Write as _;
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::Args;
 
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Contents {
     Hex,

@@ -10,7 +10,7 @@
 //! packet's timestamp; without an end it lasts forever.
 //!
 //! When a packet at or after the end arrives, the END_CALL write handler is called, with `$t`
-//! in its text replaced by the packet's timestamp. If the handler moves the end later (through
+//! in its value replaced by the packet's timestamp. If the handler moves the end later (through
 //! `end`, `interval` or `extend_interval`), the packet is checked again, and END_CALL called
 //! again while it still lies beyond a later end; the packet passes once it lies within the
 //! range. END_CALL is called again only after the end has been set anew.
@@ -21,13 +21,16 @@
 //! - `END`, `END_AFTER`, `END_DELAY`, or `INTERVAL` (end = start + INTERVAL): at most one.
 //! - `STOP` (boolean, default false): stop the router when the first packet at or after the end
 //!   arrives (the same as `END_CALL stop true`).
-//! - `END_CALL` (`HANDLER [VALUE]`): write handler called then.
+//! - `END_CALL` (`HANDLER [VALUE]`): write handler called then; `$t` in VALUE stands for the
+//!   packet's timestamp. As in Click, an END_CALL whose HANDLER does not exist or is not
+//!   writable is an initialisation error (`END_CALL: HANDLER: error`).
 //!
 //! Handlers: `drops`, `drop_details` (r: packets out of range dropped), `start` (rw), `end` (rw), `interval` (rw: writing sets end = start +
 //! INTERVAL), `extend_interval` (w: moves the end later by the time written).
 //!
 //! Example: `FromDump(f.pcap, STOP true) -> TimeFilter(START_AFTER 10, INTERVAL 5) -> ...`
 
+use sluice_core::toolkit::HandlerCall;
 use sluice_core::Timestamp;
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Packet, Table};
 use sluice_lang::args::{Args, Seconds};
@@ -78,7 +81,7 @@ pub struct TimeFilter {
     start_from: From,
     end: Timestamp,
     end_from: From,
-    end_call: Option<String>,
+    end_call: Option<HandlerCall>,
     /// True until END_CALL has been called for the current end.
     end_call_ready: bool,
     init: Timestamp,
@@ -115,16 +118,13 @@ impl TimeFilter {
             let before = self.end;
             self.end_call_ready = false;
             if let Some(call) = &self.end_call {
-                let call = call
-                    .replace("${t}", &t.to_string())
-                    .replace("$t", &t.to_string());
-                let (h, v) = call
-                    .trim()
-                    .split_once(char::is_whitespace)
-                    .unwrap_or((call.trim(), ""));
-                if let Err(e) = cx.write_handler(h, v.trim()) {
-                    eprintln!("{}: END_CALL {}: {}", cx.name(), h, e);
+                let t = t.to_string();
+                let value = call.value.replace("${t}", &t).replace("$t", &t);
+                HandlerCall {
+                    value,
+                    ..call.clone()
                 }
+                .call("END_CALL", cx);
                 // The call may have written this element's own handlers (a Script moving the
                 // end on): they take effect before the packet is checked again.
                 cx.run_own_writes(self);
@@ -226,12 +226,18 @@ impl Element for TimeFilter {
                 args.error("END_CALL and STOP are mutually exclusive");
                 return Err(());
             }
-            self.end_call = Some("stop true".into());
+            self.end_call = Some(HandlerCall {
+                handler: "stop".into(),
+                value: "true".into(),
+            });
         }
         Ok(())
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        if let Some(call) = &self.end_call {
+            call.check_as("END_CALL", cx)?;
+        }
         self.init = cx.now();
         Ok(())
     }

@@ -1,10 +1,16 @@
-//! Helpers shared by the standard elements: token buckets, per-port batching, annotation bytes.
-//! (Not an element.)
+//! Helpers shared by the standard elements: token buckets, per-port batching, annotation
+//! bytes, the part of InfiniteSource and RatedSource they share. (Not an element.)
 
+use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use sluice_core::{Batch, Cx, Packet, Timestamp};
-use sluice_lang::args::{Args, Bandwidth, FromArg, Rate, Seconds};
+use sluice_core::sched::DEFAULT_TICKETS;
+use sluice_core::toolkit::HandlerCall;
+use sluice_core::{Batch, Cx, InitCx, NotifierId, Packet, Table, Timestamp, BATCH_MAX};
+use sluice_lang::args::{unquote_bytes, Args, AtMost, Bandwidth, Data, FromArg, PacketLen};
+use sluice_lang::args::{Rate, Seconds};
+
+use super::discard::parse_bool;
 
 /// What a rate-limiting element's token bucket counts: packets (RatedSplitter, RatedUnqueue)
 /// or bytes (the Bandwidth* forms).
@@ -302,6 +308,228 @@ impl PortBatches {
     }
 }
 
+/// Click's default packet contents for the sources (69 bytes).
+const DEFAULT_DATA: &[u8] =
+    b"Random bullshit in a packet, at least 64 bytes long. Well, now it is.";
+
+/// What InfiniteSource and RatedSource share: the packet they send (DATA, LENGTH), LIMIT,
+/// ACTIVE, STOP and END_CALL, the count of packets sent, and the end when LIMIT is reached.
+pub(crate) struct SourceCore {
+    /// The packet contents.
+    pub(crate) data: Vec<u8>,
+    /// Packets to send in all; negative: no limit.
+    pub(crate) limit: i64,
+    /// Whether the source sends.
+    pub(crate) active: bool,
+    /// Raise a driver stop event at the end.
+    pub(crate) stop: bool,
+    /// The write handler called at the end.
+    pub(crate) end_call: Option<HandlerCall>,
+    /// Packets sent.
+    pub(crate) count: u64,
+    /// True once the end came (until `reset` or a new `limit`).
+    ended: bool,
+    /// The empty notifier of a pull output that has one (InfiniteSource's): active while a
+    /// pull would return packets.
+    pub(crate) empty_note: Option<NotifierId>,
+}
+
+impl Default for SourceCore {
+    fn default() -> SourceCore {
+        SourceCore {
+            data: DEFAULT_DATA.to_vec(),
+            limit: -1,
+            active: true,
+            stop: false,
+            end_call: None,
+            count: 0,
+            ended: false,
+            empty_note: None,
+        }
+    }
+}
+
+/// A source built on a [`SourceCore`], for the handlers they share ([`SourceCore::handlers`]).
+pub(crate) trait Source: Any {
+    /// The shared part.
+    fn core(&self) -> &SourceCore;
+    /// The shared part, to change.
+    fn core_mut(&mut self) -> &mut SourceCore;
+    /// Starts the schedule again after a write to `reset` or `active` (RatedSource's, which
+    /// sends at a rate from a start time).
+    fn restart(&mut self) {}
+}
+
+impl SourceCore {
+    /// Reads the positional DATA.
+    pub(crate) fn read_data(&mut self, args: &mut Args) -> Result<(), ()> {
+        if let Some(Data(d)) = args.read_p("DATA")? {
+            self.data = d;
+        }
+        Ok(())
+    }
+
+    /// Reads the positional LIMIT, then what `after_limit` reads (InfiniteSource's positional
+    /// BURST), then the positional ACTIVE and the keywords LENGTH, STOP and END_CALL.
+    pub(crate) fn read_rest(
+        &mut self,
+        args: &mut Args,
+        after_limit: impl FnOnce(&mut Args) -> Result<(), ()>,
+    ) -> Result<(), ()> {
+        self.limit = args.read_p("LIMIT")?.unwrap_or(self.limit);
+        after_limit(args)?;
+        self.active = args.read_p("ACTIVE")?.unwrap_or(self.active);
+        if let Some(AtMost(len)) = args.read::<PacketLen>("LENGTH")? {
+            self.set_length(len);
+        }
+        args.read_into("STOP", &mut self.stop)?;
+        self.end_call = args.read("END_CALL")?;
+        Ok(())
+    }
+
+    /// Checks END_CALL, gives a push source its task (scheduled if active), and ends at once
+    /// with a LIMIT of 0.
+    pub(crate) fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
+        if let Some(call) = &self.end_call {
+            call.check_as("END_CALL", cx)?;
+        }
+        if cx.output_is_push(0) {
+            cx.add_task(DEFAULT_TICKETS, self.active);
+        }
+        if self.limit == 0 {
+            self.check_end(cx);
+        }
+        Ok(())
+    }
+
+    /// Packets still to send.
+    pub(crate) fn remaining(&self) -> u64 {
+        if self.limit < 0 {
+            u64::MAX
+        } else {
+            (self.limit as u64).saturating_sub(self.count)
+        }
+    }
+
+    /// A batch of up to `n` packets (no more than the limit allows, at most a batch), counted
+    /// as sent, with timestamp annotation `stamp` if given.
+    pub(crate) fn make_batch(&mut self, n: usize, stamp: Option<Timestamp>) -> Batch {
+        let n = (n as u64).min(self.remaining()).min(BATCH_MAX as u64);
+        let mut b = Batch::new();
+        for _ in 0..n {
+            let mut p = Packet::from_bytes(&self.data);
+            if let Some(t) = stamp {
+                p.set_timestamp(t);
+            }
+            let _ = b.push(p);
+        }
+        self.count += n;
+        b
+    }
+
+    /// Repeats or truncates the packet contents to `len` bytes.
+    pub(crate) fn set_length(&mut self, len: usize) {
+        let src: &[u8] = if self.data.is_empty() {
+            &[0]
+        } else {
+            &self.data
+        };
+        self.data = src.iter().copied().cycle().take(len).collect();
+    }
+
+    /// Once LIMIT is reached: calls END_CALL and raises the stop event with STOP (once, until
+    /// `reset` or a new `limit`).
+    pub(crate) fn check_end(&mut self, cx: &mut Cx) {
+        if self.remaining() == 0 && !self.ended {
+            self.ended = true;
+            if let Some(call) = &self.end_call {
+                call.call("END_CALL", cx);
+            }
+            if self.stop {
+                cx.request_driver_stop();
+            }
+        }
+    }
+
+    /// After a handler write: wakes the task (push) or the pullers (pull, through the empty
+    /// notifier) if the source has packets to send.
+    pub(crate) fn wake(&self, cx: &mut Cx) {
+        if self.active && self.remaining() > 0 {
+            if cx.output_is_push(0) {
+                cx.reschedule();
+            } else if let Some(n) = self.empty_note {
+                cx.set_notifier(n, true);
+            }
+        }
+    }
+
+    /// The handlers of source `E`: `count` (r), `reset` (w: zero the count and restart),
+    /// `data` (rw), then those `own` adds, then `limit`, `active` (restarts) and `length`
+    /// (rw). Each write wakes the source.
+    pub(crate) fn handlers<E: Source>(own: impl FnOnce(Table<E>) -> Table<E>) -> Table<E> {
+        /// Applies a write to `e`'s core, then restarts `e` if `restart` and wakes it.
+        fn apply<E: Source>(
+            e: &mut E,
+            restart: bool,
+            cx: &mut Cx,
+            f: impl FnOnce(&mut SourceCore) -> Result<(), String>,
+        ) -> Result<(), String> {
+            f(e.core_mut())?;
+            if restart {
+                e.restart();
+            }
+            e.core().wake(cx);
+            Ok(())
+        }
+        let t = Table::<E>::new()
+            .read("count", |e| e.core().count)
+            .write("reset", |e, _, cx| {
+                apply(e, true, cx, |c| {
+                    (c.count, c.ended) = (0, false);
+                    Ok(())
+                })
+            })
+            .read("data", |e| {
+                String::from_utf8_lossy(&e.core().data).into_owned()
+            })
+            .write("data", |e, v, cx| {
+                apply(e, false, cx, |c| {
+                    c.data = unquote_bytes(v.trim());
+                    Ok(())
+                })
+            })
+            .setting();
+        own(t)
+            .read("limit", |e| e.core().limit)
+            .write("limit", |e, v, cx| {
+                apply(e, false, cx, |c| {
+                    c.limit = i64::from_arg(v.trim()).map_err(|m| format!("limit: {m}"))?;
+                    c.ended = false;
+                    Ok(())
+                })
+            })
+            .setting()
+            .read("active", |e| e.core().active)
+            .write("active", |e, v, cx| {
+                apply(e, true, cx, |c| {
+                    c.active = parse_bool(v)?;
+                    Ok(())
+                })
+            })
+            .setting()
+            .read("length", |e| e.core().data.len())
+            .write("length", |e, v, cx| {
+                apply(e, false, cx, |c| {
+                    let AtMost(len) =
+                        PacketLen::from_arg(v.trim()).map_err(|m| format!("length: {m}"))?;
+                    c.set_length(len);
+                    Ok(())
+                })
+            })
+            .setting()
+    }
+}
+
 /// A one-byte annotation named by Click's `ANNO` argument: `PAINT` (the paint annotation, the
 /// default) or an integer 0–15, a byte of the user annotation area.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -325,11 +553,6 @@ impl FromArg for AnnoByte {
 }
 
 impl AnnoByte {
-    /// Parses an `ANNO` argument.
-    pub(crate) fn parse(s: &str) -> Result<AnnoByte, String> {
-        AnnoByte::from_arg(s).map_err(|e| format!("ANNO: {e}"))
-    }
-
     /// Reads the byte.
     pub(crate) fn get(self, p: &Packet) -> u8 {
         match self {
@@ -345,11 +568,6 @@ impl AnnoByte {
             AnnoByte::User(i) => p.anno_mut().user[i] = v,
         }
     }
-}
-
-/// Reads an optional `ANNO` keyword.
-pub(crate) fn read_anno(args: &mut Args) -> Result<AnnoByte, ()> {
-    Ok(args.read("ANNO")?.unwrap_or_default())
 }
 
 /// Formats a rate for a handler: integer when whole, otherwise up to 6 decimals.
@@ -583,9 +801,9 @@ mod tests {
 
     #[test]
     fn anno_parse() {
-        assert_eq!(AnnoByte::parse("PAINT").unwrap(), AnnoByte::Paint);
-        assert_eq!(AnnoByte::parse("3").unwrap(), AnnoByte::User(3));
-        assert!(AnnoByte::parse("16").is_err());
+        assert_eq!(AnnoByte::from_arg("PAINT").unwrap(), AnnoByte::Paint);
+        assert_eq!(AnnoByte::from_arg("3").unwrap(), AnnoByte::User(3));
+        assert!(AnnoByte::from_arg("16").is_err());
         assert_eq!(fmt_f64(2.5), "2.5");
         assert_eq!(fmt_f64(3.0), "3");
         assert_eq!(unparse_interval(Timestamp(500_000_000)), "500ms");

@@ -18,12 +18,11 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use sluice_core::ring::{Ring, MAX_CAPACITY};
-use sluice_core::Table;
-use sluice_core::{Batch, ConfigCx, Cx, ElementClass, Handler, Handlers, NotifierId, Packet};
-use sluice_lang::args::{Args, AtMost};
+use sluice_core::ring::Ring;
+use sluice_core::{Batch, ConfigCx, Cx, ElementClass, Handler, NotifierId, Packet};
+use sluice_lang::args::Args;
 
-use super::shared_queue::{QueueState, SharedQueue};
+use super::shared_queue::{clear_empty, read_capacity, QueueState, SharedQueue};
 
 /// The shared state: one ring per thread.
 pub struct PerThreadRings {
@@ -48,21 +47,8 @@ impl QueueState for PerThreadRings {
         Handler::w("reset_counts"),
     ];
 
-    fn table() -> Handlers {
-        Table::<CpuQueue>::new()
-            .read("length", |e| e.get(PerThreadRings::len))
-            .read("capacity", |e| e.get(|s| s.capacity))
-            .setting()
-            .drops(|e| &e.drops)
-            .action("reset_counts", CpuQueue::reset)
-            .into()
-    }
-
     fn configure(args: &mut Args, cx: &mut ConfigCx) -> Result<Self, ()> {
-        let capacity = args
-            .read_p::<AtMost<MAX_CAPACITY>>("CAPACITY")?
-            .map_or(1000, |c| c.0)
-            .max(1);
+        let (capacity, note) = read_capacity(args, cx)?;
         let threads = cx.nthreads().max(1);
         let Some(rings) = (0..threads).map(|_| Ring::new(capacity)).collect() else {
             args.error(format!(
@@ -70,8 +56,6 @@ impl QueueState for PerThreadRings {
             ));
             return Err(());
         };
-        let note = cx.new_notifier(false);
-        cx.provide_empty_notifier(note);
         Ok(PerThreadRings {
             rings,
             capacity,
@@ -105,10 +89,7 @@ impl QueueState for PerThreadRings {
             });
         }
         if b.is_empty() && self.len() == 0 {
-            cx.set_notifier(self.note, false);
-            if self.len() > 0 {
-                cx.set_notifier(self.note, true);
-            }
+            clear_empty(cx, self.note, || self.len() == 0);
         }
         b
     }

@@ -7,9 +7,11 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use sluice_core::handlers::{DROPS, DROP_DETAILS};
+use sluice_core::ring::MAX_CAPACITY;
 use sluice_core::{drop_reasons, Batch, Concurrency, ConfigCx, Cx, Drops, Element, Handler};
-use sluice_core::{Handlers, SharedElement, Sharing};
-use sluice_lang::args::Args;
+use sluice_core::{Handlers, NotifierId, SharedElement, Sharing, Table};
+use sluice_lang::args::{Args, AtMost};
 
 drop_reasons! {
     /// Why a queue that crosses threads drops a packet.
@@ -23,11 +25,9 @@ drop_reasons! {
 
 /// The shared state of a queue that crosses threads.
 pub trait QueueState: Send + Sync + Sized + 'static {
-    /// The element's handlers in the shared form (answered by [`QueueState::read`], apart
-    /// from `drops`, `drop_details` and `reset_counts`).
+    /// The element's handlers, in both forms: the read handlers answered by
+    /// [`QueueState::read`], then `drops`, `drop_details` and `reset_counts`.
     const HANDLERS: &'static [Handler];
-    /// The same handlers as a table, for the element before the router shares it.
-    fn table() -> Handlers;
     /// Reads the configuration and builds the state.
     fn configure(args: &mut Args, cx: &mut ConfigCx) -> Result<Self, ()>;
     /// Takes a pushed batch; returns how many packets did not fit (dropped, for the caller
@@ -51,6 +51,28 @@ pub trait QueueState: Send + Sync + Sized + 'static {
     fn specialise(self, sharing: Sharing) -> Self {
         let _ = sharing;
         self
+    }
+}
+
+/// Reads CAPACITY (optional, positional; default 1000, at least 1) and makes the queue's
+/// empty notifier, which wakes the pulling task.
+pub(super) fn read_capacity(args: &mut Args, cx: &mut ConfigCx) -> Result<(usize, NotifierId), ()> {
+    let capacity = args
+        .read_p::<AtMost<MAX_CAPACITY>>("CAPACITY")?
+        .map_or(1000, |c| c.0)
+        .max(1);
+    let note = cx.new_notifier(false);
+    cx.provide_empty_notifier(note);
+    Ok((capacity, note))
+}
+
+/// After a pull that may have emptied the queue: clears its empty notifier `note`, then sets
+/// it again if a push came in meanwhile (`is_empty` is asked again), so that the puller never
+/// sleeps on packets.
+pub(super) fn clear_empty(cx: &mut Cx, note: NotifierId, is_empty: impl Fn() -> bool) {
+    cx.set_notifier(note, false);
+    if !is_empty() {
+        cx.set_notifier(note, true);
     }
 }
 
@@ -127,7 +149,7 @@ impl<S: QueueState> SharedElement for Shared<S> {
 pub struct SharedQueue<S> {
     state: Option<S>,
     /// Packets dropped, by reason.
-    pub(super) drops: Drops<Reason>,
+    drops: Drops<Reason>,
 }
 
 impl<S> Default for SharedQueue<S> {
@@ -144,16 +166,12 @@ impl<S: QueueState> SharedQueue<S> {
         self.state.as_ref().expect("configured before use")
     }
 
-    /// `f` of the queue's state, or `T`'s default before the element is configured (for
-    /// handlers).
-    pub(super) fn get<T: Default>(&self, f: impl FnOnce(&S) -> T) -> T {
-        self.state.as_ref().map_or_else(T::default, f)
-    }
-
     /// The `reset_counts` handler.
-    pub(super) fn reset(&mut self) {
+    fn reset(&mut self) {
         self.drops.reset();
-        self.get(S::reset);
+        if let Some(s) = &self.state {
+            s.reset();
+        }
     }
 }
 
@@ -198,7 +216,23 @@ impl<S: QueueState> Element for SharedQueue<S> {
     }
 
     fn handler_table(&self) -> Handlers {
-        S::table()
+        let mut t = Table::<Self>::new();
+        let own = |h: &&Handler| h.read && h.name != DROPS && h.name != DROP_DETAILS;
+        for h in S::HANDLERS.iter().filter(own) {
+            let name = h.name;
+            t = t.read_with(name, move |e| {
+                e.state
+                    .as_ref()
+                    .and_then(|s| s.read(name))
+                    .unwrap_or_default()
+            });
+            if h.setting {
+                t = t.setting();
+            }
+        }
+        t.drops(|e| &e.drops)
+            .action("reset_counts", Self::reset)
+            .into()
     }
 }
 
@@ -209,7 +243,8 @@ mod tests {
     use crate::threads::thread_safe_queue::QueueCore;
 
     fn same_handlers<S: QueueState>() {
-        assert!(S::table().specs().eq(S::HANDLERS.iter()));
+        let table = SharedQueue::<S>::default().handler_table();
+        assert!(table.specs().eq(S::HANDLERS.iter()));
     }
 
     #[test]

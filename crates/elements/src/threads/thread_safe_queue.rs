@@ -33,12 +33,12 @@
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use sluice_core::ring::{Ring, SpscRing, MAX_CAPACITY};
-use sluice_core::{Batch, ConfigCx, Cx, ElementClass, Handler, Handlers, NotifierId, Packet};
-use sluice_core::{SharedElement, Sharing, Table, Timestamp};
-use sluice_lang::args::{Args, AtMost, Seconds};
+use sluice_core::ring::{Ring, SpscRing};
+use sluice_core::{Batch, ConfigCx, Cx, ElementClass, Handler, NotifierId, Packet};
+use sluice_core::{SharedElement, Sharing, Timestamp};
+use sluice_lang::args::{Args, Seconds};
 
-use super::shared_queue::{share, QueueState, SharedQueue};
+use super::shared_queue::{clear_empty, read_capacity, share, QueueState, SharedQueue};
 
 /// The packet ring: multi-producer in general, single-producer/single-consumer when the
 /// router says only one thread pushes and one pulls (cheaper: no per-slot sequence numbers,
@@ -141,25 +141,8 @@ impl QueueState for QueueCore {
         Handler::w("reset_counts"),
     ];
 
-    fn table() -> Handlers {
-        Table::<ThreadSafeQueue>::new()
-            .read("length", |e| e.get(|s| s.ring.len()))
-            .read("highwater_length", |e| {
-                e.get(|s| s.highwater.load(Ordering::Relaxed))
-            })
-            .read("capacity", |e| e.get(|s| s.capacity))
-            .drops(|e| &e.drops)
-            .action("reset_counts", ThreadSafeQueue::reset)
-            .into()
-    }
-
     fn configure(args: &mut Args, cx: &mut ConfigCx) -> Result<Self, ()> {
-        let capacity = args
-            .read_p::<AtMost<MAX_CAPACITY>>("CAPACITY")?
-            .map_or(1000, |c| c.0)
-            .max(1);
-        let note = cx.new_notifier(false);
-        cx.provide_empty_notifier(note);
+        let (capacity, note) = read_capacity(args, cx)?;
         let full = cx.new_notifier(true);
         cx.provide_full_notifier(full);
         let Some(mut core) = QueueCore::new(capacity, note, full) else {
@@ -219,10 +202,7 @@ impl QueueState for QueueCore {
             let _ = b.push(p);
         });
         if self.ring.consumer_len() == 0 && self.ring.is_empty() {
-            cx.set_notifier(self.note, false);
-            if !self.ring.is_empty() {
-                cx.set_notifier(self.note, true);
-            }
+            clear_empty(cx, self.note, || self.ring.is_empty());
         }
         // Producers sleeping on a full queue are woken once it has drained to half, so a
         // cross-thread wake-up moves many packets, not one batch.

@@ -1,15 +1,14 @@
 //! Shared helpers of the tests that need real interfaces: a private network namespace per
-//! test thread, veth pairs, shell commands, and a StopAfter element that ends a run.
+//! test thread, veth pairs, shell commands, and a StopAfter element that ends a run (in the
+//! library of [`kit`]).
 
 #![allow(dead_code)]
 
 use std::process::Command;
 
-use sluice_core::{
-    Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Router, RouterOptions, Table,
-    Timestamp,
-};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Table, Timestamp};
 use sluice_lang::args::Args;
+use sluice_testkit::Kit;
 
 /// Test helper element: counts pushed frames whose EtherType is 0x88b5 and stops the router
 /// after `N` of them (any packet with `ANY true`), or after `SECS` seconds of real time.
@@ -53,6 +52,7 @@ impl Element for StopAfter {
     }
 }
 
+/// The test elements: StopAfter.
 pub const TEST_CLASSES: &[ElementClass] = &[ElementClass {
     name: "StopAfter",
     ports: "1/0",
@@ -62,44 +62,9 @@ pub const TEST_CLASSES: &[ElementClass] = &[ElementClass {
     make: || Box::new(StopAfter::default()),
 }];
 
-pub fn build(conf: &str) -> Result<Router, String> {
-    let flat = sluice_lang::parse_config(conf, "netns.click", &[]).expect("parses");
-    let mut lib = sluice_elements::library();
-    lib.add(TEST_CLASSES);
-    Router::new(flat, &lib, RouterOptions::default()).map_err(|e| e.join("\n"))
-}
-
-/// Like `build`, with `threads` worker threads.
-pub fn build_threads(conf: &str, threads: usize) -> Result<Router, String> {
-    let flat = sluice_lang::parse_config(conf, "netns.click", &[]).expect("parses");
-    let mut lib = sluice_elements::library();
-    lib.add(TEST_CLASSES);
-    Router::new(
-        flat,
-        &lib,
-        RouterOptions {
-            threads,
-            ..Default::default()
-        },
-    )
-    .map_err(|e| {
-        e.join(
-            "
-",
-        )
-    })
-}
-
-pub fn router(conf: &str) -> Router {
-    build(conf).unwrap_or_else(|e| panic!("{}", e))
-}
-
-pub fn read(r: &mut Router, h: &str) -> u64 {
-    r.read_path(h)
-        .unwrap_or_else(|e| panic!("{}: {:?}", h, e))
-        .trim()
-        .parse()
-        .unwrap()
+/// The test kit for these tests: the wall clock, one thread, with StopAfter.
+pub fn kit() -> Kit {
+    Kit::new().classes(TEST_CLASSES)
 }
 
 pub fn is_root() -> bool {
