@@ -60,12 +60,11 @@ use sluice_core::toolkit::HandlerCall;
 use sluice_core::Timestamp;
 use sluice_core::{drop_reasons, sched::DEFAULT_TICKETS, Drops, Handlers, Table, BATCH_MAX};
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, InitCx, NotifierId, Packet};
-use sluice_lang::args::{Args, Seconds};
+use sluice_lang::args::{Args, FromArg, Seconds};
 use sluice_wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use sluice_wire::pcap::RECORD_HEADER_LEN;
 use sluice_wire::pcap::{LinkKind, PcapError, PcapReader, PcapRecordHeader, FILE_HEADER_LEN};
 
-use super::parse_bool;
 use super::set_extra_length;
 
 type Reader = PcapReader<Box<dyn Read + Send>>;
@@ -522,7 +521,7 @@ impl Element for FromDump {
             .read("filename", |e| e.filename.clone())
             .read("active", |e| e.active)
             .write("active", |e, v, cx| {
-                e.active = parse_bool(v)?;
+                e.active = bool::from_arg(v)?;
                 if e.active && e.push {
                     cx.reschedule();
                 }

@@ -33,8 +33,3 @@ pub fn extra_length(p: &Packet) -> u32 {
 pub fn set_extra_length(p: &mut Packet, n: u32) {
     p.anno_mut().user[EXTRA_LENGTH_ANNO].copy_from_slice(&n.to_le_bytes());
 }
-
-/// Parses a handler value as a Click boolean.
-pub(crate) fn parse_bool(v: &str) -> Result<bool, String> {
-    <bool as sluice_lang::args::FromArg>::from_arg(v.trim()).map_err(|e| e.to_string())
-}

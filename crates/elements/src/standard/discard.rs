@@ -91,11 +91,6 @@ impl Element for Discard {
     }
 }
 
-/// Parses a handler value as a Click boolean.
-pub(crate) fn parse_bool(v: &str) -> Result<bool, String> {
-    <bool as sluice_lang::args::FromArg>::from_arg(v.trim()).map_err(|e| e.to_string())
-}
-
 /// Class description.
 pub const CLASS: ElementClass = ElementClass {
     name: "Discard",

@@ -10,8 +10,6 @@ use sluice_core::{Batch, Cx, InitCx, NotifierId, Packet, Table, Timestamp, BATCH
 use sluice_lang::args::{unquote_bytes, Args, AtMost, Bandwidth, Data, FromArg, PacketLen};
 use sluice_lang::args::{Rate, Seconds};
 
-use super::discard::parse_bool;
-
 /// What a rate-limiting element's token bucket counts: packets (RatedSplitter, RatedUnqueue)
 /// or bytes (the Bandwidth* forms).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -512,7 +510,7 @@ impl SourceCore {
             .read("active", |e| e.core().active)
             .write("active", |e, v, cx| {
                 apply(e, true, cx, |c| {
-                    c.active = parse_bool(v)?;
+                    c.active = bool::from_arg(v)?;
                     Ok(())
                 })
             })
