@@ -236,37 +236,8 @@ impl Router {
             ticket_scale: HashMap::new(),
             placement: None,
         };
-        let mut rt = Router {
-            graph: Arc::new(graph),
-            slots,
-            outs: Vec::new(),
-            ins: Vec::new(),
-            pass: HashMap::new(),
-            tasks: TaskList::default(),
-            timers: TimerQueue::default(),
-            notifiers: Arc::new(Vec::new()),
-            selects: Vec::new(),
-            clock,
-            stopped: false,
-            driver_managers: Vec::new(),
-            initialized: false,
-            thread: 0,
-            runtime: Arc::new(Runtime::new(
-                opts.threads.max(1),
-                n,
-                opts.reconfigure,
-                predecessors,
-            )),
-            replicas: Vec::new(),
-            running_threads: false,
-            orphans: Vec::new(),
-            woken_scratch: Vec::new(),
-            balance_at: 0,
-            balance_seen: Vec::new(),
-            drain_until: None,
-            signal_runs: Vec::new(),
-        };
-        rt.replicas = (0..n).map(|_| Vec::new()).collect();
+        let runtime = Runtime::new(opts.threads.max(1), n, opts.reconfigure, predecessors);
+        let mut rt = Router::fresh(Arc::new(graph), slots, clock, Arc::new(runtime), 0);
         if errors.is_empty() {
             rt.graph_mut().resolve_processing(&mut errors);
         }
@@ -301,6 +272,43 @@ impl Router {
             }
         }
         Ok(rt)
+    }
+
+    /// A router for thread `thread` holding `slots` of `graph`, with empty per-thread state:
+    /// no tasks, timers, descriptors or connection tables yet.
+    pub(crate) fn fresh(
+        graph: Arc<Graph>,
+        slots: Vec<Slot>,
+        clock: Clock,
+        runtime: Arc<Runtime>,
+        thread: usize,
+    ) -> Router {
+        let n = slots.len();
+        Router {
+            graph,
+            slots,
+            outs: Vec::new(),
+            ins: Vec::new(),
+            pass: HashMap::new(),
+            tasks: TaskList::default(),
+            timers: TimerQueue::default(),
+            notifiers: Arc::new(Vec::new()),
+            selects: Vec::new(),
+            clock,
+            stopped: false,
+            driver_managers: Vec::new(),
+            initialized: false,
+            thread,
+            runtime,
+            replicas: (0..n).map(|_| Vec::new()).collect(),
+            running_threads: false,
+            orphans: Vec::new(),
+            woken_scratch: Vec::new(),
+            balance_at: 0,
+            balance_seen: Vec::new(),
+            drain_until: None,
+            signal_runs: Vec::new(),
+        }
     }
 
     /// The graph, to change while the router is built (before threads share it).

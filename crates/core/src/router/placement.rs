@@ -189,31 +189,21 @@ impl Router {
 
     /// An empty worker router for thread `t` sharing this router's graph.
     fn worker(&self, t: usize) -> Router {
-        Router {
-            graph: self.graph.clone(),
-            slots: (0..self.slots.len()).map(|_| Slot::empty()).collect(),
-            outs: self.outs.clone(),
-            ins: self.ins.clone(),
-            pass: self.pass.clone(),
-            tasks: self.tasks.clone(),
-            timers: TimerQueue::default(),
-            notifiers: self.notifiers.clone(),
-            selects: Vec::new(),
-            clock: self.clock.clone(),
-            stopped: false,
-            driver_managers: Vec::new(),
-            initialized: true,
-            thread: t,
-            runtime: self.runtime.clone(),
-            replicas: (0..self.slots.len()).map(|_| Vec::new()).collect(),
-            running_threads: false,
-            orphans: Vec::new(),
-            woken_scratch: Vec::new(),
-            balance_at: 0,
-            balance_seen: Vec::new(),
-            drain_until: None,
-            signal_runs: Vec::new(),
-        }
+        let slots = (0..self.slots.len()).map(|_| Slot::empty()).collect();
+        let mut w = Router::fresh(
+            self.graph.clone(),
+            slots,
+            self.clock.clone(),
+            self.runtime.clone(),
+            t,
+        );
+        w.outs = self.outs.clone();
+        w.ins = self.ins.clone();
+        w.pass = self.pass.clone();
+        w.tasks = self.tasks.clone();
+        w.notifiers = self.notifiers.clone();
+        w.initialized = true;
+        w
     }
 
     /// A fresh copy of element `e`, configured and initialised like the original.
