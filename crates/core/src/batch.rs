@@ -26,6 +26,15 @@ thread_local! {
     static SLOTS: RefCell<SlotPool> = const { RefCell::new(Vec::new()) };
 }
 
+/// Puts `p` in `slot`, which is empty: slots at and past a batch's length always are, and
+/// the batch code empties a slot before refilling it. Nothing is dropped, so no drop code is
+/// emitted on the hot path.
+#[inline(always)]
+fn fill(slot: &mut Option<Packet>, p: Packet) {
+    debug_assert!(slot.is_none());
+    std::mem::forget(slot.replace(p));
+}
+
 /// An ordered group of packets moving through one port. Fixed capacity, pooled storage.
 pub struct Batch {
     len: usize,
@@ -34,6 +43,7 @@ pub struct Batch {
 
 impl Drop for Batch {
     fn drop(&mut self) {
+        crate::packet::free_all(&mut self.slots[..self.len]);
         for s in &mut self.slots[..self.len] {
             *s = None;
         }
@@ -69,11 +79,20 @@ impl Batch {
         }
     }
 
+    /// A batch of `n` (at most [`BATCH_MAX`]) fresh packets, each a copy of `data`.
+    pub fn copies(data: &[u8], n: usize) -> Batch {
+        let mut b = Batch::new();
+        let n = n.min(BATCH_MAX);
+        crate::packet::fill_copies(&mut b.slots[..n], data);
+        b.len = n;
+        b
+    }
+
     /// A batch holding one packet.
     #[inline]
     pub fn one(p: Packet) -> Batch {
         let mut b = Batch::new();
-        b.slots[0] = Some(p);
+        fill(&mut b.slots[0], p);
         b.len = 1;
         b
     }
@@ -102,7 +121,7 @@ impl Batch {
         if self.len == BATCH_MAX {
             return Err(p);
         }
-        self.slots[self.len] = Some(p);
+        fill(&mut self.slots[self.len], p);
         self.len += 1;
         Ok(())
     }
@@ -134,28 +153,19 @@ impl Batch {
 
     /// Keeps the packets for which `f` returns true, preserving order; drops the others.
     pub fn retain(&mut self, mut f: impl FnMut(&mut Packet) -> bool) {
-        let mut w = 0;
-        for r in 0..self.len {
-            let mut p = self.slots[r]
-                .take()
-                .expect("batch slot below len is filled");
-            if f(&mut p) {
-                self.slots[w] = Some(p);
-                w += 1;
-            }
-        }
-        self.len = w;
+        self.filter_map(|mut p| f(&mut p).then_some(p));
     }
 
     /// Replaces each packet with `f(packet)`, dropping those mapped to `None`, preserving order.
+    #[inline]
     pub fn filter_map(&mut self, mut f: impl FnMut(Packet) -> Option<Packet>) {
+        let slots = &mut self.slots[..self.len];
         let mut w = 0;
-        for r in 0..self.len {
-            let p = self.slots[r]
-                .take()
-                .expect("batch slot below len is filled");
+        for r in 0..slots.len() {
+            let Some(p) = slots[r].take() else { continue };
             if let Some(q) = f(p) {
-                self.slots[w] = Some(q);
+                // Slot `w` (at or before `r`) was emptied above.
+                fill(&mut slots[w], q);
                 w += 1;
             }
         }

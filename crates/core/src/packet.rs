@@ -198,7 +198,13 @@ impl Packet {
 
     /// A packet whose data bytes are unspecified (recycled); the caller overwrites them.
     fn alloc(headroom: usize, len: usize, tailroom: usize) -> Packet {
-        let mut inner = fresh_inner();
+        Packet::init(fresh_inner(), headroom, len, tailroom)
+    }
+
+    /// Makes a recycled descriptor a packet of `len` unspecified bytes with at least
+    /// `headroom` and `tailroom` spare bytes.
+    #[inline]
+    fn init(mut inner: Box<Inner>, headroom: usize, len: usize, tailroom: usize) -> Packet {
         let need = headroom + len + tailroom;
         let fits = matches!(&inner.buf, Buf::Owned(b) if b.len() >= need);
         if !fits {
@@ -211,6 +217,14 @@ impl Packet {
         inner.trans = NO_HEADER;
         inner.anno = Anno::default();
         Packet(ManuallyDrop::new(inner))
+    }
+
+    /// The descriptor, ready for the pool.
+    #[inline]
+    fn into_recyclable(self) -> Box<Inner> {
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped, so the box is taken exactly once, here.
+        recyclable(unsafe { ManuallyDrop::take(&mut this.0) })
     }
 
     /// Packet data from the current head to the tail.
@@ -530,22 +544,64 @@ impl Packet {
 impl Drop for Packet {
     fn drop(&mut self) {
         // SAFETY: the box is taken exactly once, here, and `self` is never used again.
-        let mut inner = unsafe { ManuallyDrop::take(&mut self.0) };
-        let reusable = match &inner.buf {
-            Buf::Owned(b) => b.len() == BUFFER_SIZE,
-            Buf::Shared(_) => false,
-        };
-        if !reusable {
-            inner.buf = Buf::Owned(vec![0u8; BUFFER_SIZE].into_boxed_slice());
-        }
-        let _ = POOL.try_with(|p| {
-            let mut p = p.borrow_mut();
-            p.push(inner);
-            if p.len() >= POOL_CAPACITY {
-                spill(&mut p);
-            }
-        });
+        let inner = recyclable(unsafe { ManuallyDrop::take(&mut self.0) });
+        let _ = POOL.try_with(|p| recycle(&mut p.borrow_mut(), inner));
     }
+}
+
+/// `inner` ready for the pool: its buffer is a fresh pool-sized one unless it already owns one.
+#[inline]
+fn recyclable(mut inner: Box<Inner>) -> Box<Inner> {
+    let reusable = match &inner.buf {
+        Buf::Owned(b) => b.len() == BUFFER_SIZE,
+        Buf::Shared(_) => false,
+    };
+    if !reusable {
+        inner.buf = Buf::Owned(vec![0u8; BUFFER_SIZE].into_boxed_slice());
+    }
+    inner
+}
+
+/// Returns a descriptor to `pool`, passing a chunk on to the exchange when the pool is full.
+#[inline]
+fn recycle(pool: &mut Pool, inner: Box<Inner>) {
+    pool.push(inner);
+    if pool.len() >= POOL_CAPACITY {
+        spill(pool);
+    }
+}
+
+/// Fills every slot with a fresh packet holding a copy of `data` (default headroom), taking
+/// the descriptors from this thread's pool in one access.
+pub(crate) fn fill_copies(slots: &mut [Option<Packet>], data: &[u8]) {
+    let _ = POOL.try_with(|p| {
+        let mut pool = p.borrow_mut();
+        for s in slots.iter_mut() {
+            if pool.is_empty() {
+                refill(&mut pool);
+            }
+            let Some(inner) = pool.pop() else { break };
+            let mut q = Packet::init(inner, DEFAULT_HEADROOM, data.len(), 0);
+            q.data_mut().copy_from_slice(data);
+            *s = Some(q);
+        }
+    });
+    for s in slots.iter_mut().filter(|s| s.is_none()) {
+        *s = Some(Packet::from_bytes(data));
+    }
+}
+
+/// Frees the packets in `slots` into this thread's pool in one access. Slots stay filled only
+/// while the thread is exiting (its pool is gone); dropping them then frees the memory.
+pub(crate) fn free_all(slots: &mut [Option<Packet>]) {
+    let _ = POOL.try_with(|p| {
+        let mut pool = p.borrow_mut();
+        for s in slots.iter_mut() {
+            if let Some(q) = s.take() {
+                recycle(&mut pool, q.into_recyclable());
+            }
+        }
+    });
 }
 
 impl std::fmt::Debug for Packet {

@@ -383,6 +383,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
 
     /// Decrements the TTL by one (saturating at 0), updating the checksum incrementally
     /// (RFC 1624). Returns the new TTL.
+    #[inline]
     pub fn decrement_ttl(&mut self) -> u8 {
         let ttl = self.ttl().saturating_sub(1);
         self.rewrite_word(field::TTL, |p| p.set_ttl(ttl));
@@ -396,6 +397,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
 
     /// Applies `change`, which alters nothing but the 16-bit word at `word`, and updates the
     /// checksum incrementally (RFC 1624).
+    #[inline]
     fn rewrite_word(&mut self, word: usize, change: impl FnOnce(&mut Self)) {
         let old = be16(self.buffer.as_ref(), word);
         change(self);

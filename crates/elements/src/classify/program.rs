@@ -51,6 +51,17 @@ pub struct Test {
 }
 
 impl Test {
+    /// True if the test holds for `w`, the big-endian word at its offset.
+    #[inline]
+    pub fn holds(&self, w: u32) -> bool {
+        let v = w & self.mask;
+        match self.op {
+            Op::Eq => v == self.value,
+            Op::Gt => v > self.value,
+            Op::Lt => v < self.value,
+        }
+    }
+
     /// An equality test of `value` under `mask` at `off`.
     pub fn eq(base: Base, off: u16, mask: u32, value: u32) -> Test {
         Test {
@@ -204,6 +215,9 @@ pub struct Program {
     start: Next,
     /// Some test reads the MAC header.
     mac: bool,
+    /// When every test reads from the network header: the bytes that make every test's word
+    /// fully present (the safe length), for the check-free path of [`Program::classify`].
+    safe_len: Option<usize>,
 }
 
 impl Default for Program {
@@ -212,6 +226,7 @@ impl Default for Program {
             insns: Vec::new(),
             start: Next::Drop,
             mac: false,
+            safe_len: Some(0),
         }
     }
 }
@@ -231,6 +246,10 @@ impl Program {
         p.start = next;
         p.optimize();
         p.mac = p.insns.iter().any(|i| i.test.base == Base::Mac);
+        p.safe_len = p.insns.iter().try_fold(0, |len, i| {
+            let end = (i.test.off as usize + 4).max(i.need as usize);
+            (i.test.base == Base::Net).then_some(len.max(end))
+        });
         p
     }
 
@@ -443,61 +462,79 @@ impl Program {
     /// `None` for a drop.
     #[inline]
     pub fn classify(&self, net: &[u8]) -> Option<u32> {
-        self.classify_with_mac(net, &[])
+        match self.safe_len {
+            Some(len) if net.len() >= len => self.classify_safe(net),
+            _ => self.classify_with_mac(net, &[]),
+        }
     }
 
-    /// Like [`Program::classify`], with the bytes that MAC-header tests read: two bytes, then
-    /// the MAC header (a test past their end fails, as a test past the packet's end does).
+    /// Follows the program from its start, taking each instruction's yes branch where
+    /// `holds` says its test holds; returns the output reached (`None`: drop).
     #[inline]
-    pub fn classify_with_mac(&self, net: &[u8], mac: &[u8]) -> Option<u32> {
+    fn walk(&self, mut holds: impl FnMut(&Insn) -> bool) -> Option<u32> {
         let mut n = self.start;
-        // Transport header offset, computed lazily.
-        let mut transp: Option<usize> = None;
         loop {
             match n {
                 Next::Out(o) => return Some(o),
                 Next::Drop => return None,
                 Next::Insn(j) => {
                     let ins = &self.insns[j as usize];
-                    let (data, base) = match ins.test.base {
-                        Base::Net => (net, 0),
-                        Base::Transp => (
-                            net,
-                            *transp.get_or_insert_with(|| {
-                                net.first()
-                                    .map_or(usize::MAX / 2, |b| (*b as usize & 15) * 4)
-                            }),
-                        ),
-                        Base::Mac => (mac, 0),
-                    };
-                    let ok = match base.checked_add(ins.need as usize) {
-                        Some(end) if end <= data.len() => {
-                            let off = base + ins.test.off as usize;
-                            let w = match data.get(off..off + 4) {
-                                Some(src) => u32::from_be_bytes([src[0], src[1], src[2], src[3]]),
-                                None => {
-                                    // Near the end: the missing bytes read as zero.
-                                    let mut w = [0u8; 4];
-                                    let avail = data.len().saturating_sub(off).min(4);
-                                    if let Some(src) = data.get(off..off + avail) {
-                                        w[..avail].copy_from_slice(src);
-                                    }
-                                    u32::from_be_bytes(w)
-                                }
-                            };
-                            let v = w & ins.test.mask;
-                            match ins.test.op {
-                                Op::Eq => v == ins.test.value,
-                                Op::Gt => v > ins.test.value,
-                                Op::Lt => v < ins.test.value,
-                            }
-                        }
-                        _ => false,
-                    };
-                    n = if ok { ins.yes } else { ins.no };
+                    n = if holds(ins) { ins.yes } else { ins.no };
                 }
             }
         }
+    }
+
+    /// [`Program::classify`] for bytes that hold every test's word (at least the safe
+    /// length, all tests on the network header): no length checks.
+    #[inline]
+    fn classify_safe(&self, net: &[u8]) -> Option<u32> {
+        self.walk(|ins| {
+            let off = ins.test.off as usize;
+            ins.test.holds(u32::from_be_bytes(
+                net[off..off + 4].try_into().expect("4 bytes"),
+            ))
+        })
+    }
+
+    /// Like [`Program::classify`], with the bytes that MAC-header tests read: two bytes, then
+    /// the MAC header (a test past their end fails, as a test past the packet's end does).
+    #[inline]
+    pub fn classify_with_mac(&self, net: &[u8], mac: &[u8]) -> Option<u32> {
+        // Transport header offset, computed lazily.
+        let mut transp: Option<usize> = None;
+        self.walk(|ins| {
+            let (data, base) = match ins.test.base {
+                Base::Net => (net, 0),
+                Base::Transp => (
+                    net,
+                    *transp.get_or_insert_with(|| {
+                        net.first()
+                            .map_or(usize::MAX / 2, |b| (*b as usize & 15) * 4)
+                    }),
+                ),
+                Base::Mac => (mac, 0),
+            };
+            match base.checked_add(ins.need as usize) {
+                Some(end) if end <= data.len() => {
+                    let off = base + ins.test.off as usize;
+                    let w = match data.get(off..off + 4) {
+                        Some(src) => u32::from_be_bytes([src[0], src[1], src[2], src[3]]),
+                        None => {
+                            // Near the end: the missing bytes read as zero.
+                            let mut w = [0u8; 4];
+                            let avail = data.len().saturating_sub(off).min(4);
+                            if let Some(src) = data.get(off..off + avail) {
+                                w[..avail].copy_from_slice(src);
+                            }
+                            u32::from_be_bytes(w)
+                        }
+                    };
+                    ins.test.holds(w)
+                }
+                _ => false,
+            }
+        })
     }
 
     /// Human-readable program (the `program` handler), in Click's layout: one line per test,
@@ -598,5 +635,35 @@ mod tests {
         assert_eq!(p.classify(&[0, 0]), None);
         let p = Program::compile(&[(Expr::not(t(2, 0xff00_0000, 0x1100_0000)), Some(0))]);
         assert_eq!(p.classify(&[0, 0]), Some(0));
+    }
+
+    #[test]
+    fn safe_path_agrees_with_checked_path() {
+        let arp = || t(12, 0xffff_0000, 0x0806_0000);
+        let rules = vec![
+            (Expr::and(arp(), t(20, 0xffff_0000, 0x0001_0000)), Some(0)),
+            (
+                Expr::Test(Test {
+                    op: Op::Gt,
+                    ..Test::eq(Base::Net, 30, 0xff00, 0x1200)
+                }),
+                Some(1),
+            ),
+            (Expr::not(t(14, 0xf000_0000, 0x4000_0000)), Some(2)),
+        ];
+        let p = Program::compile(&rules);
+        assert_eq!(p.safe_len, Some(34));
+        let mut pkt = [0u8; 40];
+        for seed in 0u32..5_000 {
+            for (i, b) in pkt.iter_mut().enumerate() {
+                *b = (seed.wrapping_mul(2_654_435_761) >> (i % 24)) as u8;
+            }
+            pkt[12] = 8;
+            pkt[13] = if seed % 2 == 0 { 6 } else { 0 };
+            for len in [0, 13, 20, 33, 34, 40] {
+                let d = &pkt[..len];
+                assert_eq!(p.classify(d), p.classify_with_mac(d, &[]), "len {}", len);
+            }
+        }
     }
 }

@@ -413,13 +413,11 @@ impl SourceCore {
     /// as sent, with timestamp annotation `stamp` if given.
     pub(crate) fn make_batch(&mut self, n: usize, stamp: Option<Timestamp>) -> Batch {
         let n = (n as u64).min(self.remaining()).min(BATCH_MAX as u64);
-        let mut b = Batch::new();
-        for _ in 0..n {
-            let mut p = Packet::from_bytes(&self.data);
-            if let Some(t) = stamp {
+        let mut b = Batch::copies(&self.data, n as usize);
+        if let Some(t) = stamp {
+            for p in b.iter_mut() {
                 p.set_timestamp(t);
             }
-            let _ = b.push(p);
         }
         self.count += n;
         b
