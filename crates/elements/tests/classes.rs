@@ -1,8 +1,8 @@
 //! Every registered element class is well formed: its port count, processing and flow codes
-//! parse, its documentation (`sluice doc CLASS`) has a title, a synopsis and a ports section
-//! and names the class, and every handler an unconfigured instance declares is named in it
-//! (or in the page it refers to with `sluice doc OTHER`; `activeN` covers `active0`...) and
-//! reads without error on that instance.
+//! parse, its documentation (`sluice doc CLASS`) has a title and Synopsis, Ports, Arguments
+//! and Handlers sections and names the class, and every handler an unconfigured instance
+//! declares is named in it (or in the page it refers to with `sluice doc OTHER`; `activeN`
+//! covers `active0`...) and reads without error on that instance.
 
 use sluice_core::ports::{FlowCode, PortCount, ProcessingSpec};
 
@@ -43,7 +43,7 @@ fn every_class_is_well_formed_and_documented() {
         for r in refs {
             doc.push_str(&r);
         }
-        for section in ["Synopsis:", "Ports:"] {
+        for section in ["Synopsis:", "Ports:", "Arguments:", "Handlers:"] {
             if !doc.contains(section) {
                 bad(format!("doc has no {section} section"));
             }

@@ -4,17 +4,18 @@
 //!
 //! Ports: 1 input, N outputs (one per pattern), push.
 //!
-//! Each pattern is a list of clauses separated by spaces; a pattern matches when every clause
-//! does. A clause is `OFFSET/VALUE` or `OFFSET/VALUE%MASK`: OFFSET is a decimal byte offset
-//! from the start of the packet data, VALUE and MASK are hexadecimal with an even number of
-//! digits (MASK as long as VALUE); only the bits set in MASK are compared. `?` in VALUE is a
-//! wildcard nibble. A clause preceded by `!` must *not* match. The pattern `-` matches every
-//! packet.
-//!
 //! A packet goes to the output of the first pattern it matches. All patterns are compiled at
 //! configuration time into one decision DAG of 4-byte word tests (the `program` handler shows
 //! it); a test that reads past the end of the packet fails. Packets matching no pattern are
 //! dropped and counted in `drops`.
+//!
+//! Arguments:
+//! - `PATTERN` (one per output, mandatory): clauses separated by spaces; the pattern matches
+//!   when every clause does. A clause is `OFFSET/VALUE` or `OFFSET/VALUE%MASK`: OFFSET is a
+//!   decimal byte offset from the start of the packet data, VALUE and MASK are hexadecimal
+//!   with an even number of digits (MASK as long as VALUE); only the bits set in MASK are
+//!   compared. `?` in VALUE is a wildcard nibble. A clause preceded by `!` must *not* match.
+//!   The pattern `-` matches every packet.
 //!
 //! Handlers: `program` (r), `drops` (r, packets that matched no pattern), `drop_details` (r,
 //! the same by reason), `reset_counts` (w).

@@ -40,6 +40,10 @@
 //! primitive (`src port 80 or 81`), `syn` (= `tcp opt syn`), `10.0.0.0/8` (= `net ...`),
 //! `1.2.3.4` (= `host ...`), `frag`/`unfrag`.
 //!
+//! Arguments:
+//! - `PATTERN` (one per output, mandatory): an expression of the primitives and connectives
+//!   above; pattern *i* sends its packets to output *i*.
+//!
 //! Handlers: `program` (r), `drops` (r), `drop_details` (r), `reset_counts` (w).
 //!
 //! Example:

@@ -4,12 +4,16 @@
 //!
 //! Ports: 1 input, any number of outputs, push.
 //!
-//! Each rule is an ACTION followed by a PATTERN in IPClassifier's syntax. Packets are tested
-//! against the rules in order and handled by the first rule that matches: `allow` sends the
-//! packet to output 0, a number K to output K, `drop` or `deny` drops it. Packets matching no
-//! rule, and packets a rule drops, are counted in `drops`. Patterns read the IP header at the
-//! network header annotation (CheckIPHeader, MarkIPHeader), or at the data start when none is
-//! set. All rules are compiled at configuration time into one decision DAG (`program`).
+//! Packets are tested against the rules in order and handled by the first rule that matches.
+//! Packets matching no rule, and packets a rule drops, are counted in `drops`. Patterns read
+//! the IP header at the network header annotation (CheckIPHeader, MarkIPHeader), or at the
+//! data start when none is set. All rules are compiled at configuration time into one
+//! decision DAG (`program`).
+//!
+//! Arguments:
+//! - `ACTION PATTERN` (any number of rules): PATTERN is in IPClassifier's syntax (`sluice doc
+//!   IPClassifier`); ACTION says what becomes of a matching packet: `allow` sends it to output
+//!   0, a number K to output K (below the number of outputs), `drop` or `deny` drops it.
 //!
 //! Handlers: `program` (r), `drops` (r), `drop_details` (r, dropped packets are counted under
 //! "no matching pattern", whether a rule dropped them or none matched), `reset_counts` (w).

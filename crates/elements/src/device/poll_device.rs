@@ -15,6 +15,9 @@
 //! Arguments: as FromDevice, with BURST also the second positional argument; `POLL`
 //! defaults to `busy`.
 //!
+//! Handlers: as FromDevice: `count`, `drops`, `drop_details`, `kernel_drops`,
+//! `kernel_packets`, `runts`, `too_long`, `errors` (r), `reset_counts` (w).
+//!
 //! Example: `PollDevice(eth0) -> Queue -> ToDevice(eth1)`
 
 use sluice_core::ElementClass;

@@ -4,19 +4,23 @@
 //!
 //! Ports: 1 input, 1 or 2 outputs, agnostic (output 1 push).
 //!
-//! Each argument lists IP addresses or prefixes and one Ethernet address, in any order. An
-//! AddressInfo name stands for its IP address (a /32) and, when no other Ethernet address is
-//! given, for its Ethernet address too: `ARPResponder(r0)` answers for r0's address;
-//! `r0:ipnet` names r0's prefix. Entries are kept most specific first; a later entry for the
-//! same prefix replaces an earlier one. Input packets are Ethernet frames holding ARP
-//! packets. For an Ethernet/IPv4 ARP request whose target address matches an entry (the
-//! first match in that order wins), ARPResponder emits on output 0 a reply frame from that
-//! entry's Ethernet address to the requester: "TARGET is at ETH". A prefix entry answers for
-//! a whole subnet, which is proxy ARP.
+//! Input packets are Ethernet frames holding ARP packets. For an Ethernet/IPv4 ARP request
+//! whose target address matches an entry (the first match in lookup order wins),
+//! ARPResponder emits on output 0 a reply frame from that entry's Ethernet address to the
+//! requester: "TARGET is at ETH". A prefix entry answers for a whole subnet, which is proxy
+//! ARP.
 //!
 //! Everything else — frames that are not ARP requests, malformed ARP, requests for unknown
 //! addresses — goes to output 1 if connected, otherwise is dropped; all are counted in
 //! `drops` / `drop_details` (the router-wide `drops` lists those dropped).
+//!
+//! Arguments:
+//! - `IP... ETH` (any number of arguments, words in any order): one or more IP addresses or
+//!   `IP/LEN` prefixes and one Ethernet address; ARPResponder answers for those addresses
+//!   with that Ethernet address. An AddressInfo name stands for its IP address (a /32) and,
+//!   when no other Ethernet address is given, for its Ethernet address too:
+//!   `ARPResponder(r0)` answers for r0's address; `r0:ipnet` names r0's prefix. Entries are
+//!   kept most specific first; a later entry for the same prefix replaces an earlier one.
 //!
 //! Handlers: `table` (r): one `ADDR/LEN ETH` line per entry, in lookup order (Ethernet
 //! addresses as `00-01-02-03-04-05`). `lookup ADDR` (r with parameter): the Ethernet address

@@ -6,6 +6,10 @@
 //! overwrites its source and destination addresses (the type is kept). Packets shorter than
 //! 14 bytes are dropped and counted.
 //!
+//! Arguments:
+//! - `SRC` (Ethernet address, mandatory): the new source address.
+//! - `DST` (Ethernet address, mandatory): the new destination address.
+//!
 //! Handlers: `src` (rw), `dst` (rw), `drops`, `drop_details` (r): runt packets dropped.
 //!
 //! Example: `EtherRewrite(00:00:c0:4f:71:ef, 00:00:c0:ae:67:ef)`

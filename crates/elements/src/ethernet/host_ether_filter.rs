@@ -4,13 +4,19 @@
 //!
 //! Ports: 1 input, 1 or 2 outputs, agnostic (output 1 push).
 //!
-//! Looks at the Ethernet header OFFSET bytes into each packet (default 0) and sets the packet
-//! type annotation: Host (destination ETHER), Broadcast (ff:ff:ff:ff:ff:ff), Multicast (group
-//! bit set) or OtherHost. Host, broadcast and multicast frames leave by output 0. Frames for
-//! other hosts are dropped if DROP_OTHER is true (the default) or sent to output 1 if it is
-//! connected. Frames whose source is ETHER (our own, looped back) are dropped when DROP_OWN is
-//! true (default false). Frames shorter than an Ethernet header are dropped. All drops are
-//! counted.
+//! Looks at the Ethernet header OFFSET bytes into each packet and sets the packet type
+//! annotation: Host (destination ETHER), Broadcast (ff:ff:ff:ff:ff:ff), Multicast (group bit
+//! set) or OtherHost. Host, broadcast and multicast frames leave by output 0. Frames for other
+//! hosts are dropped if DROP_OTHER is true, otherwise sent to output 1 (dropped if it is not
+//! connected). Frames whose source is ETHER (our own, looped back) are dropped when DROP_OWN
+//! is true. Frames shorter than an Ethernet header are dropped. All drops are counted.
+//!
+//! Arguments:
+//! - `ETHER` (Ethernet address, mandatory): this host's address.
+//! - `DROP_OWN` (boolean, default false): drop frames whose source address is ETHER.
+//! - `DROP_OTHER` (boolean, default true with one output, false with two): drop frames for
+//!   other hosts instead of sending them to output 1.
+//! - `OFFSET` (keyword, unsigned, default 0): where the Ethernet header starts in the packet.
 //!
 //! Handlers: `drops` (r), `drop_details` (r): frames dropped, by reason (runt frame, own
 //! source, other host).

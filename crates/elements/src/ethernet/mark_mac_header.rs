@@ -10,6 +10,8 @@
 //! - `OFFSET` (integer, default 0).
 //! - `LENGTH` (integer, default 0: the network header is left alone).
 //!
+//! Handlers: none besides the router's.
+//!
 //! Example: `FromDump(trace.pcap) -> MarkMACHeader(0, 14) -> Strip(14) -> ...`
 
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Packet};

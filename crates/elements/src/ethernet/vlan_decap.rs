@@ -12,6 +12,8 @@
 //!   TCI, or to 0 for an untagged frame.
 //! - `ETHERTYPE` (integer, default 0x8100).
 //!
+//! Handlers: none besides the router's.
+//!
 //! Example: `FromDevice(eth0) -> VLANDecap -> Classifier(12/0800, -)`
 
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Packet};

@@ -10,6 +10,8 @@
 //! recomputed, destination IP annotation set to the new destination; it leaves by output 0.
 //! Every other packet goes to output 1 if connected, otherwise it is dropped and counted.
 //!
+//! Arguments: none.
+//!
 //! Handlers: `replies` (r), `drops`, `drop_details` (r): non-request packets
 //! dropped (output 1 unconnected).
 //!

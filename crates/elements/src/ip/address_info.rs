@@ -2,12 +2,10 @@
 //!
 //! Synopsis: `AddressInfo(NAME ADDRESS [ADDRESS...], ...)`
 //!
-//! Ports: none. Each argument gives a NAME followed by one or more addresses: IPv4
-//! addresses, IPv4 prefixes (`198.18.1.0/24`; `198.18.1.1/24` is both an address and a
-//! prefix), Ethernet addresses, IPv6 addresses and IPv6 prefixes. A word that is one kind of
-//! address defines that kind for NAME; a word of several kinds defines only the kinds not
-//! yet defined. Other elements may then use the name wherever they expect an address, and
-//! the argument's type picks the meaning:
+//! Ports: none.
+//!
+//! Other elements may use a name AddressInfo defines wherever they expect an address, and the
+//! argument's type picks the meaning:
 //! - an IPv4 address argument: `NAME`, `NAME:ip` (`:ip4`) — the address; `NAME:bcast` — the
 //!   prefix's broadcast address; `NAME:gw` — the prefix's first host;
 //! - an IPv4 prefix argument: `NAME` — the address as a /32 when NAME has one, else the
@@ -19,6 +17,13 @@
 //! names work in the address arguments of every element in the compound that holds the
 //! AddressInfo and the compounds inside it, as Click scopes them (a name defined in a
 //! compound hides an outer one).
+//!
+//! Arguments:
+//! - `NAME ADDRESS...` (any number of arguments): a NAME followed by one or more addresses:
+//!   IPv4 addresses, IPv4 prefixes (`198.18.1.0/24`; `198.18.1.1/24` is both an address and a
+//!   prefix), Ethernet addresses, IPv6 addresses and IPv6 prefixes. A word that is one kind of
+//!   address defines that kind for NAME; a word of several kinds defines only the kinds not
+//!   yet defined. Empty arguments are ignored.
 //!
 //! Handlers: `table` (r) — one line per name: the name, then its IPv4 address, IPv4
 //! prefix, Ethernet address, IPv6 address and IPv6 prefix, those it has.

@@ -7,6 +7,8 @@
 //! input, or HostEtherFilter); a router must not forward those (RFC 1812 §5.3.4). Other
 //! packets pass unchanged.
 //!
+//! Arguments: none.
+//!
 //! Handlers: `drops` (r): packets dropped. `drop_details` (r): the same, by reason.
 //!
 //! Example: `rt[1] -> DropBroadcasts -> PaintTee(1) -> ...`

@@ -9,6 +9,9 @@
 //! recomputes the header checksum. Other packets pass unchanged. Annotated packets without a
 //! valid IP header are dropped and counted.
 //!
+//! Arguments:
+//! - `IPADDR` (IP address, mandatory): the source address written into annotated packets.
+//!
 //! Handlers: `fixed` (r): packets rewritten. `drops` (r): malformed packets dropped.
 //! `drop_details` (r): the same, by reason.
 //!

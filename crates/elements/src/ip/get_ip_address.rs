@@ -9,7 +9,7 @@
 //! by the network header annotation. Packets too short to hold the address are dropped and
 //! counted.
 //!
-//! Arguments (one of OFFSET and IP):
+//! Arguments: one of OFFSET and IP.
 //! - `OFFSET` (integer).
 //! - `ANNO` (annotation name): only `DST_IP_ANNO`, the default, is supported.
 //! - `IP` (`src` or `dst`).

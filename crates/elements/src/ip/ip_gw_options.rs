@@ -26,6 +26,12 @@
 //! to `ICMPError(ADDR, parameterproblem)`. Without output 1 such packets are dropped. Both
 //! cases are counted in `drops`. Packets without a complete IP header are dropped.
 //!
+//! Arguments:
+//! - `MYADDR` (IP address, mandatory): this router's address, written into Record Route and
+//!   Timestamp options.
+//! - `OTHERADDRS` (space-separated IP addresses, default none): the router's other addresses;
+//!   a prespecified Timestamp slot for one of them (or MYADDR) is filled in.
+//!
 //! Handlers: `drops` (r): packets with bad options (Click's count). `drop_details` (r):
 //! packets dropped, by reason (no complete IP header; bad options with output 1
 //! unconnected).

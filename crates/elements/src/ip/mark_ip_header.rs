@@ -9,6 +9,8 @@
 //!
 //! Arguments: `OFFSET` (unsigned, default 0).
 //!
+//! Handlers: none besides the router's.
+//!
 //! Example: `FromDump(f.pcap) -> MarkIPHeader(14) -> IPPrint -> Discard`
 
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Packet};

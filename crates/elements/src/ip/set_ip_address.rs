@@ -3,7 +3,10 @@
 //! Synopsis: `SetIPAddress(ADDR)`
 //!
 //! Ports: 1 input, 1 output, agnostic. Sets each packet's destination IP address annotation
-//! to ADDR (an IP address or an AddressInfo name). Nothing is dropped.
+//! to ADDR. Nothing is dropped.
+//!
+//! Arguments:
+//! - `ADDR` (IP address or AddressInfo name, mandatory): the address to set.
 //!
 //! Handlers: `addr` (rw): the address.
 //!

@@ -11,6 +11,8 @@
 //! Elements that change IP headers (DecIPTTL, SetIPDSCP, …) already update the checksum:
 //! this element is for headers written by other means.
 //!
+//! Arguments: none.
+//!
 //! Handlers: `drops` (r): packets dropped as malformed. `drop_details` (r): the same, by
 //! reason.
 //!

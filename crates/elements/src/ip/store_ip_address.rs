@@ -3,10 +3,16 @@
 //! Synopsis: `StoreIPAddress(OFFSET)` or `StoreIPAddress(ADDR, OFFSET)`
 //!
 //! Ports: 1 input, 1 output, agnostic. Writes the destination IP address annotation (or ADDR,
-//! if given) into the packet at OFFSET bytes from its start. OFFSET may also be `src` or `dst`:
-//! the source or destination field of the IP header marked by the network header annotation,
-//! and then the IP header checksum is updated incrementally (RFC 1624). Packets too short for
-//! the write are dropped and counted.
+//! if given) into each packet at OFFSET. When OFFSET names a field of the IP header, the IP
+//! header checksum is updated incrementally (RFC 1624). Packets too short for the write are
+//! dropped and counted.
+//!
+//! Arguments:
+//! - `ADDR` (IP address, optional; only as the first of two arguments): the address to
+//!   store. Without it, each packet's destination IP address annotation is stored.
+//! - `OFFSET` (mandatory): an unsigned byte offset from the start of the packet data, or
+//!   `src` / `dst` (also `ip src` / `ip dst`): the source or destination address field of the
+//!   IP header marked by the network header annotation (or at the start of the packet).
 //!
 //! Handlers: `drops` (r): packets too short. `drop_details` (r): the same, by reason.
 //!

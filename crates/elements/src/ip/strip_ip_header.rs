@@ -7,6 +7,8 @@
 //! the packet starts at its transport header; the annotations are kept, so `Unstrip` can
 //! restore the header. Packets whose header does not fit are dropped and counted.
 //!
+//! Arguments: none.
+//!
 //! Handlers: `drops` (r): packets dropped. `drop_details` (r): the same, by reason.
 //!
 //! Example: `CheckIPHeader -> StripIPHeader -> Print`

@@ -6,6 +6,10 @@
 //! packet's data (after StripIPHeader, say), moves the data start back to it; other packets
 //! pass unchanged.
 //!
+//! Arguments: none.
+//!
+//! Handlers: none besides the router's.
+//!
 //! Example: `CheckIPHeader -> StripIPHeader -> ... -> UnstripIPHeader -> EtherEncap(...)`
 
 use sluice_core::{Cx, Element, ElementClass, Packet};

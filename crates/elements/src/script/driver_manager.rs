@@ -9,12 +9,16 @@
 //! waiting for one are ignored. The router stops when the script ends or runs `stop`.
 //!
 //! Extra instructions: `wait_stop [N]` waits for N stop events (default 1); `wait_time TIME`
-//! is `wait TIME`. With no instructions the script is `wait_stop, stop`: the router stops at
-//! the first stop event, as without a DriverManager.
+//! is `wait TIME`. `print c.count` prints the handler's value.
 //!
-//! DriverManager is a Script whose TYPE defaults to DRIVER: it takes the same instructions,
-//! substitutions, functions and handlers (`step`, `goto`, `run`, `set`, `get`, `position`,
-//! `done`, `add`, ...). `print c.count` prints the handler's value.
+//! Arguments:
+//! - `INSTRUCTIONS` (any number, one instruction each): Script's instructions, substitutions
+//!   and functions, and the extra ones above. With none the script is `wait_stop, stop`: the
+//!   router stops at the first stop event, as without a DriverManager.
+//! - `TYPE` (keyword, default `DRIVER`): the script type, as for Script.
+//!
+//! Handlers: Script's: `step`, `goto`, `run`, `set`, `get`, `position`, `done`, the functions
+//! (`add`, ...) and the `export`ed variables.
 //!
 //! Example: stop after both sources are done, then print a count:
 //! `DriverManager(wait_stop 2, read c.count, stop)`

@@ -57,19 +57,24 @@
 //! `get VAR`, `readable`/`writable HANDLERS...`; inside the script only: `now`, `shift
 //! [VAR]`, `cat FILE`, `catq FILE` (quoted), `kill SIGNAL PID...`.
 //!
-//! Keyword: `TYPE` — `ACTIVE` (default: runs from initialisation), `PASSIVE` (runs only when
-//! its `step`, `goto` or `run` handler is written), `DRIVER` (manages driver stop events like
-//! DriverManager: each event releases a `pause`/`wait_stop`; the router stops when the script
-//! ends), `PACKET` (the default for a Script with ports: runs from the start for each packet
-//! that arrives, with `$input` set to its input port; `return N` sends the packet to output
-//! N, `end` to output 0; a packet whose script exits, fails, waits or names no push output is
-//! dropped and counted in `drops`), `SIGNAL SIGNO...` (runs from the start soon after one of
-//! the signals arrives, named as for `kill` or by number; the signal's default action is
-//! replaced while the script waits for it. A script that ends with `end` waits for the next
-//! one; one that exits, fails or blocks does not, so that signal's default action applies
-//! again, as in Click). Click's PROXY type is not supported. Under `-j`, a PACKET script that
-//! packets reach from several threads runs as one copy per thread (variables are per copy;
-//! numeric handler values add up over the copies).
+//! Arguments:
+//! - `INSTRUCTIONS` (any number of positional arguments): one instruction each, as above.
+//! - `TYPE` (keyword, default `ACTIVE`, or `PACKET` for a Script with ports; Click's `PROXY`
+//!   is not supported):
+//!   - `ACTIVE`: runs from initialisation.
+//!   - `PASSIVE`: runs only when its `step`, `goto` or `run` handler is written.
+//!   - `DRIVER`: manages driver stop events like DriverManager: each event releases a
+//!     `pause`/`wait_stop`; the router stops when the script ends.
+//!   - `PACKET` (also `PUSH`): runs from the start for each packet that arrives, with `$input`
+//!     set to its input port; `return N` sends the packet to output N, `end` to output 0; a
+//!     packet whose script exits, fails, waits or names no push output is dropped and counted
+//!     in `drops`. Under `-j`, a PACKET script that packets reach from several threads runs as
+//!     one copy per thread (variables are per copy; numeric handler values add up over the
+//!     copies).
+//!   - `SIGNAL SIGNO...`: runs from the start soon after one of the signals arrives, named as
+//!     for `kill` or by number. The signal's default action is replaced while the script waits
+//!     for it: a script that ends with `end` waits for the next one; one that exits, fails or
+//!     blocks does not, so that signal's default action applies again, as in Click.
 //!
 //! Handlers: `step` (w, `[N]`: release N pauses or waits), `goto` (w, `LABEL`: jump there and
 //! run), `run` (rw: write `[ARGS]` to run the script from the start with `$args` set; read the

@@ -5,14 +5,16 @@
 //! Ports: 1 input, 1 output, agnostic. Moves each packet's data within its buffer so that the
 //! first data byte sits OFFSET bytes past a MODULUS-byte boundary in memory (forward into the
 //! tailroom when there is room, otherwise back into the headroom; a packet with room on
-//! neither side is first copied into a fresh buffer, losing headers stripped before it). Headers the packet remembers move with
-//! the data. Packets already aligned pass untouched. Nothing is dropped. Sluice reads headers
-//! without alignment assumptions, so Align matters only to configurations written for Click's
-//! click-align.
+//! neither side is first copied into a fresh buffer, losing headers stripped before it).
+//! Headers the packet remembers move with the data. Packets already aligned pass untouched.
+//! Nothing is dropped. Sluice reads headers without alignment assumptions, so Align matters
+//! only to configurations written for Click's click-align.
 //!
 //! Arguments:
 //! - `MODULUS` (2, 4 or 8, mandatory).
 //! - `OFFSET` (integer below MODULUS, mandatory).
+//!
+//! Handlers: none besides the router's.
 //!
 //! Example: `FromDevice(eth0) -> Align(4, 2) -> ...` (IP header 4-aligned after 14 bytes)
 

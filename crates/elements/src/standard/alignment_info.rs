@@ -7,6 +7,13 @@
 //! the element accepts its arguments and does nothing, letting aligned configurations run
 //! unchanged.
 //!
+//! Arguments:
+//! - `ELEMENT [MODULUS OFFSET ...]` (any number of arguments, any text): accepted and
+//!   ignored. click-align writes one per element: its name, then a MODULUS and OFFSET pair for
+//!   each of its inputs.
+//!
+//! Handlers: none besides the router's.
+//!
 //! Example: `AlignmentInfo(c 4 2, s 4 0)`
 
 use sluice_core::{ConfigCx, Element, ElementClass};

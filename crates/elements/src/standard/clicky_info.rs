@@ -6,6 +6,10 @@
 //! configuration text, routers ignore them, so configurations written for Clicky run
 //! unchanged.
 //!
+//! Arguments: any number, of any text (Clicky's `STYLE` stylesheets, ...); all ignored.
+//!
+//! Handlers: none besides the router's.
+//!
 //! Example: `ClickyInfo(STYLE "port { color: red }")`
 
 use sluice_core::{ConfigCx, Element, ElementClass};

@@ -2,13 +2,17 @@
 //!
 //! Synopsis: `Clipboard(RANGE, ...)`
 //!
-//! Ports: 2 push inputs, 2 push outputs; input *i* flows to output *i*. Each RANGE is
-//! `OFFSET/LENGTH`. For every packet arriving on input 0, the bytes of each range are copied to
-//! the clipboard and the packet leaves unchanged on output 0 (a packet too short to hold every
-//! range leaves the clipboard unchanged and is counted in `short`). For every packet arriving
-//! on input 1, the clipboard is pasted over the same ranges and the packet leaves on output 1;
-//! a packet too short for the ranges is dropped and counted in `drops`. Before the first copy
-//! the clipboard holds zeros.
+//! Ports: 2 push inputs, 2 push outputs; input *i* flows to output *i*. For every packet
+//! arriving on input 0, the bytes of each range are copied to the clipboard and the packet
+//! leaves unchanged on output 0 (a packet too short to hold every range leaves the clipboard
+//! unchanged and is counted in `short`). For every packet arriving on input 1, the clipboard
+//! is pasted over the same ranges and the packet leaves on output 1; a packet too short for
+//! the ranges is dropped and counted in `drops`. Before the first copy the clipboard holds
+//! zeros.
+//!
+//! Arguments:
+//! - `RANGE` (one or more, `OFFSET/LENGTH` in bytes from the packet data start): the bytes
+//!   copied and pasted. The clipboard holds the ranges one after another, in argument order.
 //!
 //! Handlers: `data` (r, the clipboard in hex), `short` (r), `drops`, `drop_details` (r).
 //!

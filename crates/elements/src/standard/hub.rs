@@ -4,8 +4,10 @@
 //!
 //! Ports: any number of push inputs, as many push outputs. A packet arriving on input N
 //! leaves on every output except output N, in output order (one packet at a time, as Click):
-//! clones on all but the last of those outputs, the original on the last. With a single port pair, the packet has nowhere
-//! to go and is dropped and counted.
+//! clones on all but the last of those outputs, the original on the last. With a single port
+//! pair, the packet has nowhere to go and is dropped and counted.
+//!
+//! Arguments: none.
 //!
 //! Handlers: `drops`, `drop_details` (r).
 //!

@@ -7,6 +7,8 @@
 //! (Unqueue, Discard, ToDevice) sleep instead of polling. Packets pushed into Idle are dropped
 //! and counted; a pull input is never pulled.
 //!
+//! Arguments: none.
+//!
 //! Handlers: `drops`, `drop_details` (r, packets pushed in and dropped).
 //!
 //! Example: `Idle -> Queue -> ToDevice(eth0)` (an unused input); `FromDevice(eth1) -> Idle`.

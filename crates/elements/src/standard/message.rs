@@ -14,6 +14,8 @@
 //! - `TYPE` (keyword, default `MESSAGE`): `MESSAGE`, `WARNING` (printed as `warning: TEXT`) or
 //!   `ERROR`. Any other type is a configuration error.
 //!
+//! Handlers: none besides the router's.
+//!
 //! Example: `Message("This configuration is deprecated; use router2.click.", WARNING)`
 
 use sluice_core::{ConfigCx, Element, ElementClass};

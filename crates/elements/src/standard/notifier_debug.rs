@@ -10,6 +10,8 @@
 //! of them has room), in a pull context the empty signal of the queues upstream (active
 //! while one of them holds packets).
 //!
+//! Arguments: none.
+//!
 //! Handlers: `signal` (r): `busy*` when some path has no notifier (it never sleeps), `idle`
 //! when nothing upstream can ever have packets, else `KIND.WORD/MASK:VALUE` for each word of
 //! 32 signals (hexadecimal; empty and full signals are numbered apart, in the order of the

@@ -7,6 +7,10 @@
 //! Processing: every packet arriving on the input leaves on the output, untouched. Useful as a
 //! placeholder and for measuring the cost of one element hop.
 //!
+//! Arguments: none.
+//!
+//! Handlers: none besides the router's.
+//!
 //! Example: `InfiniteSource -> Null -> Null -> Discard`
 
 use sluice_core::{Batch, Concurrency, Cx, Element, ElementClass};

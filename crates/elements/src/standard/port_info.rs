@@ -2,12 +2,15 @@
 //!
 //! Synopsis: `PortInfo(NAME PORT[/PROTOCOL] [NAME...], ...)`
 //!
-//! Ports: none. Each argument defines one or more names for a port number, usable wherever a
-//! port argument or an IPClassifier/IPFilter port is expected (`dst port NAME`), in the
-//! compound that holds the PortInfo and the compounds inside it (PortInfo is configured before
-//! the other elements; a name defined in a compound hides an outer one). PROTOCOL is `tcp`, `udp`
-//! or an IP protocol number; without it the name holds for TCP and UDP alike. Empty
-//! arguments and words from a `#` on are ignored.
+//! Ports: none. The names PortInfo defines are usable wherever a port argument or an
+//! IPClassifier/IPFilter port is expected (`dst port NAME`), in the compound that holds the
+//! PortInfo and the compounds inside it (PortInfo is configured before the other elements; a
+//! name defined in a compound hides an outer one).
+//!
+//! Arguments:
+//! - `NAME PORT[/PROTOCOL] [NAME...]` (any number of arguments): makes each NAME stand for
+//!   port number PORT. PROTOCOL is `tcp`, `udp` or an IP protocol number; without it the
+//!   names hold for TCP and UDP alike. Empty arguments and words from a `#` on are ignored.
 //!
 //! Handlers: `table` (r, one line per definition: `NAME PORT[/PROTOCOL]`).
 //!

@@ -8,6 +8,8 @@
 //! the empty notifiers of the queues behind every input through it (router context), so they
 //! sleep while all of them are empty.
 //!
+//! Arguments: none.
+//!
 //! Handlers: none besides the router's.
 //!
 //! Example: `hi :: Queue -> [0]ps :: PrioSched; lo :: Queue -> [1]ps; ps -> ToDevice(eth0)`

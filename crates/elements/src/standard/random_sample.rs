@@ -8,7 +8,7 @@
 //! In pull mode a pull that draws a dropped packet returns nothing for it. RandomSeed makes
 //! the draws repeatable.
 //!
-//! Arguments (one of P, SAMPLE and DROP is required; SAMPLE and DROP not both):
+//! Arguments: one of P, SAMPLE and DROP is required; SAMPLE and DROP not both.
 //! - `P` or `SAMPLE` (real between 0 and 1): the sampling probability.
 //! - `DROP` (real between 0 and 1): the drop probability, 1 − SAMPLE.
 //! - `ACTIVE` (boolean, default true): when false, every packet goes to output 0.

@@ -5,6 +5,10 @@
 //! Ports: 1 push input, one or more push outputs. Each packet leaves on an output chosen
 //! uniformly at random (RandomSeed makes the choices repeatable). Nothing is dropped.
 //!
+//! Arguments: none.
+//!
+//! Handlers: none besides the router's.
+//!
 //! Example: `src -> rs :: RandomSwitch; rs[0] -> q0 :: Queue; rs[1] -> q1 :: Queue`
 
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass};

@@ -6,14 +6,18 @@
 //! Ports: 1 push input, 1 or 2 push outputs. Packets up to RATE go to output 0; the rest go to
 //! output 1, or are dropped and counted if output 1 is not connected. Unlike a meter, RATE's
 //! worth of packets still leaves on output 0 when the input rate is higher. A token bucket
-//! driven by the router clock decides; its capacity is RATE × BURST_DURATION (default 20 ms),
-//! or BURST_SIZE (packets) / BURST_BYTES (bytes).
+//! driven by the router clock decides.
 //!
-//! RatedSplitter counts packets: RATE is packets per second. BandwidthRatedSplitter counts
-//! bytes: RATE is a bandwidth (`10Mbps`, `1MBps`, or plain bytes per second), and a packet
-//! conforms while the bucket holds Click's threshold of 131,072 bytes (the capacity holds it on
-//! top of the burst), then takes its length. The bucket is Click's, bit for bit (see
-//! RatedUnqueue); BURST_DURATION and a size are not both allowed.
+//! RatedSplitter counts packets. BandwidthRatedSplitter counts bytes: a packet conforms while
+//! the bucket holds Click's threshold of 131,072 bytes (the capacity holds it on top of the
+//! burst), then takes its length. The bucket is Click's, bit for bit (see RatedUnqueue).
+//!
+//! Arguments:
+//! - `RATE` (mandatory): packets per second for RatedSplitter; a bandwidth for
+//!   BandwidthRatedSplitter (`10Mbps`, `1MBps`, or plain bytes per second).
+//! - `BURST_DURATION` (keyword, time, default 20 ms): bucket capacity as RATE × duration.
+//! - `BURST_SIZE` (keyword; RatedSplitter, packets), `BURST_BYTES` or `BURST_SIZE` (keyword;
+//!   BandwidthRatedSplitter, bytes): bucket capacity instead of the duration (not both).
 //!
 //! Handlers: `rate` (rw; packets/s or bytes/s), `drops` (r), `drop_details` (r: packets dropped
 //! because output 1 is not connected), `count0` (r), `count1` (r).

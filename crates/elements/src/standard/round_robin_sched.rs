@@ -9,6 +9,8 @@
 //! the queues behind every input through it (router context), so they sleep while all of them
 //! are empty.
 //!
+//! Arguments: none.
+//!
 //! Handlers: none besides the router's.
 //!
 //! Example: `a :: Queue -> [0]rr :: RoundRobinSched; b :: Queue -> [1]rr; rr -> Unqueue -> ...`

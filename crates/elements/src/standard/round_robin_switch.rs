@@ -5,6 +5,8 @@
 //! Ports: 1 push input, 1 or more push outputs. The first packet goes to output 0, the next to
 //! output 1, and so on, wrapping around. Packets keep their order within each output.
 //!
+//! Arguments: none.
+//!
 //! Handlers: `count` (r, packets switched), `reset` (w, restart at output 0).
 //!
 //! Example: `src -> rr :: RoundRobinSwitch; rr[0] -> q0 :: Queue; rr[1] -> q1 :: Queue`

@@ -6,6 +6,8 @@
 //! (set by MarkIPHeader, CheckIPHeader, …); the stripped bytes stay in the headroom.
 //! Packets without a network header pass unchanged and are counted in `unmarked`.
 //!
+//! Arguments: none.
+//!
 //! Handlers: `unmarked` (r).
 //!
 //! Example: `... -> CheckIPHeader(14) -> StripToNetworkHeader -> IPPrint -> ...`

@@ -7,6 +7,8 @@
 //! packets pushed into input *i* are dropped and counted, and pulls from output *i* return
 //! nothing (a puller downstream then polls: Suppressor offers no notifier of its own).
 //!
+//! Arguments: none.
+//!
 //! Handlers: `reset` (w, make every port active), `drops`, `drop_details` (r: packets pushed
 //! into a suppressed input), `activeN` (rw, for each port N in use below 64: whether port N
 //! passes packets).

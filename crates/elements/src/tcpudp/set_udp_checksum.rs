@@ -10,6 +10,8 @@
 //! RFC 768). Fragments and packets shorter than their UDP header or UDP length go, unchanged,
 //! to output 1, or are dropped when output 1 is not connected; both counted in `drops`.
 //!
+//! Arguments: none.
+//!
 //! Handlers: `drops` (r). `drop_details` (r): packets dropped, by reason (output 1
 //! unconnected).
 //!

@@ -9,6 +9,8 @@
 //! thread meanwhile, as if an element there were slow. Only useful to test how the router
 //! copes with a stalled thread (signals arriving meanwhile, other threads going on).
 //!
+//! Arguments: none.
+//!
 //! Handlers: `block` (w, a time such as `0.01s` or `10ms`: how long to block).
 //!
 //! Example: `bt :: BlockThread; Script(wait 1s, write bt.block 0.5s)`

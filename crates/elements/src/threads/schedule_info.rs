@@ -4,10 +4,16 @@
 //!
 //! Ports: none.
 //!
-//! Each argument names an element and a positive real number. The element's task gets PARAM
-//! times the default tickets (1024), so with stride scheduling it runs PARAM times as often as
-//! a task with default tickets when both have work. If ELEMENT names a compound element, the
-//! tasks of every element inside it are scaled. Tickets are capped at 32768.
+//! Scales the tickets of tasks: an element's task gets PARAM times the default tickets
+//! (1024), so with stride scheduling it runs PARAM times as often as a task with default
+//! tickets when both have work. Tickets are capped at 32768.
+//!
+//! Arguments:
+//! - `ELEMENT PARAM` (any number of arguments): the name of an element and a positive real
+//!   number by which its task's tickets are multiplied. If ELEMENT names a compound element,
+//!   the tasks of every element inside it are scaled.
+//!
+//! Handlers: none besides the router's.
 //!
 //! Example: `ScheduleInfo(poll_eth0 2, poll_eth1 0.5)`
 

@@ -4,14 +4,18 @@
 //!
 //! Ports: none.
 //!
-//! Each argument names an element with a task (a source, Unqueue, ToDevice, …) and the thread
-//! (0 to `-j` − 1) that runs it. The elements that only that task reaches run on the same
-//! thread. Tasks not named are spread over the threads by the router, keeping tasks that share
-//! a non-shareable element on one thread. A thread number beyond the last thread wraps around.
-//!
-//! An ELEMENT name is looked up from this element's compound outwards; a name that is no
-//! element but a compound places every element inside it. With several StaticThreadScheds,
+//! Places each named element's task on a thread. The elements that only that task reaches
+//! run on the same thread. Tasks not named are spread over the threads by the router, keeping
+//! tasks that share a non-shareable element on one thread. With several StaticThreadScheds,
 //! the one configured last wins for an element both name.
+//!
+//! Arguments:
+//! - `ELEMENT THREAD` (any number of arguments): an element with a task (a source, Unqueue,
+//!   ToDevice, …) and the thread (0 to `-j` − 1) that runs it; a thread number beyond the last
+//!   thread wraps around. ELEMENT is looked up from this element's compound outwards; a name
+//!   that is no element but a compound places every element inside it.
+//!
+//! Handlers: none besides the router's.
 //!
 //! Example: `StaticThreadSched(src0 0, src1 1)`
 
