@@ -305,20 +305,12 @@ pub trait SharedElement: Send + Sync {
         None
     }
 
-    /// The element's own handlers.
-    fn handlers(&self) -> &[Handler] {
-        &[]
-    }
+    /// The element's handlers, declared as for [`Element::handler_table`] but reading and
+    /// writing through shared references ([`crate::Table::read`],
+    /// [`crate::Table::action_ref`], [`crate::Table::nest_ref`]); the same names as the
+    /// element it came from.
+    fn handler_table(&self) -> Handlers;
 
-    /// Reads handler `name`.
-    fn read_handler(&self, name: &str) -> Option<String> {
-        let _ = name;
-        None
-    }
-
-    /// Writes handler `name`.
-    fn write_handler(&self, name: &str, value: &str, cx: &mut Cx) -> Result<(), String> {
-        let _ = (value, cx);
-        Err(format!("no write handler '{}'", name))
-    }
+    /// The element as `Any`, for its handler table.
+    fn as_any(&self) -> &dyn Any;
 }

@@ -18,9 +18,13 @@ use crate::context::Cx;
 use crate::element::Handler;
 
 /// Answers a read: the element (as `Any`) and the parameter (empty without one).
-type ReadFn = dyn Fn(&mut dyn Any, &str) -> Result<String, String> + Send + Sync;
+type ReadFn = dyn Fn(&dyn Any, &str) -> Result<String, String> + Send + Sync;
+/// Answers a read that needs the element mutably (a data handler's field accessor).
+type ReadMutFn = dyn Fn(&mut dyn Any, &str) -> Result<String, String> + Send + Sync;
 /// Answers a write: the element (as `Any`), the value and the element's context.
 type WriteFn = dyn Fn(&mut dyn Any, &str, &mut Cx) -> Result<(), String> + Send + Sync;
+/// Answers a write to an element that synchronises its own state (a thread-safe form).
+type WriteRefFn = dyn Fn(&dyn Any, &str, &mut Cx) -> Result<(), String> + Send + Sync;
 /// The drop counts of an element (as `Any`), by reason.
 type DropsFn = dyn Fn(&dyn Any) -> Vec<(&'static str, u64)> + Send + Sync;
 
@@ -29,11 +33,24 @@ pub const DROPS: &str = "drops";
 /// Name of the handler giving an element's drops by reason.
 pub const DROP_DETAILS: &str = "drop_details";
 
+/// How a handler reads: through a shared reference to the element (any copy, including the
+/// thread-safe form of an element several threads use), or through a mutable one.
+enum Reader {
+    Ref(Box<ReadFn>),
+    Mut(Box<ReadMutFn>),
+}
+
+/// How a handler writes: through a mutable reference, or (thread-safe forms) a shared one.
+enum Writer {
+    Mut(Box<WriteFn>),
+    Ref(Box<WriteRefFn>),
+}
+
 /// One declared handler: what it is and the functions that answer it.
 struct Entry {
     spec: Handler,
-    read: Option<Box<ReadFn>>,
-    write: Option<Box<WriteFn>>,
+    read: Option<Reader>,
+    write: Option<Writer>,
 }
 
 /// An element's handlers, as the router uses them (built with [`Table`]).
@@ -79,13 +96,29 @@ impl Handlers {
         name: &str,
         param: &str,
     ) -> Option<Result<String, String>> {
-        let f = self
-            .entries
-            .iter()
-            .find(|e| e.spec.name == name)?
-            .read
-            .as_ref()?;
-        Some(f(el, param))
+        Some(match self.entry(name)?.read.as_ref()? {
+            Reader::Ref(f) => f(el, param),
+            Reader::Mut(f) => f(el, param),
+        })
+    }
+
+    /// [`Handlers::read`] through a shared reference, for an element that synchronises its
+    /// own state (a table built only from handlers that read through `&E`).
+    pub fn read_ref(
+        &self,
+        el: &dyn Any,
+        name: &str,
+        param: &str,
+    ) -> Option<Result<String, String>> {
+        Some(match self.entry(name)?.read.as_ref()? {
+            Reader::Ref(f) => f(el, param),
+            Reader::Mut(_) => Err(format!("handler '{}' needs exclusive access", name)),
+        })
+    }
+
+    /// The entry of handler `name`.
+    fn entry(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.spec.name == name)
     }
 
     /// Writes `value` to handler `name` of `el`; `None` if the table has no writable handler
@@ -97,13 +130,24 @@ impl Handlers {
         value: &str,
         cx: &mut Cx,
     ) -> Option<Result<(), String>> {
-        let f = self
-            .entries
-            .iter()
-            .find(|e| e.spec.name == name)?
-            .write
-            .as_ref()?;
-        Some(f(el, value, cx))
+        Some(match self.entry(name)?.write.as_ref()? {
+            Writer::Mut(f) => f(el, value, cx),
+            Writer::Ref(f) => f(el, value, cx),
+        })
+    }
+
+    /// [`Handlers::write`] through a shared reference (see [`Handlers::read_ref`]).
+    pub fn write_ref(
+        &self,
+        el: &dyn Any,
+        name: &str,
+        value: &str,
+        cx: &mut Cx,
+    ) -> Option<Result<(), String>> {
+        Some(match self.entry(name)?.write.as_ref()? {
+            Writer::Ref(f) => f(el, value, cx),
+            Writer::Mut(_) => Err(format!("handler '{}' needs exclusive access", name)),
+        })
     }
 
     /// The drop counts of `el` by reason (empty if it declares none).
@@ -140,9 +184,15 @@ impl<E: Any> From<Table<E>> for Handlers {
 
 /// The element behind a table function's `Any`.
 fn downcast<E: Any>(el: &mut dyn Any) -> &mut E {
-    el.downcast_mut::<E>()
-        .expect("a handler table is used with the element type that built it")
+    el.downcast_mut::<E>().expect(SAME_TYPE)
 }
+
+/// [`downcast`] for a shared reference.
+fn downcast_ref<E: Any>(el: &dyn Any) -> &E {
+    el.downcast_ref::<E>().expect(SAME_TYPE)
+}
+
+const SAME_TYPE: &str = "a handler table is used with the element type that built it";
 
 impl<E: Any> Table<E> {
     /// An empty table.
@@ -201,7 +251,9 @@ impl<E: Any> Table<E> {
     fn reader(&mut self, name: &'static str, f: impl Fn(&E) -> String + Send + Sync + 'static) {
         let e = self.entry(name);
         e.spec.read = true;
-        e.read = Some(Box::new(move |el, _| Ok(f(downcast::<E>(el)))));
+        e.read = Some(Reader::Ref(Box::new(move |el, _| {
+            Ok(f(downcast_ref::<E>(el)))
+        })));
     }
 
     /// A read handler with a parameter (Click's read-with-parameter, such as a route table's
@@ -214,7 +266,9 @@ impl<E: Any> Table<E> {
         let e = self.entry(name);
         e.spec.read = true;
         e.spec.param = true;
-        e.read = Some(Box::new(move |el, p| f(downcast::<E>(el), p)));
+        e.read = Some(Reader::Ref(Box::new(move |el, p| {
+            f(downcast_ref::<E>(el), p)
+        })));
         self
     }
 
@@ -226,7 +280,9 @@ impl<E: Any> Table<E> {
     ) -> Self {
         let e = self.entry(name);
         e.spec.write = true;
-        e.write = Some(Box::new(move |el, v, cx| f(downcast::<E>(el), v, cx)));
+        e.write = Some(Writer::Mut(Box::new(move |el, v, cx| {
+            f(downcast::<E>(el), v, cx)
+        })));
         self
     }
 
@@ -235,10 +291,22 @@ impl<E: Any> Table<E> {
     pub fn action(mut self, name: &'static str, f: fn(&mut E)) -> Self {
         let e = self.entry(name);
         e.spec.write = true;
-        e.write = Some(Box::new(move |el, _, _| {
+        e.write = Some(Writer::Mut(Box::new(move |el, _, _| {
             f(downcast::<E>(el));
             Ok(())
-        }));
+        })));
+        self
+    }
+
+    /// [`Table::action`] for an element that synchronises its own state (atomics in a
+    /// thread-safe form): `f` gets a shared reference.
+    pub fn action_ref(mut self, name: &'static str, f: fn(&E)) -> Self {
+        let e = self.entry(name);
+        e.spec.write = true;
+        e.write = Some(Writer::Ref(Box::new(move |el, _, _| {
+            f(downcast_ref::<E>(el));
+            Ok(())
+        })));
         self
     }
 
@@ -247,11 +315,11 @@ impl<E: Any> Table<E> {
     pub fn write_as<T: FromArg + 'static>(mut self, name: &'static str, f: fn(&mut E, T)) -> Self {
         let e = self.entry(name);
         e.spec.write = true;
-        e.write = Some(Box::new(move |el, v, _| {
+        e.write = Some(Writer::Mut(Box::new(move |el, v, _| {
             let v = T::from_arg(v.trim())?;
             f(downcast::<E>(el), v);
             Ok(())
-        }));
+        })));
         self
     }
 
@@ -266,11 +334,13 @@ impl<E: Any> Table<E> {
         e.spec.read = true;
         e.spec.write = true;
         e.spec.setting = true;
-        e.read = Some(Box::new(move |el, _| Ok(f(downcast::<E>(el)).to_string())));
-        e.write = Some(Box::new(move |el, v, _| {
+        e.read = Some(Reader::Mut(Box::new(move |el, _| {
+            Ok(f(downcast::<E>(el)).to_string())
+        })));
+        e.write = Some(Writer::Mut(Box::new(move |el, v, _| {
             *f(downcast::<E>(el)) = T::from_arg(v.trim())?;
             Ok(())
-        }));
+        })));
         self
     }
 
@@ -309,10 +379,7 @@ impl<E: Any> Table<E> {
             self.reader(DROP_DETAILS, move |e| details(f(e)));
             self.h.auto_details = true;
         }
-        self.h.drops = Some(Box::new(move |el| {
-            f(el.downcast_ref::<E>()
-                .expect("a handler table is used with the element type that built it"))
-        }));
+        self.h.drops = Some(Box::new(move |el| f(downcast_ref::<E>(el))));
         self
     }
 
@@ -337,12 +404,49 @@ impl<E: Any> Table<E> {
         for sub in part.entries {
             let e = self.entry(sub.spec.name);
             e.spec = sub.spec;
-            if let Some(r) = sub.read {
-                e.read = Some(Box::new(move |el, p| r(f(downcast::<E>(el)), p)));
-            }
-            if let Some(w) = sub.write {
-                e.write = Some(Box::new(move |el, v, cx| w(f(downcast::<E>(el)), v, cx)));
-            }
+            e.read = sub.read.map(|r| {
+                Reader::Mut(Box::new(move |el: &mut dyn Any, p: &str| {
+                    let s: &mut dyn Any = f(downcast::<E>(el));
+                    match &r {
+                        Reader::Ref(r) => r(s, p),
+                        Reader::Mut(r) => r(s, p),
+                    }
+                }) as Box<ReadMutFn>)
+            });
+            e.write = sub.write.map(|w| {
+                Writer::Mut(Box::new(move |el: &mut dyn Any, v: &str, cx: &mut Cx| {
+                    let s: &mut dyn Any = f(downcast::<E>(el));
+                    match &w {
+                        Writer::Mut(w) => w(s, v, cx),
+                        Writer::Ref(w) => w(s, v, cx),
+                    }
+                }) as Box<WriteFn>)
+            });
+        }
+        self
+    }
+
+    /// Adds the read handlers of a part of the element that reads through `&E` (the state a
+    /// thread-safe form shares), reached with `f`; they read empty while the part is absent
+    /// (an element not yet configured). The part's table must read and write through
+    /// shared references only ([`Table::read`], [`Table::action_ref`]).
+    pub fn nest_ref<S: Any>(mut self, f: fn(&E) -> Option<&S>, part: Handlers) -> Self {
+        for sub in part.entries {
+            let e = self.entry(sub.spec.name);
+            e.spec = sub.spec;
+            let exclusive = format!("nested handler '{}' needs exclusive access", e.spec.name);
+            e.read = sub.read.map(|r| match r {
+                Reader::Ref(r) => Reader::Ref(Box::new(move |el, p| {
+                    f(downcast_ref::<E>(el)).map_or(Ok(String::new()), |s| r(s, p))
+                })),
+                Reader::Mut(_) => panic!("{exclusive}"),
+            });
+            e.write = sub.write.map(|w| match w {
+                Writer::Ref(w) => Writer::Ref(Box::new(move |el, v, cx| {
+                    f(downcast_ref::<E>(el)).map_or(Ok(()), |s| w(s, v, cx))
+                })),
+                Writer::Mut(_) => panic!("{exclusive}"),
+            });
         }
         self
     }

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::mpsc::Sender;
 use std::sync::Mutex;
 
-use crate::router::HandlerError;
+use crate::router::{HandlerError, Query};
 
 /// Most worker threads a router runs (`-j`): each costs a stack, a wake-up descriptor and
 /// per-thread pools, and more threads than this exceed the cores of any machine Sluice targets.
@@ -66,8 +66,7 @@ pub(crate) enum Request {
     Adopt(Box<Adoption>),
     Read {
         elem: usize,
-        handler: String,
-        param: Option<String>,
+        query: Query,
         reply: Sender<Result<String, HandlerError>>,
     },
     Write {

@@ -9,7 +9,7 @@ use sluice_core::{
     Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Packet, Router, Table,
 };
 use sluice_lang::args::Args;
-use sluice_testkit::{conf_file, element_classes, num, task_threads, Kit, TempDir};
+use sluice_testkit::{conf_file, element_classes, num, read, task_threads, Kit, TempDir};
 
 // ---------------------------------------------------------------------------------------------
 // Test-only elements: a source that writes (source id, sequence number) into each packet, and
@@ -303,6 +303,44 @@ fn big_queue_delivers_everything_in_order() {
     assert_eq!(num(&mut r, "chk.count"), 40000);
     assert_eq!(num(&mut r, "q.drops"), 0);
     assert_eq!(num(&mut r, "chk.bad_order"), 0);
+}
+
+#[test]
+fn a_queue_shared_by_threads_answers_its_handlers() {
+    // A queue too small for two producers: it drops, and its thread-safe form reports the
+    // drops by reason (also in the router-wide view), its length, capacity and highwater
+    // length, and resets its counts.
+    let mut r = kit().router(
+        "s0 :: SeqSource(0, 30000) -> q :: ThreadSafeQueue(64);
+         s1 :: SeqSource(1, 30000) -> q;
+         q -> u :: Unqueue(BURST 1) -> chk :: SeqCheck;
+         StaticThreadSched(s0 0, s1 1, u 1);",
+    );
+    r.run_until_idle();
+    let drops = num(&mut r, "q.drops");
+    assert_eq!(num(&mut r, "chk.count") + drops, 60000);
+    let details = read(&mut r, "q.drop_details");
+    let full: u64 = details
+        .lines()
+        .filter(|l| l.ends_with("queue full"))
+        .map(|l| l.split_whitespace().next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(full, drops, "{details}");
+    let everywhere = read(&mut r, "drops");
+    assert_eq!(
+        drops > 0,
+        everywhere
+            .lines()
+            .any(|l| l == format!("q\tqueue full\t{drops}")),
+        "{everywhere}"
+    );
+    assert_eq!(num(&mut r, "q.capacity"), 64);
+    assert_eq!(num(&mut r, "q.length"), 0);
+    assert!(num(&mut r, "q.highwater_length") > 0);
+    r.write_path("q.reset_counts", "").unwrap();
+    assert_eq!(num(&mut r, "q.drops"), 0);
+    assert_eq!(num(&mut r, "q.highwater_length"), 0);
+    assert!(r.write_path("q.length", "1").is_err());
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::context::Cx;
-use crate::element::Element;
+use crate::element::{Element, SharedElement};
 use crate::handlers::{self, Handlers};
 use crate::threads::{self, Request};
 
@@ -63,9 +63,15 @@ const ROUTER_READ: &[&str] = &[
     "drops",
 ];
 
-/// Internal read of an element copy's typed drops (`drop_details` lines), whatever its own
-/// handlers are called; not a handler name users can reach.
-const TYPED_DROPS: &str = "\0typed drops";
+/// What a read of an element's copies asks for.
+#[derive(Clone, Debug)]
+pub enum Query {
+    /// A handler, with its parameter.
+    Handler(String, Option<String>),
+    /// The typed drop counts, as `drop_details` lines, whatever the element's own handlers
+    /// are called.
+    Drops,
+}
 
 /// The drop reason of packets pushed to an output that is not connected.
 const UNCONNECTED: &str = "pushed to an unconnected output";
@@ -304,47 +310,48 @@ impl Router {
             Some(x) if param.is_some() && !x.param => return Err(no_param(full)),
             Some(x) => (x.param, x.setting),
         };
-        // A setting, or a parameterised handler, is answered by one copy: the first reached.
-        let single = setting || takes_param;
-        let mut vals = self.read_copies(e, h, param, single)?;
-        let mut v = if vals.len() == 1 || single {
-            vals.truncate(1);
-            vals.pop().unwrap_or_default()
+        let mut v = if self.graph.info[e].table.counts_drops(h) {
+            // Typed drops are answered from every copy's counts, with the packets the element
+            // pushed to unconnected outputs, as the router-wide `drops` handler shows them.
+            let counts = self.drop_counts(e)?;
+            match h {
+                handlers::DROPS => counts.iter().map(|c| c.1).sum::<u64>().to_string(),
+                _ => handlers::details(counts.iter().map(|(r, n)| (r.as_str(), *n))),
+            }
         } else {
-            threads::merge_values(&vals)
+            // A setting, or a parameterised handler, is answered by one copy: the first
+            // reached.
+            let single = setting || takes_param;
+            let query = Query::Handler(h.to_string(), param.map(str::to_string));
+            let mut vals = self.read_copies(e, &query, single)?;
+            if vals.len() == 1 || single {
+                vals.truncate(1);
+                vals.pop().unwrap_or_default()
+            } else {
+                threads::merge_values(&vals)
+            }
         };
-        if self.graph.info[e].table.counts_drops(h) {
-            v = self.with_lost(e, h, v);
-        }
         if !verbatim && !v.ends_with('\n') {
             v.push('\n');
         }
         Ok(v)
     }
 
-    /// Reads handler `h` (with `param`) from every copy of element `e`: its shared form, or
-    /// the copy here, its replicas and the copies other threads hold (only the first reached
-    /// when `single`).
+    /// Answers `query` from every copy of element `e`: its shared form, or the copy here, its
+    /// replicas and the copies other threads hold (only the first reached when `single`).
     pub(crate) fn read_copies(
         &mut self,
         e: usize,
-        h: &str,
-        param: Option<&str>,
+        query: &Query,
         single: bool,
     ) -> Result<Vec<String>, HandlerError> {
         let mut vals = Vec::new();
         if let Some(sh) = &self.slots[e].shared {
-            // The shared form answers its drops by reason as `drop_details`.
-            let h = if h == TYPED_DROPS {
-                handlers::DROP_DETAILS
-            } else {
-                h
-            };
-            vals.push(sh.read_handler(h).unwrap_or_default());
+            vals.push(shared_read(&**sh, query)?);
         } else {
             let table = self.graph.info[e].table.clone();
             if let Some(el) = self.slots[e].elem.as_deref_mut() {
-                vals.push(call_read(&table, el, h, param)?);
+                vals.push(call_read(&table, el, query)?);
             } else if self.other_threads(e).is_empty() {
                 return Err(HandlerError::Failed(format!(
                     "element '{}' is busy",
@@ -355,19 +362,19 @@ impl Router {
                 if single && !vals.is_empty() {
                     break;
                 }
-                vals.push(call_read(&table, r.as_mut(), h, param)?);
+                vals.push(call_read(&table, r.as_mut(), query)?);
             }
             for t in self.other_threads(e) {
                 if single && !vals.is_empty() {
                     break;
                 }
                 let (tx, rx) = std::sync::mpsc::channel();
+                let query = query.clone();
                 self.runtime.post(
                     t,
                     Request::Read {
                         elem: e,
-                        handler: h.to_string(),
-                        param: param.map(str::to_string),
+                        query,
                         reply: tx,
                     },
                 );
@@ -377,19 +384,19 @@ impl Router {
         Ok(vals)
     }
 
-    /// Adds to `value`, element `e`'s `drops` or `drop_details`, the packets it pushed to
-    /// unconnected outputs.
-    pub(crate) fn with_lost(&self, e: usize, h: &str, value: String) -> String {
+    /// Element `e`'s drops by reason, summed over its copies, with the packets it pushed to
+    /// unconnected outputs; reasons in declaration order.
+    pub(crate) fn drop_counts(&mut self, e: usize) -> Result<Vec<(String, u64)>, HandlerError> {
+        let mut counts = Vec::new();
+        if self.graph.info[e].table.has_drops() {
+            let copies = self.read_copies(e, &Query::Drops, false)?;
+            counts = handlers::parse_details(&threads::merge_values(&copies));
+        }
         let lost = self.runtime.lost[e].load(Ordering::Relaxed);
-        if h == handlers::DROPS {
-            let n: u64 = value.trim().parse().unwrap_or(0);
-            return format!("{}\n", n + lost);
-        }
-        let mut v = value;
         if lost > 0 {
-            v.push_str(&handlers::details([(UNCONNECTED, lost)]));
+            counts.push((UNCONNECTED.to_string(), lost));
         }
-        v
+        Ok(counts)
     }
 
     /// The router-wide `drops` handler: every drop of every element, as `ELEMENT<TAB>REASON<TAB>COUNT`
@@ -397,16 +404,7 @@ impl Router {
     pub(crate) fn all_drops(&mut self) -> Result<String, HandlerError> {
         let mut s = String::new();
         for e in 0..self.graph.info.len() {
-            let mut counts = Vec::new();
-            if self.graph.info[e].table.has_drops() {
-                let copies = self.read_copies(e, TYPED_DROPS, None, false)?;
-                counts = handlers::parse_details(&threads::merge_values(&copies));
-            }
-            counts.push((
-                UNCONNECTED.to_string(),
-                self.runtime.lost[e].load(Ordering::Relaxed),
-            ));
-            for (reason, n) in counts.into_iter().filter(|c| c.1 > 0) {
+            for (reason, n) in self.drop_counts(e)?.into_iter().filter(|c| c.1 > 0) {
                 s.push_str(&format!("{}\t{}\t{}\n", self.graph.info[e].name, reason, n));
             }
         }
@@ -499,7 +497,9 @@ impl Router {
     ) -> Result<(), HandlerError> {
         if let Some(sh) = self.slots[e].shared.clone() {
             return sh
-                .write_handler(h, value, &mut Cx { rt: self, me: e })
+                .handler_table()
+                .write_ref(sh.as_any(), h, value, &mut Cx { rt: self, me: e })
+                .unwrap_or_else(|| Err(format!("handler '{}' is read-only", h)))
                 .map_err(HandlerError::Failed);
         }
         let local = self.slots[e].elem.is_some();
@@ -618,19 +618,34 @@ impl Router {
     }
 }
 
-/// Reads element handler `h` of `el` (with `param`, empty for none) from its table.
+/// Answers `query` for `el`, a copy of an element whose table is `table`.
 pub(crate) fn call_read(
     table: &Handlers,
     el: &mut dyn Element,
-    h: &str,
-    param: Option<&str>,
+    query: &Query,
 ) -> Result<String, HandlerError> {
-    if h == TYPED_DROPS {
-        return Ok(handlers::details(table.drop_counts(el.as_any())));
+    match query {
+        Query::Drops => Ok(handlers::details(table.drop_counts(el.as_any()))),
+        Query::Handler(h, param) => {
+            match table.read(el.as_any_mut(), h, param.as_deref().unwrap_or("")) {
+                Some(r) => r.map_err(HandlerError::Failed),
+                None => Err(HandlerError::NotReadable(h.clone())),
+            }
+        }
     }
-    match table.read(el.as_any_mut(), h, param.unwrap_or("")) {
-        Some(r) => r.map_err(HandlerError::Failed),
-        None => Err(HandlerError::NotReadable(h.to_string())),
+}
+
+/// Answers `query` for the thread-safe form `sh` of an element.
+fn shared_read(sh: &dyn SharedElement, query: &Query) -> Result<String, HandlerError> {
+    let table = sh.handler_table();
+    match query {
+        Query::Drops => Ok(handlers::details(table.drop_counts(sh.as_any()))),
+        Query::Handler(h, param) => {
+            match table.read_ref(sh.as_any(), h, param.as_deref().unwrap_or("")) {
+                Some(r) => r.map_err(HandlerError::Failed),
+                None => Err(HandlerError::NotReadable(h.clone())),
+            }
+        }
     }
 }
 

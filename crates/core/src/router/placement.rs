@@ -264,31 +264,21 @@ impl Router {
         self.woken_scratch = woken;
         for m in mail {
             match m {
-                Request::Read {
-                    elem,
-                    handler,
-                    param,
-                    reply,
-                } => match self.slots[elem].elem.as_deref_mut() {
-                    Some(el) => {
-                        let table = &self.graph.info[elem].table;
-                        let _ = reply.send(call_read(table, el, &handler, param.as_deref()));
-                    }
-                    None => match self.moved_to(elem) {
-                        Some(t) => self.runtime.post(
-                            t,
-                            Request::Read {
-                                elem,
-                                handler,
-                                param,
-                                reply,
-                            },
-                        ),
-                        None => {
-                            let _ = reply.send(Err(HandlerError::Failed("element is busy".into())));
+                Request::Read { elem, query, reply } => {
+                    match self.slots[elem].elem.as_deref_mut() {
+                        Some(el) => {
+                            let table = &self.graph.info[elem].table;
+                            let _ = reply.send(call_read(table, el, &query));
                         }
-                    },
-                },
+                        None => match self.moved_to(elem) {
+                            Some(t) => self.runtime.post(t, Request::Read { elem, query, reply }),
+                            None => {
+                                let _ =
+                                    reply.send(Err(HandlerError::Failed("element is busy".into())));
+                            }
+                        },
+                    }
+                }
                 Request::Write {
                     elem,
                     handler,

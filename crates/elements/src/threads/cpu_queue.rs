@@ -19,7 +19,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sluice_core::ring::Ring;
-use sluice_core::{Batch, ConfigCx, Cx, ElementClass, Handler, NotifierId, Packet};
+use sluice_core::{Batch, ConfigCx, Cx, ElementClass, NotifierId, Packet, Table};
 use sluice_lang::args::Args;
 
 use super::shared_queue::{clear_empty, read_capacity, QueueState, SharedQueue};
@@ -39,13 +39,12 @@ impl PerThreadRings {
 }
 
 impl QueueState for PerThreadRings {
-    const HANDLERS: &'static [Handler] = &[
-        Handler::r("length"),
-        Handler::r("capacity").setting(),
-        Handler::r("drops"),
-        Handler::r("drop_details"),
-        Handler::w("reset_counts"),
-    ];
+    fn table() -> Table<Self> {
+        Table::<Self>::new()
+            .read("length", |s| s.len())
+            .read("capacity", |s| s.capacity)
+            .setting()
+    }
 
     fn configure(args: &mut Args, cx: &mut ConfigCx) -> Result<Self, ()> {
         let (capacity, note) = read_capacity(args, cx)?;
@@ -96,14 +95,6 @@ impl QueueState for PerThreadRings {
 
     fn storage(&self) -> (usize, usize) {
         (self.len(), self.capacity * self.rings.len())
-    }
-
-    fn read(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "length" => self.len().to_string(),
-            "capacity" => self.capacity.to_string(),
-            _ => return None,
-        })
     }
 }
 

@@ -4,12 +4,12 @@
 //! drops by reason; the thread-safe form, which several threads push into at once, counts
 //! them in atomic counters, starting from the element's counts.
 
+use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use sluice_core::handlers::{DROPS, DROP_DETAILS};
 use sluice_core::ring::MAX_CAPACITY;
-use sluice_core::{drop_reasons, Batch, Concurrency, ConfigCx, Cx, Drops, Element, Handler};
+use sluice_core::{drop_reasons, Batch, Concurrency, ConfigCx, Cx, Drops, Element};
 use sluice_core::{Handlers, NotifierId, SharedElement, Sharing, Table};
 use sluice_lang::args::{Args, AtMost};
 
@@ -25,9 +25,9 @@ drop_reasons! {
 
 /// The shared state of a queue that crosses threads.
 pub trait QueueState: Send + Sync + Sized + 'static {
-    /// The element's handlers, in both forms: the read handlers answered by
-    /// [`QueueState::read`], then `drops`, `drop_details` and `reset_counts`.
-    const HANDLERS: &'static [Handler];
+    /// The state's own read handlers, which both forms of the element show, before `drops`,
+    /// `drop_details` and `reset_counts`.
+    fn table() -> Table<Self>;
     /// Reads the configuration and builds the state.
     fn configure(args: &mut Args, cx: &mut ConfigCx) -> Result<Self, ()>;
     /// Takes a pushed batch; returns how many packets did not fit (dropped, for the caller
@@ -37,8 +37,6 @@ pub trait QueueState: Send + Sync + Sized + 'static {
     fn pull_batch(&self, max: usize, cx: &mut Cx) -> Batch;
     /// Packets held and capacity (the Storage interface).
     fn storage(&self) -> (usize, usize);
-    /// Reads a handler of the state.
-    fn read(&self, name: &str) -> Option<String>;
     /// Resets the state's counts (`reset_counts`, besides the drops).
     fn reset(&self) {}
     /// Hot swap: takes the packets of `old`, the state of the element this one replaces;
@@ -104,6 +102,21 @@ pub(crate) fn share<S: QueueState>(state: S, full: u64) -> Arc<dyn SharedElement
     })
 }
 
+impl<S: QueueState> Shared<S> {
+    /// The handlers of the shared form: the element's, answered from the shared state.
+    fn table() -> Handlers {
+        Table::<Self>::new()
+            .nest_ref(|e| Some(&e.state), S::table().into())
+            .drop_counts(|e| e.drops().counts().collect())
+            .action_ref("reset_counts", |e| {
+                e.full.store(0, Ordering::Relaxed);
+                e.swap.store(0, Ordering::Relaxed);
+                e.state.reset();
+            })
+            .into()
+    }
+}
+
 impl<S: QueueState> SharedElement for Shared<S> {
     fn push(&self, _port: usize, batch: Batch, cx: &mut Cx) {
         let dropped = self.state.push_batch(batch, cx);
@@ -120,28 +133,12 @@ impl<S: QueueState> SharedElement for Shared<S> {
         Some(self.state.storage())
     }
 
-    fn handlers(&self) -> &'static [Handler] {
-        S::HANDLERS
+    fn handler_table(&self) -> Handlers {
+        Self::table()
     }
 
-    fn read_handler(&self, name: &str) -> Option<String> {
-        match name {
-            "drops" => Some(self.drops().total().to_string()),
-            "drop_details" => Some(self.drops().details()),
-            _ => self.state.read(name),
-        }
-    }
-
-    fn write_handler(&self, name: &str, _value: &str, _cx: &mut Cx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.full.store(0, Ordering::Relaxed);
-                self.swap.store(0, Ordering::Relaxed);
-                self.state.reset();
-                Ok(())
-            }
-            _ => Err(format!("no handler {}", name)),
-        }
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }
 
@@ -216,21 +213,9 @@ impl<S: QueueState> Element for SharedQueue<S> {
     }
 
     fn handler_table(&self) -> Handlers {
-        let mut t = Table::<Self>::new();
-        let own = |h: &&Handler| h.read && h.name != DROPS && h.name != DROP_DETAILS;
-        for h in S::HANDLERS.iter().filter(own) {
-            let name = h.name;
-            t = t.read_with(name, move |e| {
-                e.state
-                    .as_ref()
-                    .and_then(|s| s.read(name))
-                    .unwrap_or_default()
-            });
-            if h.setting {
-                t = t.setting();
-            }
-        }
-        t.drops(|e| &e.drops)
+        Table::<Self>::new()
+            .nest_ref(|e| e.state.as_ref(), S::table().into())
+            .drops(|e| &e.drops)
             .action("reset_counts", Self::reset)
             .into()
     }
@@ -243,8 +228,10 @@ mod tests {
     use crate::threads::thread_safe_queue::QueueCore;
 
     fn same_handlers<S: QueueState>() {
-        let table = SharedQueue::<S>::default().handler_table();
-        assert!(table.specs().eq(S::HANDLERS.iter()));
+        let element = SharedQueue::<S>::default().handler_table();
+        let shared = Shared::<S>::table();
+        assert!(element.specs().eq(shared.specs()));
+        assert!(element.spec("length").is_some() && element.spec("drop_details").is_some());
     }
 
     #[test]

@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use sluice_core::ring::{Ring, SpscRing};
-use sluice_core::{Batch, ConfigCx, Cx, ElementClass, Handler, NotifierId, Packet};
+use sluice_core::{Batch, ConfigCx, Cx, ElementClass, NotifierId, Packet, Table};
 use sluice_core::{SharedElement, Sharing, Timestamp};
 use sluice_lang::args::{Args, Seconds};
 
@@ -132,14 +132,12 @@ impl QueueCore {
 }
 
 impl QueueState for QueueCore {
-    const HANDLERS: &'static [Handler] = &[
-        Handler::r("length"),
-        Handler::r("highwater_length"),
-        Handler::r("capacity"),
-        Handler::r("drops"),
-        Handler::r("drop_details"),
-        Handler::w("reset_counts"),
-    ];
+    fn table() -> Table<Self> {
+        Table::<Self>::new()
+            .read("length", |s| s.ring.len())
+            .read("highwater_length", |s| s.highwater.load(Ordering::Relaxed))
+            .read("capacity", |s| s.capacity)
+    }
 
     fn configure(args: &mut Args, cx: &mut ConfigCx) -> Result<Self, ()> {
         let (capacity, note) = read_capacity(args, cx)?;
@@ -228,15 +226,6 @@ impl QueueState for QueueCore {
 
     fn storage(&self) -> (usize, usize) {
         (self.ring.len(), self.capacity)
-    }
-
-    fn read(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "length" => self.ring.len().to_string(),
-            "highwater_length" => self.highwater.load(Ordering::Relaxed).to_string(),
-            "capacity" => self.capacity.to_string(),
-            _ => return None,
-        })
     }
 
     fn reset(&self) {
