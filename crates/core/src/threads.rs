@@ -135,6 +135,9 @@ pub(crate) struct Runtime {
     /// For a router built by a `hotconfig` write: the class of each element of the router it
     /// replaces, by name.
     pub(crate) predecessors: HashMap<String, &'static str>,
+    /// Packets that elements of the configurations this one replaced still held when they
+    /// were swapped out (no successor took them), by element name: freed, counted as drops.
+    pub(crate) retired: Mutex<Vec<(String, u64)>>,
 }
 
 impl Runtime {
@@ -172,6 +175,7 @@ impl Runtime {
             reconfigure,
             hotswap: Mutex::new(None),
             predecessors,
+            retired: Mutex::new(Vec::new()),
         }
     }
 

@@ -45,6 +45,29 @@ fn a_smaller_queue_counts_what_it_cannot_take() {
 }
 
 #[test]
+fn packets_no_successor_takes_are_counted_as_drops() {
+    // The queue is renamed: the new configuration has no `q` to take its 7 packets, so they
+    // are freed with it and the router-wide drops say so (also after a second swap).
+    let mut r = Kit::sim().hot_swap().router(QUEUED);
+    inject_packets(&mut r, "i", 0, packets(7));
+    let renamed = "i :: Idle -> q2 :: Queue(100) -> d :: Discard(ACTIVE false);";
+    r.write_path("hotconfig", renamed).unwrap();
+    r.run_until_idle();
+    assert_eq!(num(&mut r, "q2.length"), 0);
+    let want = "q\tfreed at hot swap\t7";
+    assert!(r.read_path("drops").unwrap().lines().any(|l| l == want));
+    inject_packets(&mut r, "i", 0, packets(2));
+    r.write_path("hotconfig", QUEUED).unwrap();
+    r.run_until_idle();
+    let drops = r.read_path("drops").unwrap();
+    assert!(drops.lines().any(|l| l == want), "{drops}");
+    assert!(
+        drops.lines().any(|l| l == "q2\tfreed at hot swap\t2"),
+        "{drops}"
+    );
+}
+
+#[test]
 fn a_configuration_that_fails_leaves_the_old_one_running() {
     let mut r = Kit::sim().hot_swap().router(QUEUED);
     inject_packets(&mut r, "i", 0, packets(3));

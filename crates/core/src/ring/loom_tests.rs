@@ -57,10 +57,42 @@ fn one_producer_one_consumer_in_order() {
     });
 }
 
-#[test]
-fn batches_one_producer_one_consumer_in_order() {
-    model(3, || {
-        let r = Arc::new(Ring::new(2).unwrap());
+/// What the batch model needs of a ring: both kinds move items in batches the same way.
+trait Batches: Send + Sync + 'static {
+    fn push_many(&self, items: &mut std::ops::Range<usize>, max: usize) -> usize;
+    fn pop_many(&self, max: usize, f: impl FnMut(usize)) -> usize;
+    fn len(&self) -> usize;
+}
+
+impl Batches for Ring<usize> {
+    fn push_many(&self, items: &mut std::ops::Range<usize>, max: usize) -> usize {
+        Ring::push_many(self, items, max)
+    }
+    fn pop_many(&self, max: usize, f: impl FnMut(usize)) -> usize {
+        Ring::pop_many(self, max, f)
+    }
+    fn len(&self) -> usize {
+        Ring::len(self)
+    }
+}
+
+impl Batches for SpscRing<usize> {
+    fn push_many(&self, items: &mut std::ops::Range<usize>, max: usize) -> usize {
+        SpscRing::push_many(self, items, max)
+    }
+    fn pop_many(&self, max: usize, f: impl FnMut(usize)) -> usize {
+        SpscRing::pop_many(self, max, f)
+    }
+    fn len(&self) -> usize {
+        SpscRing::len(self)
+    }
+}
+
+/// One producer pushes three items in batches into a ring of two slots made by `make`, one
+/// consumer pops them in batches: they arrive once and in order, and the ring ends empty.
+fn batches_in_order<R: Batches>(make: fn() -> R) {
+    model(3, move || {
+        let r = Arc::new(make());
         let p = r.clone();
         let h = thread::spawn(move || {
             let mut items = 0..3;
@@ -79,8 +111,13 @@ fn batches_one_producer_one_consumer_in_order() {
         }
         h.join().unwrap();
         assert_eq!(got, [0, 1, 2], "items arrive once and in order");
-        assert_eq!(r.pop(), None);
+        assert_eq!(r.len(), 0);
     });
+}
+
+#[test]
+fn batches_one_producer_one_consumer_in_order() {
+    batches_in_order(|| Ring::new(2).unwrap());
 }
 
 /// What a producer that tries each item once saw: the items the ring took, and for each
@@ -326,28 +363,7 @@ fn ring_drop_drops_each_item_once() {
 
 #[test]
 fn spsc_one_producer_one_consumer_in_order() {
-    model(3, || {
-        let r = Arc::new(SpscRing::new(2).unwrap());
-        let p = r.clone();
-        let h = thread::spawn(move || {
-            let mut items = 0..3;
-            while !items.is_empty() {
-                let want = items.len();
-                if p.push_many(&mut items, want) == 0 {
-                    thread::yield_now();
-                }
-            }
-        });
-        let mut got = Vec::new();
-        while got.len() < 3 {
-            if r.pop_many(2, |v| got.push(v)) == 0 {
-                thread::yield_now();
-            }
-        }
-        h.join().unwrap();
-        assert_eq!(got, [0, 1, 2], "items arrive once and in order");
-        assert_eq!(r.len(), 0);
-    });
+    batches_in_order(|| SpscRing::new(2).unwrap());
 }
 
 #[test]

@@ -29,6 +29,31 @@ pub(crate) enum Deferred {
     Write(String, String),
 }
 
+/// An element taken out of its slot while it runs: this thread's copy, or its thread-safe
+/// form (taken out too, so that no reference count changes on the handle other threads use).
+pub(crate) enum Running {
+    Own(Box<dyn Element>),
+    Shared(Arc<dyn SharedElement>),
+}
+
+impl Running {
+    #[inline]
+    fn push(&mut self, port: usize, batch: Batch, cx: &mut Cx) {
+        match self {
+            Running::Own(el) => el.push(port, batch, cx),
+            Running::Shared(sh) => sh.push(port, batch, cx),
+        }
+    }
+
+    #[inline]
+    fn pull(&mut self, port: usize, max: usize, cx: &mut Cx) -> Batch {
+        match self {
+            Running::Own(el) => el.pull(port, max, cx),
+            Running::Shared(sh) => sh.pull(port, max, cx),
+        }
+    }
+}
+
 impl Slot {
     pub(crate) fn empty() -> Slot {
         Slot {
@@ -61,42 +86,49 @@ impl Router {
     /// (a push cycle), the batch waits and is delivered when it returns.
     #[inline]
     pub(crate) fn push_into(&mut self, e: usize, port: usize, batch: Batch) {
-        let Some(mut el) = self.slots[e].elem.take() else {
-            // A shared element: this thread's handle is taken out while it runs (no reference
-            // count traffic on the handle other threads use), like an exclusive element.
-            match self.slots[e].shared.take() {
-                Some(sh) => {
-                    sh.push(port, batch, &mut Cx { rt: self, me: e });
-                    self.restore_shared(e, sh);
-                }
-                None => self.slots[e].pending.push(Deferred::Push(port, batch)),
-            }
+        let Some(mut el) = self.take_running(e) else {
+            self.slots[e].pending.push(Deferred::Push(port, batch));
             return;
         };
         el.push(port, batch, &mut Cx { rt: self, me: e });
-        self.restore(e, el);
+        self.put_back(e, el);
     }
 
-    /// Puts element `e` back after it ran, first giving it what reached it meanwhile.
+    /// Takes element `e` out of its slot to run it; `None` if it is running already.
     #[inline]
-    pub(crate) fn restore(&mut self, e: usize, mut el: Box<dyn Element>) {
-        while !self.slots[e].pending.is_empty() {
-            match self.slots[e].pending.remove(0) {
-                Deferred::Push(port, batch) => el.push(port, batch, &mut Cx { rt: self, me: e }),
-                Deferred::Write(h, value) => self.deferred_write(e, &mut *el, &h, &value),
-            }
+    fn take_running(&mut self, e: usize) -> Option<Running> {
+        let slot = &mut self.slots[e];
+        match slot.elem.take() {
+            Some(el) => Some(Running::Own(el)),
+            None => slot.shared.take().map(Running::Shared),
         }
-        self.slots[e].elem = Some(el);
     }
 
-    pub(crate) fn restore_shared(&mut self, e: usize, sh: Arc<dyn SharedElement>) {
+    /// Puts element `e` back after it ran, first giving it what reached it meanwhile (a
+    /// shared form takes handler writes while it runs: only pushes wait for it).
+    #[inline]
+    fn put_back(&mut self, e: usize, mut el: Running) {
         while !self.slots[e].pending.is_empty() {
-            // A shared element takes handler writes while it runs: only pushes wait.
-            if let Deferred::Push(port, batch) = self.slots[e].pending.remove(0) {
-                sh.push(port, batch, &mut Cx { rt: self, me: e });
+            match (self.slots[e].pending.remove(0), &mut el) {
+                (Deferred::Push(port, batch), el) => {
+                    el.push(port, batch, &mut Cx { rt: self, me: e })
+                }
+                (Deferred::Write(h, value), Running::Own(own)) => {
+                    self.deferred_write(e, &mut **own, &h, &value)
+                }
+                (Deferred::Write(..), Running::Shared(_)) => {}
             }
         }
-        self.slots[e].shared = Some(sh);
+        match el {
+            Running::Own(own) => self.slots[e].elem = Some(own),
+            Running::Shared(sh) => self.slots[e].shared = Some(sh),
+        }
+    }
+
+    /// Puts element `e` (here `el`) back after it ran, as [`Router::put_back`] does.
+    #[inline]
+    pub(crate) fn restore(&mut self, e: usize, el: Box<dyn Element>) {
+        self.put_back(e, Running::Own(el));
     }
 
     /// Runs a handler write that reached element `e` (here `el`) while it was running. Its
@@ -129,20 +161,8 @@ impl Router {
         let Some(Some(from)) = self.ins[to].get(port).copied() else {
             return Batch::new();
         };
-        let Some(mut el) = self.slots[from.elem].elem.take() else {
-            let Some(sh) = self.slots[from.elem].shared.take() else {
-                return Batch::new();
-            };
-            let b = sh.pull(
-                from.port,
-                max.min(crate::batch::BATCH_MAX),
-                &mut Cx {
-                    rt: self,
-                    me: from.elem,
-                },
-            );
-            self.restore_shared(from.elem, sh);
-            return b;
+        let Some(mut el) = self.take_running(from.elem) else {
+            return Batch::new();
         };
         let b = el.pull(
             from.port,
@@ -152,7 +172,7 @@ impl Router {
                 me: from.elem,
             },
         );
-        self.restore(from.elem, el);
+        self.put_back(from.elem, el);
         b
     }
 

@@ -73,6 +73,9 @@ pub enum Query {
     Drops,
 }
 
+/// The drop reason of packets an element of a replaced configuration held at a hot swap.
+const RETIRED: &str = "freed at hot swap";
+
 /// The drop reason of packets pushed to an output that is not connected.
 const UNCONNECTED: &str = "pushed to an unconnected output";
 
@@ -407,6 +410,14 @@ impl Router {
             for (reason, n) in self.drop_counts(e)?.into_iter().filter(|c| c.1 > 0) {
                 s.push_str(&format!("{}\t{}\t{}\n", self.graph.info[e].name, reason, n));
             }
+        }
+        let retired = self
+            .runtime
+            .retired
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for (name, n) in retired.iter() {
+            s.push_str(&format!("{}\t{}\t{}\n", name, RETIRED, n));
         }
         Ok(s)
     }

@@ -31,6 +31,11 @@ impl fmt::Debug for Reconfigure {
     }
 }
 
+/// `m`'s value, also after a thread panicked holding it.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Router {
     /// True if this router has the `hotconfig` handler.
     pub(crate) fn reconfigurable(&self) -> bool {
@@ -106,6 +111,15 @@ impl Router {
             new.with_element(e, |el, cx| el.take_state(&mut *old, cx));
             self.slots[o].elem = Some(old);
         }
+        // Packets no successor took (a queue removed, or replaced by another class) are
+        // freed with their element and counted, with those of earlier swaps.
+        let mut retired = std::mem::take(&mut *lock(&self.runtime.retired));
+        for o in 0..self.slots.len() {
+            if let Some((held, _)) = self.storage_of(o).filter(|s| s.0 > 0) {
+                retired.push((self.graph.info[o].name.clone(), held as u64));
+            }
+        }
+        *lock(&new.runtime.retired) = retired;
         if self.run_failed() {
             new.runtime.failed.store(true, Ordering::Relaxed);
         }
