@@ -357,9 +357,26 @@ fn dotted(w: &mut String, b: &[u8]) {
     let _ = write!(w, "{}.{}.{}.{}", b[0], b[1], b[2], b[3]);
 }
 
-/// Writes IP options `o` in Click's notation (`.` for none, `?` if malformed).
-pub fn unparse_ip_opt(w: &mut String, o: &[u8]) {
+/// What the writer of the options it knows made of one option ([`unparse_opts`]).
+enum Known {
+    /// Written.
+    Written,
+    /// Not one it knows: written as `KIND=B:B…`.
+    Other,
+    /// Malformed: the options are written as `?`.
+    Malformed,
+}
+
+/// Writes the options `o` of an IP or TCP header in Click's notation: kind 0 ends them, kind 1
+/// (padding) is skipped, and each other option, `;` between them, is written by `known` (given
+/// the whole option) or else as `KIND=B:B…` with its data bytes. `.` for none; `?` alone if an
+/// option's length is below 2 or runs past the end, or `known` finds it malformed.
+fn unparse_opts(w: &mut String, o: &[u8], mut known: impl FnMut(&mut String, &[u8]) -> Known) {
     let start = w.len();
+    let bad = |w: &mut String| {
+        w.truncate(start);
+        w.push('?');
+    };
     let mut sep = "";
     let mut i = 0;
     while i < o.len() {
@@ -371,28 +388,38 @@ pub fn unparse_ip_opt(w: &mut String, o: &[u8]) {
             i += 1;
             continue;
         }
-        let Some(&len) = o.get(i + 1) else {
-            w.truncate(start);
-            w.push('?');
-            return;
+        let opt = match o.get(i + 1) {
+            Some(&l) if l >= 2 && i + l as usize <= o.len() => &o[i..i + l as usize],
+            _ => return bad(w),
         };
-        let len = len as usize;
-        let opt = match o.get(i..i + len) {
-            Some(x) if len >= 2 => x,
-            _ => {
-                w.truncate(start);
-                w.push('?');
-                return;
+        w.push_str(sep);
+        match known(w, opt) {
+            Known::Written => {}
+            Known::Other => {
+                let _ = write!(w, "{t}");
+                for (j, b) in opt[2..].iter().enumerate() {
+                    let _ = write!(w, "{}{}", if j == 0 { '=' } else { ':' }, b);
+                }
             }
-        };
+            Known::Malformed => return bad(w),
+        }
+        sep = ";";
+        i += opt.len();
+    }
+    if w.len() == start {
+        w.push('.');
+    }
+}
+
+/// Writes IP options `o` in Click's notation (`.` for none, `?` if malformed).
+pub fn unparse_ip_opt(w: &mut String, o: &[u8]) {
+    unparse_opts(w, o, |w, opt| {
+        let (t, len) = (opt[0], opt.len());
         match t {
             7 | 131 | 137 => {
                 if len < 3 || opt[2] < 4 {
-                    w.truncate(start);
-                    w.push('?');
-                    return;
+                    return Known::Malformed;
                 }
-                w.push_str(sep);
                 w.push_str(match t {
                     7 => "rr",
                     131 => "lsrr",
@@ -424,13 +451,10 @@ pub fn unparse_ip_opt(w: &mut String, o: &[u8]) {
             }
             68 => {
                 if len < 4 || opt[2] < 5 {
-                    w.truncate(start);
-                    w.push('?');
-                    return;
+                    return Known::Malformed;
                 }
                 let flag = opt[3] & 15;
                 let size = if (1..=3).contains(&flag) { 8 } else { 4 };
-                w.push_str(sep);
                 w.push_str("ts");
                 match flag {
                     0 => {}
@@ -480,47 +504,16 @@ pub fn unparse_ip_opt(w: &mut String, o: &[u8]) {
                     let _ = write!(w, "++{}", opt[3] >> 4);
                 }
             }
-            _ => {
-                w.push_str(sep);
-                let _ = write!(w, "{t}");
-                for (j, b) in opt[2..].iter().enumerate() {
-                    let _ = write!(w, "{}{}", if j == 0 { '=' } else { ':' }, b);
-                }
-            }
+            _ => return Known::Other,
         }
-        sep = ";";
-        i += len;
-    }
-    if w.len() == start {
-        w.push('.');
-    }
+        Known::Written
+    })
 }
 
 /// Writes TCP options `o` in Click's notation (`.` for none, `?` if malformed).
 pub fn unparse_tcp_opt(w: &mut String, o: &[u8]) {
-    let start = w.len();
-    let mut sep = "";
-    let mut i = 0;
-    let bad = |w: &mut String| {
-        w.truncate(start);
-        w.push('?');
-    };
-    while i < o.len() {
-        let t = o[i];
-        if t == 0 {
-            break;
-        }
-        if t == 1 {
-            i += 1;
-            continue;
-        }
-        let len = match o.get(i + 1) {
-            Some(&l) if l >= 2 && i + l as usize <= o.len() => l as usize,
-            _ => return bad(w),
-        };
-        let opt = &o[i..i + len];
-        w.push_str(sep);
-        match (t, len) {
+    unparse_opts(w, o, |w, opt| {
+        match (opt[0], opt.len()) {
             (2, 4) => {
                 let _ = write!(w, "mss{}", u16::from_be_bytes([opt[2], opt[3]]));
             }
@@ -540,19 +533,10 @@ pub fn unparse_tcp_opt(w: &mut String, o: &[u8]) {
                 let b = u32::from_be_bytes([opt[6], opt[7], opt[8], opt[9]]);
                 let _ = write!(w, "ts{a}:{b}");
             }
-            _ => {
-                let _ = write!(w, "{t}");
-                for (j, b) in opt[2..].iter().enumerate() {
-                    let _ = write!(w, "{}{}", if j == 0 { '=' } else { ':' }, b);
-                }
-            }
+            _ => return Known::Other,
         }
-        sep = ";";
-        i += len;
-    }
-    if w.len() == start {
-        w.push('.');
-    }
+        Known::Written
+    })
 }
 
 /// Writes `data` as a double-quoted string with C escapes.
@@ -1076,15 +1060,17 @@ fn parse_flags(s: &str) -> Option<u16> {
 impl Record {
     /// Sets field `f` from its text; false when the text is malformed.
     pub fn set(&mut self, f: Field, s: &str) -> bool {
-        fn n<T: std::str::FromStr>(slot: &mut Option<T>, s: &str) -> bool {
-            *slot = s.parse().ok();
+        /// Stores `v` in `slot`; false if it is `None`.
+        fn put<T>(slot: &mut Option<T>, v: Option<T>) -> bool {
+            *slot = v;
             slot.is_some()
         }
+        /// Stores `s` parsed in `slot`; false if it does not parse.
+        fn n<T: std::str::FromStr>(slot: &mut Option<T>, s: &str) -> bool {
+            put(slot, s.parse().ok())
+        }
         match f {
-            Field::Timestamp => {
-                self.ts = parse_ts(s);
-                self.ts.is_some()
-            }
+            Field::Timestamp => put(&mut self.ts, parse_ts(s)),
             Field::TsSec => n(&mut self.ts_sec, s),
             Field::TsUsec => n(&mut self.ts_usec, s),
             Field::TsUsec1 => {
@@ -1097,27 +1083,27 @@ impl Record {
             Field::Dst => n(&mut self.dst, s),
             Field::Tos => n(&mut self.tos, s),
             Field::Dscp => n(&mut self.dscp, s),
-            Field::Ecn => {
-                self.ecn = match s {
+            Field::Ecn => put(
+                &mut self.ecn,
+                match s {
                     "no" | "-" => Some(0),
                     "ect1" => Some(1),
                     "ect2" => Some(2),
                     "ce" => Some(3),
                     _ => s.parse().ok().filter(|v| *v < 4),
-                };
-                self.ecn.is_some()
-            }
+                },
+            ),
             Field::Ttl => n(&mut self.ttl, s),
-            Field::Frag => {
-                self.frag_off = match s {
+            Field::Frag => put(
+                &mut self.frag_off,
+                match s {
                     "F" => Some(0x2000),
                     "f" => Some(0x2000 | 100),
                     "!" => Some(0x4000),
                     "." => Some(0),
                     _ => None,
-                };
-                self.frag_off.is_some()
-            }
+                },
+            ),
             Field::FragOff => {
                 let digits = s.trim_end_matches(['+', '!']);
                 let Ok(off) = digits.parse::<u16>() else {
@@ -1135,75 +1121,56 @@ impl Record {
             }
             Field::Id => n(&mut self.id, s),
             Field::Sum => n(&mut self.sum, s),
-            Field::Proto => {
-                self.proto = parse_proto(s);
-                self.proto.is_some()
-            }
-            Field::Hl => {
-                self.ip_hl = header_len(s);
-                self.ip_hl.is_some()
-            }
+            Field::Proto => put(&mut self.proto, parse_proto(s)),
+            Field::Hl => put(&mut self.ip_hl, header_len(s)),
             Field::CaptureLen | Field::WireLen => true,
             Field::Len => n(&mut self.len, s),
-            Field::IpOpt => {
-                self.ip_opt = parse_ip_opt(s);
-                self.ip_opt.is_some()
-            }
+            Field::IpOpt => put(&mut self.ip_opt, parse_ip_opt(s)),
             Field::Sport => n(&mut self.sport, s),
             Field::Dport => n(&mut self.dport, s),
             Field::Seq => n(&mut self.seq, s),
             Field::Ack => n(&mut self.ack, s),
-            Field::TcpOff => {
-                self.tcp_off = header_len(s);
-                self.tcp_off.is_some()
-            }
-            Field::Flags => {
-                self.flags = parse_flags(s);
-                self.flags.is_some()
-            }
+            Field::TcpOff => put(&mut self.tcp_off, header_len(s)),
+            Field::Flags => put(&mut self.flags, parse_flags(s)),
             Field::Window => n(&mut self.window, s),
             Field::Urp => n(&mut self.urp, s),
-            Field::TcpOpt => {
-                self.tcp_opt = parse_tcp_opt(s);
-                self.tcp_opt.is_some()
-            }
+            Field::TcpOpt => put(&mut self.tcp_opt, parse_tcp_opt(s)),
             Field::UdpLen => n(&mut self.udp_len, s),
-            Field::IcmpType | Field::IcmpTypeName => {
-                self.icmp_type = ICMP_TYPES
+            Field::IcmpType | Field::IcmpTypeName => put(
+                &mut self.icmp_type,
+                ICMP_TYPES
                     .iter()
                     .find(|(_, k)| *k == s)
                     .map(|(t, _)| *t)
-                    .or_else(|| s.parse().ok());
-                self.icmp_type.is_some()
-            }
+                    .or_else(|| s.parse().ok()),
+            ),
             Field::IcmpCode | Field::IcmpCodeName => {
                 let ty = self.icmp_type.unwrap_or(255);
-                self.icmp_code = ICMP_CODES
-                    .iter()
-                    .find(|(t, _, k)| *t == ty && *k == s)
-                    .map(|(_, c, _)| *c)
-                    .or_else(|| s.parse().ok());
-                self.icmp_code.is_some()
+                put(
+                    &mut self.icmp_code,
+                    ICMP_CODES
+                        .iter()
+                        .find(|(t, _, k)| *t == ty && *k == s)
+                        .map(|(_, c, _)| *c)
+                        .or_else(|| s.parse().ok()),
+                )
             }
             Field::IcmpFlowid => n(&mut self.icmp_flowid, s),
             Field::IcmpSeq => n(&mut self.icmp_seq, s),
             Field::IcmpNextMtu => n(&mut self.icmp_nextmtu, s),
-            Field::Payload => {
-                self.payload = unquote_c(s);
-                self.payload.is_some()
-            }
+            Field::Payload => put(&mut self.payload, unquote_c(s)),
             Field::PayloadLen => n(&mut self.payload_len, s),
             // Digests cannot rebuild a payload: read and ignored, as by Click.
             Field::PayloadMd5 | Field::PayloadMd5Hex => true,
             Field::Count => n(&mut self.count, s),
-            Field::Paint => {
-                self.paint = match s {
+            Field::Paint => put(
+                &mut self.paint,
+                match s {
                     ">" | "L" => Some(0),
                     "<" | "R" | "X" => Some(1),
                     _ => s.parse().ok(),
-                };
-                self.paint.is_some()
-            }
+                },
+            ),
             Field::Aggregate => n(&mut self.aggregate, s),
         }
     }

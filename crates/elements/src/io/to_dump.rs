@@ -37,15 +37,14 @@
 //! Example: `FromDump(in.pcap, STOP true) -> ToDump(out.pcap, SNAPLEN 65535,
 //! USE_ENCAP_FROM FromDump@1)`
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 
 use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
-use sluice_core::{InitCx, Packet, PullNotes, Table, Timestamp, BATCH_MAX};
+use sluice_core::{InitCx, Packet, Table, Timestamp};
 use sluice_lang::args::Args;
 use sluice_wire::pcap::PcapWriter;
 
-use super::extra_length;
+use super::{create_output, extra_length, Drain, TraceWriter};
 
 drop_reasons! {
     /// Why ToDump drops a packet.
@@ -103,8 +102,7 @@ pub struct ToDump {
     count: u64,
     drops: Drops<Reason>,
     errors: u64,
-    task: bool,
-    notifiers: PullNotes,
+    drain: Drain,
 }
 
 impl Default for ToDump {
@@ -121,8 +119,7 @@ impl Default for ToDump {
             count: 0,
             drops: Drops::default(),
             errors: 0,
-            task: false,
-            notifiers: PullNotes::default(),
+            drain: Drain::default(),
         }
     }
 }
@@ -167,11 +164,17 @@ impl ToDump {
             }
         }
     }
+}
 
+impl TraceWriter for ToDump {
     fn write_batch(&mut self, b: &Batch, cx: &mut Cx) {
         for p in b.iter() {
             self.write_packet(p, cx);
         }
+    }
+
+    fn drain(&self) -> &Drain {
+        &self.drain
     }
 }
 
@@ -215,46 +218,24 @@ impl Element for ToDump {
         if let Some(lt) = from {
             self.link_type = lt;
         }
-        let out: Box<dyn Write + Send> = if self.filename == "-" {
-            Box::new(BufWriter::new(std::io::stdout()))
-        } else {
-            let f =
-                File::create(&self.filename).map_err(|e| format!("{}: {}", self.filename, e))?;
-            Box::new(BufWriter::with_capacity(64 * 1024, f))
-        };
+        let out = create_output(&self.filename, 64 * 1024)?;
         let w = PcapWriter::new(out, self.link_type, self.snaplen, self.nano)
             .map_err(|e| format!("{}: {}", self.filename, e))?;
         self.writer = Some(w);
-        if !cx.input_is_push(0) && cx.noutputs() == 0 {
-            self.task = true;
-            self.notifiers = cx.add_pull_task(0, true);
-        }
+        self.drain.initialize(cx);
         Ok(())
     }
 
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
-        self.write_batch(&batch, cx);
-        if cx.noutputs() > 0 {
-            cx.push(0, batch);
-        }
+        self.write_push(batch, cx);
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        let b = cx.pull(0, max);
-        self.write_batch(&b, cx);
-        b
+        self.write_pull(max, cx)
     }
 
     fn run_task(&mut self, cx: &mut Cx) -> bool {
-        if !self.task {
-            return false;
-        }
-        let b = cx.pull(0, BATCH_MAX);
-        let got = !b.is_empty();
-        self.write_batch(&b, cx);
-        drop(b);
-        cx.reschedule_pull(&self.notifiers, got);
-        got
+        self.write_task(cx)
     }
 
     fn handler_table(&self) -> Handlers {

@@ -37,15 +37,14 @@
 //! Example: `FromDump(in.pcap, FORCE_IP true, STOP true) -> ToIPSummaryDump(-, FIELDS
 //! timestamp src sport dst dport proto)`
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 
 use sluice_core::Table;
-use sluice_core::BATCH_MAX;
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, PullNotes};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx};
 use sluice_lang::args::{split_words, unquote, Args};
 
 use super::ipsumdump::{field, name, unparse, Field};
+use super::{create_output, Drain, TraceWriter};
 
 /// The ToIPSummaryDump element.
 pub struct ToIPSummaryDump {
@@ -56,8 +55,7 @@ pub struct ToIPSummaryDump {
     out: Option<Box<dyn Write + Send>>,
     line: String,
     count: u64,
-    task: bool,
-    notifiers: PullNotes,
+    drain: Drain,
 }
 
 impl Default for ToIPSummaryDump {
@@ -70,14 +68,13 @@ impl Default for ToIPSummaryDump {
             out: None,
             line: String::new(),
             count: 0,
-            task: false,
-            notifiers: PullNotes::default(),
+            drain: Drain::default(),
         }
     }
 }
 
-impl ToIPSummaryDump {
-    fn write_batch(&mut self, b: &Batch, cx: &Cx) {
+impl TraceWriter for ToIPSummaryDump {
+    fn write_batch(&mut self, b: &Batch, cx: &mut Cx) {
         let Some(out) = self.out.as_mut() else {
             return;
         };
@@ -97,6 +94,10 @@ impl ToIPSummaryDump {
             }
             self.count += 1;
         }
+    }
+
+    fn drain(&self) -> &Drain {
+        &self.drain
     }
 }
 
@@ -136,13 +137,8 @@ impl Element for ToIPSummaryDump {
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
-        let mut out: Box<dyn Write + Send> = if self.filename == "-" {
-            Box::new(BufWriter::new(std::io::stdout()))
-        } else {
-            let f =
-                File::create(&self.filename).map_err(|e| format!("{}: {}", self.filename, e))?;
-            Box::new(BufWriter::new(f))
-        };
+        // 8 KiB: the buffer of `BufWriter::new`.
+        let mut out = create_output(&self.filename, 8 * 1024)?;
         if self.header {
             let mut h = String::from("!IPSummaryDump 1.3\n");
             if let Some(b) = &self.banner {
@@ -154,35 +150,20 @@ impl Element for ToIPSummaryDump {
                 .map_err(|e| format!("{}: {}", self.filename, e))?;
         }
         self.out = Some(out);
-        if !cx.input_is_push(0) && cx.noutputs() == 0 {
-            self.task = true;
-            self.notifiers = cx.add_pull_task(0, true);
-        }
+        self.drain.initialize(cx);
         Ok(())
     }
 
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
-        self.write_batch(&batch, cx);
-        if cx.noutputs() > 0 {
-            cx.push(0, batch);
-        }
+        self.write_push(batch, cx);
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        let b = cx.pull(0, max);
-        self.write_batch(&b, cx);
-        b
+        self.write_pull(max, cx)
     }
 
     fn run_task(&mut self, cx: &mut Cx) -> bool {
-        if !self.task {
-            return false;
-        }
-        let b = cx.pull(0, BATCH_MAX);
-        let got = !b.is_empty();
-        self.write_batch(&b, cx);
-        cx.reschedule_pull(&self.notifiers, got);
-        got
+        self.write_task(cx)
     }
 
     fn handler_table(&self) -> Handlers {

@@ -15,10 +15,10 @@
 //!
 //! Example: `... -> CheckPaint(2) -> ToDevice(eth0)` keeps only packets painted 2.
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Table};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
 use sluice_lang::args::Args;
 
-use super::util::AnnoByte;
+use super::util::{pull_split, push_split, AnnoByte};
 
 /// The CheckPaint element.
 pub struct CheckPaint {
@@ -38,22 +38,12 @@ impl Default for CheckPaint {
 }
 
 impl CheckPaint {
-    /// Keeps matching packets in `b` and sends the others out of output 1 (dropped by the
-    /// router when there is none).
-    fn split(&mut self, b: &mut Batch, cx: &mut Cx) {
-        let mut other = Batch::new();
-        let (anno, color) = (self.anno, self.color);
-        b.filter_map(|p| {
-            if anno.get(&p) == color {
-                return Some(p);
-            }
-            let _ = other.push(p);
-            None
-        });
-        self.count += b.len() as u64;
-        if !other.is_empty() {
-            cx.push(1, other);
-        }
+    /// Whether `p` goes to output 0 (counted) rather than output 1 (dropped by the router when
+    /// there is none).
+    fn matches(&mut self, p: &Packet) -> bool {
+        let m = self.anno.get(p) == self.color;
+        self.count += m as u64;
+        m
     }
 }
 
@@ -64,17 +54,12 @@ impl Element for CheckPaint {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, mut batch: Batch, cx: &mut Cx) {
-        self.split(&mut batch, cx);
-        if !batch.is_empty() {
-            cx.push(0, batch);
-        }
+    fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
+        push_split(batch, cx, |p, _| self.matches(p));
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        let mut b = cx.pull(0, max);
-        self.split(&mut b, cx);
-        b
+        pull_split(max, cx, |p, _| self.matches(p))
     }
 
     fn handler_table(&self) -> Handlers {

@@ -35,17 +35,16 @@
 
 use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, NotifierId};
 use sluice_core::{Table, BATCH_MAX};
-use sluice_lang::args::{Args, FromArg};
+use sluice_lang::args::Args;
 
-use super::util::{read_burst, Burst, TokenBucket, Unit};
+use super::util::{read_burst, Burst, Sender, SenderTable, Sending, TokenBucket, Unit};
 
 /// The RatedUnqueue and BandwidthRatedUnqueue elements.
 pub struct RatedUnqueue {
     unit: Unit,
     bucket: TokenBucket,
     burst: Burst,
-    active: bool,
-    count: u64,
+    sending: Sending,
     bytes: u64,
     notifiers: Option<Vec<NotifierId>>,
 }
@@ -56,19 +55,24 @@ impl RatedUnqueue {
             unit,
             bucket: TokenBucket::new(0, 1),
             burst: Burst::Millis(20),
-            active: true,
-            count: 0,
+            sending: Sending::default(),
             bytes: 0,
             notifiers: None,
         }
     }
+}
 
-    /// After a handler write: runs the task, which may pull now.
-    fn wake(&self, cx: &mut Cx) -> Result<(), String> {
-        if self.active {
-            cx.reschedule();
-        }
-        Ok(())
+impl Sender for RatedUnqueue {
+    fn zero_other_counts(&mut self) {
+        self.bytes = 0;
+    }
+
+    fn sending(&self) -> &Sending {
+        &self.sending
+    }
+
+    fn sending_mut(&mut self) -> &mut Sending {
+        &mut self.sending
     }
 }
 
@@ -81,11 +85,11 @@ impl Element for RatedUnqueue {
         };
         self.burst = read_burst(args, burst_keys)?;
         self.bucket = TokenBucket::new(rate, self.burst.capacity(rate, self.unit));
-        args.read_into("ACTIVE", &mut self.active)
+        args.read_into("ACTIVE", &mut self.sending.active)
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
-        cx.add_task(sluice_core::sched::DEFAULT_TICKETS, self.active);
+        cx.add_task(sluice_core::sched::DEFAULT_TICKETS, self.sending.active);
         self.notifiers = cx.upstream_empty_notifiers(0);
         for n in self.notifiers.clone().unwrap_or_default() {
             cx.listen(n);
@@ -94,7 +98,7 @@ impl Element for RatedUnqueue {
     }
 
     fn run_task(&mut self, cx: &mut Cx) -> bool {
-        if !self.active {
+        if !self.sending.active {
             return false;
         }
         let now = cx.now();
@@ -118,13 +122,9 @@ impl Element for RatedUnqueue {
                 let _ = out.push(p);
             }
         }
-        let got = out.len();
-        self.count += got as u64;
-        if got > 0 {
-            cx.push(0, out);
-        }
+        let got = self.sending.send(out, cx);
         let more = match &self.notifiers {
-            Some(ns) => !empty || got > 0 || cx.any_active(ns),
+            Some(ns) => !empty || got || cx.any_active(ns),
             None => true,
         };
         if more {
@@ -135,13 +135,11 @@ impl Element for RatedUnqueue {
                 cx.schedule_timer(0, now + w);
             }
         }
-        got > 0
+        got
     }
 
     fn run_timer(&mut self, _id: usize, cx: &mut Cx) {
-        if self.active {
-            cx.reschedule();
-        }
+        self.wake(cx);
     }
 
     fn handler_table(&self) -> Handlers {
@@ -149,24 +147,15 @@ impl Element for RatedUnqueue {
             .read("rate", |e| e.bucket.rate())
             .write("rate", |e, v, cx| {
                 e.unit.set_rate(&mut e.bucket, e.burst, v)?;
-                e.wake(cx)
+                e.wake(cx);
+                Ok(())
             })
-            .read("count", |e| e.count);
+            .count_handler();
         let t = match self.unit {
             Unit::Packets => t,
             Unit::Bytes => t.read("byte_count", |e| e.bytes),
         };
-        t.write("reset", |e, _, cx| {
-            e.count = 0;
-            e.bytes = 0;
-            e.wake(cx)
-        })
-        .read("active", |e| e.active)
-        .write("active", |e, v, cx| {
-            e.active = bool::from_arg(v.trim())?;
-            e.wake(cx)
-        })
-        .into()
+        t.reset_handler().active_handler().into()
     }
 }
 

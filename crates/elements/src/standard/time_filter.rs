@@ -32,10 +32,11 @@
 
 use sluice_core::toolkit::HandlerCall;
 use sluice_core::Timestamp;
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Packet, Table};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Table};
 use sluice_lang::args::{Args, Seconds};
 
 use super::adjust_timestamp::parse_signed_time;
+use super::util::{pull_split, push_split};
 
 /// Parses an absolute timestamp `SEC[.FRAC]` (optionally negative) with nanosecond precision.
 pub(crate) fn parse_timestamp(s: &str) -> Option<Timestamp> {
@@ -136,21 +137,6 @@ impl TimeFilter {
         t < self.end
     }
 
-    fn split(&mut self, b: &mut Batch, cx: &mut Cx) {
-        let mut other = Batch::new();
-        b.filter_map(|p: Packet| {
-            if self.passes(p.timestamp(), cx) {
-                Some(p)
-            } else {
-                let _ = other.push(p);
-                None
-            }
-        });
-        if !other.is_empty() {
-            cx.push(1, other);
-        }
-    }
-
     /// A bound as its handler shows it: `-` before the first packet or when there is none.
     fn show(&self, t: Timestamp) -> String {
         if !self.ready || t.0 == i64::MAX {
@@ -242,17 +228,12 @@ impl Element for TimeFilter {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, mut batch: Batch, cx: &mut Cx) {
-        self.split(&mut batch, cx);
-        if !batch.is_empty() {
-            cx.push(0, batch);
-        }
+    fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
+        push_split(batch, cx, |p, cx| self.passes(p.timestamp(), cx));
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        let mut b = cx.pull(0, max);
-        self.split(&mut b, cx);
-        b
+        pull_split(max, cx, |p, cx| self.passes(p.timestamp(), cx))
     }
 
     fn handler_table(&self) -> Handlers {

@@ -18,8 +18,10 @@
 //! Example: `TimedSource(1s, "hello", LIMIT 3, STOP true) -> Print(t) -> Discard`
 
 use sluice_core::Timestamp;
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Packet, Table};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Packet, Table};
 use sluice_lang::args::{unquote_bytes, Args, Data, FromArg, Seconds};
+
+use super::util::{Sender, SenderTable, Sending};
 
 /// The TimedSource element.
 pub struct TimedSource {
@@ -27,8 +29,7 @@ pub struct TimedSource {
     data: Vec<u8>,
     limit: i64,
     stop: bool,
-    active: bool,
-    count: u64,
+    sending: Sending,
 }
 
 impl Default for TimedSource {
@@ -38,23 +39,31 @@ impl Default for TimedSource {
             data: b"Sluice TimedSource packet".to_vec(),
             limit: -1,
             stop: false,
-            active: true,
-            count: 0,
+            sending: Sending::default(),
         }
     }
 }
 
 impl TimedSource {
     fn done(&self) -> bool {
-        self.limit >= 0 && self.count >= self.limit as u64
+        self.limit >= 0 && self.sending.count >= self.limit as u64
+    }
+}
+
+impl Sender for TimedSource {
+    fn sending(&self) -> &Sending {
+        &self.sending
     }
 
-    /// After a handler write: starts the timer again if packets remain to be sent.
-    fn wake(&self, cx: &mut Cx) -> Result<(), String> {
+    fn sending_mut(&mut self) -> &mut Sending {
+        &mut self.sending
+    }
+
+    /// Starts the timer again if packets remain to be sent.
+    fn wake(&self, cx: &mut Cx) {
         if !self.done() && !cx.timer_scheduled(0) {
             cx.schedule_after(0, self.interval);
         }
-        Ok(())
     }
 }
 
@@ -68,7 +77,7 @@ impl Element for TimedSource {
         }
         args.read_into("LIMIT", &mut self.limit)?;
         args.read_into("STOP", &mut self.stop)?;
-        args.read_into("ACTIVE", &mut self.active)?;
+        args.read_into("ACTIVE", &mut self.sending.active)?;
         if self.interval.0 <= 0 {
             args.error("INTERVAL: must be positive");
             return Err(());
@@ -90,11 +99,10 @@ impl Element for TimedSource {
         if self.done() {
             return;
         }
-        if self.active {
+        if self.sending.active {
             let mut p = Packet::from_bytes(&self.data);
             p.set_timestamp(cx.now());
-            self.count += 1;
-            cx.push_one(0, p);
+            self.sending.send(Batch::one(p), cx);
         }
         if self.done() {
             if self.stop {
@@ -108,15 +116,13 @@ impl Element for TimedSource {
 
     fn handler_table(&self) -> Handlers {
         Table::<Self>::new()
-            .read("count", |e| e.count)
-            .write("reset", |e, _, cx| {
-                e.count = 0;
-                e.wake(cx)
-            })
+            .count_handler()
+            .reset_handler()
             .read("data", |e| String::from_utf8_lossy(&e.data).into_owned())
             .write("data", |e, v, cx| {
                 e.data = unquote_bytes(v.trim());
-                e.wake(cx)
+                e.wake(cx);
+                Ok(())
             })
             .read("interval", |e| e.interval)
             .write("interval", |e, v, cx| {
@@ -126,18 +132,16 @@ impl Element for TimedSource {
                     return Err("interval: must be positive".into());
                 }
                 e.interval = Timestamp::from_secs_f64(s);
-                e.wake(cx)
+                e.wake(cx);
+                Ok(())
             })
             .read("limit", |e| e.limit)
             .write("limit", |e, v, cx| {
                 e.limit = i64::from_arg(v.trim()).map_err(|m| format!("limit: {m}"))?;
-                e.wake(cx)
+                e.wake(cx);
+                Ok(())
             })
-            .read("active", |e| e.active)
-            .write("active", |e, v, cx| {
-                e.active = bool::from_arg(v.trim())?;
-                e.wake(cx)
-            })
+            .active_handler()
             .into()
     }
 }

@@ -15,14 +15,15 @@
 
 use sluice_core::BATCH_MAX;
 use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, PullNotes, Table};
-use sluice_lang::args::{Args, FromArg};
+use sluice_lang::args::Args;
+
+use super::util::{Sender, SenderTable, Sending};
 
 /// The Unqueue element.
 pub struct Unqueue {
     burst: usize,
-    active: bool,
+    sending: Sending,
     limit: i64,
-    count: u64,
     notifiers: PullNotes,
 }
 
@@ -30,21 +31,20 @@ impl Default for Unqueue {
     fn default() -> Unqueue {
         Unqueue {
             burst: BATCH_MAX,
-            active: true,
+            sending: Sending::default(),
             limit: -1,
-            count: 0,
             notifiers: PullNotes::default(),
         }
     }
 }
 
-impl Unqueue {
-    /// After a handler write: runs the task, which may pull now.
-    fn wake(&self, cx: &mut Cx) -> Result<(), String> {
-        if self.active {
-            cx.reschedule();
-        }
-        Ok(())
+impl Sender for Unqueue {
+    fn sending(&self) -> &Sending {
+        &self.sending
+    }
+
+    fn sending_mut(&mut self) -> &mut Sending {
+        &mut self.sending
     }
 }
 
@@ -54,60 +54,50 @@ impl Element for Unqueue {
             .read_p("BURST")?
             .unwrap_or(self.burst)
             .clamp(1, BATCH_MAX);
-        self.active = args.read_p("ACTIVE")?.unwrap_or(self.active);
+        self.sending.active = args.read_p("ACTIVE")?.unwrap_or(self.sending.active);
         args.read_into("LIMIT", &mut self.limit)
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
-        self.notifiers = cx.add_pull_task(0, self.active);
+        self.notifiers = cx.add_pull_task(0, self.sending.active);
         Ok(())
     }
 
     fn run_task(&mut self, cx: &mut Cx) -> bool {
-        if !self.active {
+        if !self.sending.active {
             return false;
         }
         let mut max = self.burst;
         if self.limit >= 0 {
-            max = max.min((self.limit as u64).saturating_sub(self.count) as usize);
+            max = max.min((self.limit as u64).saturating_sub(self.sending.count) as usize);
             if max == 0 {
                 return false;
             }
         }
-        let b = cx.pull(0, max);
-        let got = !b.is_empty();
-        self.count += b.len() as u64;
-        if got {
-            cx.push(0, b);
-        }
+        let got = self.sending.send(cx.pull(0, max), cx);
         cx.reschedule_pull(&self.notifiers, got);
         got
     }
 
     fn handler_table(&self) -> Handlers {
         Table::<Self>::new()
-            .read("count", |e| e.count)
-            .write("reset", |e, _, cx| {
-                e.count = 0;
-                e.wake(cx)
-            })
-            .read("active", |e| e.active)
-            .write("active", |e, v, cx| {
-                e.active = bool::from_arg(v.trim())?;
-                e.wake(cx)
-            })
+            .count_handler()
+            .reset_handler()
+            .active_handler()
             .read("burst", |e| e.burst)
             .write("burst", |e, v, cx| {
                 let b = v.trim().parse::<usize>();
                 e.burst = b
                     .map_err(|_| "burst: expected unsigned integer")?
                     .clamp(1, BATCH_MAX);
-                e.wake(cx)
+                e.wake(cx);
+                Ok(())
             })
             .read("limit", |e| e.limit)
             .write("limit", |e, v, cx| {
                 e.limit = v.trim().parse().map_err(|_| "limit: expected integer")?;
-                e.wake(cx)
+                e.wake(cx);
+                Ok(())
             })
             .into()
     }

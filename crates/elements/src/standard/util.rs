@@ -1,5 +1,7 @@
 //! Helpers shared by the standard elements: token buckets, per-port batching, annotation
-//! bytes, the part of InfiniteSource and RatedSource they share. (Not an element.)
+//! bytes, the part of InfiniteSource and RatedSource they share, the part of Unqueue,
+//! RatedUnqueue and TimedSource they share, and the split of CheckPaint and TimeFilter.
+//! (Not an element.)
 
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -524,6 +526,132 @@ impl SourceCore {
             })
             .setting()
     }
+}
+
+/// What the elements that send packets while ACTIVE share (Unqueue, RatedUnqueue,
+/// TimedSource): ACTIVE and the count of packets sent, with the handlers of [`SenderTable`].
+pub(crate) struct Sending {
+    /// Whether the element sends.
+    pub(crate) active: bool,
+    /// Packets sent.
+    pub(crate) count: u64,
+}
+
+impl Sending {
+    /// Counts the packets of `b` as sent and pushes them out of output 0; true if there were
+    /// any (an empty batch is not pushed).
+    pub(crate) fn send(&mut self, b: Batch, cx: &mut Cx) -> bool {
+        let got = !b.is_empty();
+        self.count += b.len() as u64;
+        if got {
+            cx.push(0, b);
+        }
+        got
+    }
+}
+
+impl Default for Sending {
+    fn default() -> Sending {
+        Sending {
+            active: true,
+            count: 0,
+        }
+    }
+}
+
+/// An element built on [`Sending`], for the handlers of [`SenderTable`].
+pub(crate) trait Sender: Any {
+    /// The shared part.
+    fn sending(&self) -> &Sending;
+    /// The shared part, to change.
+    fn sending_mut(&mut self) -> &mut Sending;
+    /// Starts sending again if the element may, after a handler write (or RatedUnqueue's
+    /// timer). Default: runs the task if ACTIVE (Unqueue's and RatedUnqueue's, whose task may
+    /// pull now).
+    fn wake(&self, cx: &mut Cx) {
+        if self.sending().active {
+            cx.reschedule();
+        }
+    }
+    /// Zeroes what the element counts besides the packets sent, at a `reset`
+    /// (BandwidthRatedUnqueue's bytes). Default: nothing.
+    fn zero_other_counts(&mut self) {}
+}
+
+/// The handlers of a [`Sender`], each added where the element's table lists it.
+pub(crate) trait SenderTable {
+    /// `count` (r): packets sent.
+    fn count_handler(self) -> Self;
+    /// `reset` (w): zeroes the counts, then wakes the element.
+    fn reset_handler(self) -> Self;
+    /// `active` (rw): a write wakes the element.
+    fn active_handler(self) -> Self;
+}
+
+impl<E: Sender> SenderTable for Table<E> {
+    fn count_handler(self) -> Self {
+        self.read("count", |e| e.sending().count)
+    }
+
+    fn reset_handler(self) -> Self {
+        self.write("reset", |e, _, cx| {
+            e.sending_mut().count = 0;
+            e.zero_other_counts();
+            e.wake(cx);
+            Ok(())
+        })
+    }
+
+    fn active_handler(self) -> Self {
+        self.read("active", |e| e.sending().active)
+            .write("active", |e, v, cx| {
+                e.sending_mut().active = bool::from_arg(v.trim())?;
+                e.wake(cx);
+                Ok(())
+            })
+    }
+}
+
+/// Keeps the packets of `b` that `keep` accepts and pushes the others out of output 1
+/// (dropped by the router when it is not connected), order kept in both.
+fn split_batch(b: &mut Batch, cx: &mut Cx, mut keep: impl FnMut(&Packet, &mut Cx) -> bool) {
+    let mut other = Batch::new();
+    b.filter_map(|p| {
+        if keep(&p, cx) {
+            return Some(p);
+        }
+        let _ = other.push(p);
+        None
+    });
+    if !other.is_empty() {
+        cx.push(1, other);
+    }
+}
+
+/// Push path of an element that passes the packets `keep` accepts to output 0 and the others
+/// to output 1 (CheckPaint, TimeFilter): `keep` sees every packet first, then the others
+/// leave by output 1, then the kept ones by output 0.
+pub(crate) fn push_split(
+    mut batch: Batch,
+    cx: &mut Cx,
+    keep: impl FnMut(&Packet, &mut Cx) -> bool,
+) {
+    split_batch(&mut batch, cx, keep);
+    if !batch.is_empty() {
+        cx.push(0, batch);
+    }
+}
+
+/// Pull path of the same elements: pulls up to `max` packets from input 0, pushes those
+/// `keep` refuses out of output 1 and returns the others.
+pub(crate) fn pull_split(
+    max: usize,
+    cx: &mut Cx,
+    keep: impl FnMut(&Packet, &mut Cx) -> bool,
+) -> Batch {
+    let mut b = cx.pull(0, max);
+    split_batch(&mut b, cx, keep);
+    b
 }
 
 /// A one-byte annotation named by Click's `ANNO` argument: `PAINT` (the paint annotation, the
