@@ -455,6 +455,9 @@ pub fn unparse_ip_opt(w: &mut String, o: &[u8]) {
                 }
                 let flag = opt[3] & 15;
                 let size = if (1..=3).contains(&flag) { 8 } else { 4 };
+                // Bytes an entry reads: an address and a timestamp unless the flag is 0. (For
+                // flags above 3, Click's loop reads past the option; here the entries stop.)
+                let entry = if flag == 0 { 4 } else { 8 };
                 w.push_str("ts");
                 match flag {
                     0 => {}
@@ -468,7 +471,7 @@ pub fn unparse_ip_opt(w: &mut String, o: &[u8]) {
                 let ptr = opt[2] as usize - 1;
                 let mut s = "";
                 let mut k = 4;
-                while k + size <= len {
+                while k + entry <= len {
                     if k == ptr {
                         if flag != 3 {
                             break;
@@ -1404,6 +1407,39 @@ mod tests {
         assert_eq!(parse_flags("SA"), Some(0x12));
         assert_eq!(parse_flags("."), Some(0));
         assert_eq!(parse_ts("1.00002"), Some(Timestamp::from_parts(1, 20_000)));
+    }
+
+    #[test]
+    fn any_option_bytes_unparse_without_panic() {
+        // Every timestamp flag (Click reads past the option for flags above 3), every pointer
+        // and length, and a pseudo-random sweep of other option bytes.
+        let mut w = String::new();
+        for flag in 0..=255u8 {
+            for len in 4..=14u8 {
+                for ptr in 0..=15u8 {
+                    let mut o = vec![68, len, ptr, flag];
+                    o.resize(len as usize, 0x5a);
+                    w.clear();
+                    unparse_ip_opt(&mut w, &o);
+                    assert!(!w.is_empty());
+                }
+            }
+        }
+        let mut x = 0x2545_f491_u32;
+        for _ in 0..200_000 {
+            let o: Vec<u8> = (0..(x % 40) as usize)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    [7, 68, 131, 137, 1, 0, 2, 3, 4, 8, 12, (x >> 8) as u8][(x % 12) as usize]
+                })
+                .collect();
+            w.clear();
+            unparse_ip_opt(&mut w, &o);
+            w.clear();
+            unparse_tcp_opt(&mut w, &o);
+        }
     }
 
     #[test]
