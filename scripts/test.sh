@@ -16,12 +16,12 @@ step() {
 bash scripts/setup.sh || { echo "setup failed"; exit 1; }
 
 step "cargo fmt" cargo fmt --all -- --check
-step "cargo clippy" cargo clippy --release --workspace --all-targets -q -- -D warnings
-step "cargo test" cargo test --release --workspace -q
+step "cargo clippy" cargo clippy --profile tests --workspace --all-targets -q -- -D warnings
+step "cargo test" cargo test --profile tests --workspace -q
 # Model-checks the lock-free rings with loom (crates/core/src/ring/loom_tests.rs); its own
 # target dir, since `--cfg loom` rebuilds everything.
 step "loom (rings)" env RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-  cargo test --release -q -p sluice-core --lib ring::loom_tests
+  cargo test --profile tests -q -p sluice-core --lib ring::loom_tests
 step "cargo build" cargo build --release -q -p sluice-cli
 step "e2e (scapy)" env SLUICE_SKIP_BUILD=1 .venv/bin/python -m pytest -q tests/e2e
 step "hostile input" env SLUICE_SKIP_BUILD=1 .venv/bin/python -m pytest -q tests/hostile

@@ -1,7 +1,7 @@
 //! Loom models of the rings: every interleaving of a few threads (up to a preemption bound)
 //! and every value the memory model lets each atomic load return, with loom's checks that
 //! no slot is read and written at once. Run with
-//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p sluice-core --lib ring::loom_tests`.
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --profile tests -p sluice-core --lib ring::loom_tests`.
 //!
 //! [`Ring`] takes any number of producers and consumers, so it is checked with one of each
 //! and with two on one side; [`SpscRing`] with one producer and one consumer, and with two
