@@ -385,9 +385,16 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
     /// (RFC 1624). Returns the new TTL.
     #[inline]
     pub fn decrement_ttl(&mut self) -> u8 {
-        let ttl = self.ttl().saturating_sub(1);
-        self.rewrite_word(field::TTL, |p| p.set_ttl(ttl));
-        ttl
+        let ttl = self.ttl();
+        if ttl == 0 {
+            return 0;
+        }
+        self.set_ttl(ttl - 1);
+        // The 16-bit word holding the TTL dropped by 0x0100: RFC 1624's update adds its
+        // ones'-complement negation, 0xFEFF, to the complemented checksum (one carry at most).
+        let sum = (!self.checksum()) as u32 + 0xfeff;
+        self.set_checksum(!((sum + (sum >> 16)) as u16));
+        ttl - 1
     }
 
     /// Sets the TOS byte, updating the checksum incrementally.
@@ -690,6 +697,31 @@ impl<'a> Iterator for Ipv4Options<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ttl_decrement_matches_the_general_incremental_update() {
+        let mut b = [0u8; 20];
+        b[0] = 0x45;
+        for ttl in [1u8, 2, 64, 128, 255] {
+            for proto in [0u8, 6, 17, 255] {
+                for hc in 0..=0xffffu16 {
+                    b[8] = ttl;
+                    b[9] = proto;
+                    b[10..12].copy_from_slice(&hc.to_be_bytes());
+                    let old = u16::from_be_bytes([ttl, proto]);
+                    let new = u16::from_be_bytes([ttl - 1, proto]);
+                    let want = checksum::update16(hc, old, new);
+                    let mut p = Ipv4Packet::new_unchecked(&mut b[..]);
+                    assert_eq!(p.decrement_ttl(), ttl - 1);
+                    assert_eq!(
+                        p.checksum(),
+                        want,
+                        "ttl {ttl} proto {proto} checksum {hc:#x}"
+                    );
+                }
+            }
+        }
+    }
 
     // 192.168.0.1 -> 192.168.0.199, UDP, total length 0x73 (header + 95 bytes).
     const HDR: [u8; 20] = [

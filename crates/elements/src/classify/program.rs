@@ -215,9 +215,73 @@ pub struct Program {
     start: Next,
     /// Some test reads the MAC header.
     mac: bool,
-    /// When every test reads from the network header: the bytes that make every test's word
-    /// fully present (the safe length), for the check-free path of [`Program::classify`].
-    safe_len: Option<usize>,
+    /// When every test reads from the network header: the check-free form, for packets
+    /// that hold every test's word.
+    safe: Option<SafePath>,
+}
+
+/// Edge codes of a [`SafePath`] at and above this one are outputs (`SAFE_OUT + port`).
+const SAFE_OUT: u32 = 1 << 31;
+/// The edge code for a drop.
+const SAFE_DROP: u32 = u32::MAX;
+
+/// The check-free form of a program whose tests all read the network header: each step's
+/// edges are single codes (a step index, `SAFE_OUT + port` or `SAFE_DROP`), chosen by the
+/// test's outcome without a branch on the edge's kind.
+#[derive(Clone, Debug)]
+struct SafePath {
+    /// The safe length: bytes that make every test's word fully present.
+    len: usize,
+    steps: Vec<SafeStep>,
+    start: u32,
+}
+
+/// A step of a [`SafePath`]: the test, and the edges for "fails" and "holds".
+#[derive(Clone, Copy, Debug)]
+struct SafeStep {
+    test: Test,
+    next: [u32; 2],
+}
+
+impl SafePath {
+    /// The check-free form of `p`, if all its tests read the network header.
+    fn of(p: &Program) -> Option<SafePath> {
+        let len = p.insns.iter().try_fold(0, |len, i| {
+            let end = (i.test.off as usize + 4).max(i.need as usize);
+            (i.test.base == Base::Net).then_some(len.max(end))
+        })?;
+        let code = |n: Next| match n {
+            Next::Insn(j) => j,
+            Next::Out(o) => SAFE_OUT + o,
+            Next::Drop => SAFE_DROP,
+        };
+        let steps = p
+            .insns
+            .iter()
+            .map(|i| SafeStep {
+                test: i.test,
+                next: [code(i.no), code(i.yes)],
+            })
+            .collect();
+        Some(SafePath {
+            len,
+            steps,
+            start: code(p.start),
+        })
+    }
+
+    /// Classifies `net`, which holds at least `len` bytes.
+    #[inline]
+    fn classify(&self, net: &[u8]) -> Option<u32> {
+        let mut n = self.start;
+        while n < SAFE_OUT {
+            let st = &self.steps[n as usize];
+            let off = st.test.off as usize;
+            let w = u32::from_be_bytes(net[off..off + 4].try_into().expect("4 bytes"));
+            n = st.next[st.test.holds(w) as usize];
+        }
+        (n != SAFE_DROP).then(|| n - SAFE_OUT)
+    }
 }
 
 impl Default for Program {
@@ -226,7 +290,7 @@ impl Default for Program {
             insns: Vec::new(),
             start: Next::Drop,
             mac: false,
-            safe_len: Some(0),
+            safe: None,
         }
     }
 }
@@ -246,10 +310,7 @@ impl Program {
         p.start = next;
         p.optimize();
         p.mac = p.insns.iter().any(|i| i.test.base == Base::Mac);
-        p.safe_len = p.insns.iter().try_fold(0, |len, i| {
-            let end = (i.test.off as usize + 4).max(i.need as usize);
-            (i.test.base == Base::Net).then_some(len.max(end))
-        });
+        p.safe = SafePath::of(&p);
         p
     }
 
@@ -462,8 +523,8 @@ impl Program {
     /// `None` for a drop.
     #[inline]
     pub fn classify(&self, net: &[u8]) -> Option<u32> {
-        match self.safe_len {
-            Some(len) if net.len() >= len => self.classify_safe(net),
+        match &self.safe {
+            Some(safe) if net.len() >= safe.len => safe.classify(net),
             _ => self.classify_with_mac(net, &[]),
         }
     }
@@ -483,18 +544,6 @@ impl Program {
                 }
             }
         }
-    }
-
-    /// [`Program::classify`] for bytes that hold every test's word (at least the safe
-    /// length, all tests on the network header): no length checks.
-    #[inline]
-    fn classify_safe(&self, net: &[u8]) -> Option<u32> {
-        self.walk(|ins| {
-            let off = ins.test.off as usize;
-            ins.test.holds(u32::from_be_bytes(
-                net[off..off + 4].try_into().expect("4 bytes"),
-            ))
-        })
     }
 
     /// Like [`Program::classify`], with the bytes that MAC-header tests read: two bytes, then
@@ -652,7 +701,7 @@ mod tests {
             (Expr::not(t(14, 0xf000_0000, 0x4000_0000)), Some(2)),
         ];
         let p = Program::compile(&rules);
-        assert_eq!(p.safe_len, Some(34));
+        assert_eq!(p.safe.as_ref().map(|s| s.len), Some(34));
         let mut pkt = [0u8; 40];
         for seed in 0u32..5_000 {
             for (i, b) in pkt.iter_mut().enumerate() {
