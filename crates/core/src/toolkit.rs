@@ -55,6 +55,25 @@ pub fn push_sorted(mut batch: Batch, cx: &mut Cx, mut f: impl FnMut(Packet, &mut
     }
 }
 
+/// [`push_sorted`] for an element that leaves most packets as they are: when `passes` holds
+/// for every packet of `batch` (each would get `Verdict::Out(0, p)` unchanged from `f`), the
+/// batch goes on to output 0 as it came, without a verdict per packet.
+#[inline]
+pub fn push_sorted_or_pass(
+    batch: Batch,
+    cx: &mut Cx,
+    passes: impl Fn(&Packet) -> bool,
+    f: impl FnMut(Packet, &mut Cx) -> Verdict,
+) {
+    if batch.iter().all(passes) {
+        if !batch.is_empty() {
+            cx.push(0, batch);
+        }
+    } else {
+        push_sorted(batch, cx, f);
+    }
+}
+
 /// Pull path for the same elements: pulls up to `max` packets from input 0, returns those for
 /// output 0 and pushes the others out of their ports.
 pub fn pull_sorted(

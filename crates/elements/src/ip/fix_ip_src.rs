@@ -19,8 +19,9 @@
 
 use std::net::Ipv4Addr;
 
-use sluice_core::Table;
-use sluice_core::{drop_reasons, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, Packet};
+use sluice_core::toolkit::push_sorted_or_pass;
+use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
+use sluice_core::{Packet, Table};
 use sluice_lang::args::Args;
 use sluice_wire::Ipv4Packet;
 
@@ -42,6 +43,12 @@ impl Element for FixIPSrc {
     fn configure(&mut self, args: &mut Args, _cx: &mut ConfigCx) -> Result<(), ()> {
         self.addr = args.read_mp::<Ipv4Addr>("IPADDR")?;
         Ok(())
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
+        // Packets without the annotation pass untouched.
+        let plain = |p: &Packet| !p.anno().fix_ip_src;
+        push_sorted_or_pass(batch, cx, plain, |p, cx| self.action(p, cx));
     }
 
     fn simple_action(&mut self, mut p: Packet, _cx: &mut Cx) -> Option<Packet> {

@@ -41,7 +41,7 @@
 
 use std::net::Ipv4Addr;
 
-use sluice_core::toolkit::{pull_sorted, push_sorted, Verdict};
+use sluice_core::toolkit::{pull_sorted, push_sorted_or_pass, Verdict};
 use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
 use sluice_core::{Packet, Table, Timestamp};
 use sluice_lang::args::Args;
@@ -217,7 +217,12 @@ impl Element for IPGWOptions {
     }
 
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
-        push_sorted(batch, cx, |p, cx| self.action(p, cx));
+        // A header without options passes untouched.
+        let plain = |p: &Packet| {
+            let off = ip_offset(p);
+            p.data().get(off) == Some(&0x45) && off + 20 <= p.len()
+        };
+        push_sorted_or_pass(batch, cx, plain, |p, cx| self.action(p, cx));
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
