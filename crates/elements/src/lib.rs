@@ -11,6 +11,7 @@ pub mod icmp;
 pub mod io;
 pub mod ip;
 pub mod lookup;
+pub mod nat;
 pub mod script;
 pub mod standard;
 pub mod tcpudp;
@@ -36,6 +37,7 @@ pub fn library() -> Library {
         icmp::CLASSES,
         tcpudp::CLASSES,
         threads::CLASSES,
+        nat::CLASSES,
     ] {
         lib.add(family);
     }

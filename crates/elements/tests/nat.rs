@@ -1,0 +1,341 @@
+//! Behaviour tests of the address and port translators (nat/): IPRewriter, TCPRewriter,
+//! UDPRewriter, IPAddrRewriter, IPAddrPairRewriter and IPRewriterPatterns, through real
+//! configurations. Checksums of rewritten packets are verified by full recomputation.
+
+use std::net::Ipv4Addr;
+
+use sluice_core::{Packet, Router};
+use sluice_testkit::{config_error, drops, inject, read, router, taken, Kit};
+use sluice_wire::checksum::{checksum, fold, pseudo_header_v4, sum16};
+use sluice_wire::{Ipv4Packet, TcpPacket, UdpPacket};
+
+const INSIDE: [u8; 4] = [198, 19, 0, 2];
+const SERVER: [u8; 4] = [198, 19, 1, 1];
+const PUBLIC: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
+
+/// An IPv4 packet with protocol `proto` carrying `transport` (whose checksum at `csum`, if
+/// any, is filled over the pseudo-header).
+fn ip(
+    src: [u8; 4],
+    dst: [u8; 4],
+    proto: u8,
+    mut transport: Vec<u8>,
+    csum: Option<usize>,
+) -> Packet {
+    if let Some(at) = csum {
+        let s = pseudo_header_v4(src.into(), dst.into(), proto, transport.len() as u16)
+            + sum16(&transport);
+        let c = !fold(s);
+        transport[at..at + 2].copy_from_slice(&c.to_be_bytes());
+    }
+    let total = 20 + transport.len();
+    let mut v = vec![0x45, 0];
+    v.extend_from_slice(&(total as u16).to_be_bytes());
+    v.extend_from_slice(&[0, 1, 0, 0, 64, proto, 0, 0]);
+    v.extend_from_slice(&src);
+    v.extend_from_slice(&dst);
+    let c = checksum(&v);
+    v[10..12].copy_from_slice(&c.to_be_bytes());
+    v.extend_from_slice(&transport);
+    Packet::from_bytes(&v)
+}
+
+/// A TCP packet with flags `flags` and `payload`.
+fn tcp(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, flags: u8, payload: &[u8]) -> Packet {
+    let mut t = Vec::new();
+    t.extend_from_slice(&sport.to_be_bytes());
+    t.extend_from_slice(&dport.to_be_bytes());
+    t.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, flags, 0x20, 0, 0, 0, 0, 0]);
+    t.extend_from_slice(payload);
+    ip(src, dst, 6, t, Some(16))
+}
+
+/// A UDP packet; `with_sum` false leaves its checksum 0 (none).
+fn udp(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, with_sum: bool) -> Packet {
+    let mut t = Vec::new();
+    t.extend_from_slice(&sport.to_be_bytes());
+    t.extend_from_slice(&dport.to_be_bytes());
+    t.extend_from_slice(&12u16.to_be_bytes());
+    t.extend_from_slice(&[0, 0, 1, 2, 3, 4]);
+    ip(src, dst, 17, t, with_sum.then_some(6))
+}
+
+/// Source, source port, destination, destination port of a TCP or UDP packet, after
+/// checking its IP and transport checksums by full recomputation.
+fn flow_checked(p: &Packet) -> (Ipv4Addr, u16, Ipv4Addr, u16) {
+    let ip = Ipv4Packet::new_checked(p.data()).unwrap();
+    assert_eq!(checksum(&p.data()[..20]), 0, "IP checksum");
+    let (src, dst) = (ip.src(), ip.dst());
+    let t = ip.payload();
+    match ip.protocol() {
+        6 => {
+            let tp = TcpPacket::new_checked(t).unwrap();
+            assert!(tp.verify_checksum_v4(src, dst), "TCP checksum");
+            (src, tp.src_port(), dst, tp.dst_port())
+        }
+        17 => {
+            let up = UdpPacket::new_checked(t).unwrap();
+            if up.checksum() != 0 {
+                assert!(up.verify_checksum_v4(src, dst), "UDP checksum");
+            }
+            (src, up.src_port(), dst, up.dst_port())
+        }
+        p => panic!("protocol {p}"),
+    }
+}
+
+/// Every injected packet left or was counted as a drop.
+fn assert_conserved(r: &mut Router, injected: u64, out: u64) {
+    assert_eq!(injected, out + drops(r), "{}", read(r, "rw.drop_details"));
+}
+
+const NAPT: &str = "i0 :: TestInject -> [0]rw[0] -> o0 :: TestCapture;
+    i1 :: TestInject -> [1]rw[1] -> o1 :: TestCapture;";
+
+fn napt(class: &str, pattern: &str, keywords: &str) -> Router {
+    router(&format!(
+        "rw :: {class}(pattern {pattern} 0 1, drop{keywords}); {NAPT}"
+    ))
+}
+
+#[test]
+fn forward_and_reply_flows_are_rewritten_with_valid_checksums() {
+    let mut r = napt("IPRewriter", "198.18.0.1 1024-65535# - -", "");
+    inject(&mut r, "i0", tcp(INSIDE, 5000, SERVER, 80, 0x02, b""));
+    inject(&mut r, "i0", tcp(INSIDE, 5000, SERVER, 80, 0x10, b"hello"));
+    inject(&mut r, "i0", udp(INSIDE, 5000, SERVER, 53, true));
+    let out = taken(&mut r, "o0");
+    assert_eq!(out.len(), 3);
+    let public = (PUBLIC, 1024, Ipv4Addr::from(SERVER), 80);
+    assert_eq!(flow_checked(&out[0]), public);
+    assert_eq!(flow_checked(&out[1]), public);
+    // UDP has its own map: the next port of the range.
+    assert_eq!(flow_checked(&out[2]), (PUBLIC, 1025, SERVER.into(), 53));
+    assert_eq!(out[0].dst_ip_anno(), Ipv4Addr::from(SERVER));
+
+    // Replies arrive on input 1 and are restored, to output 1.
+    inject(
+        &mut r,
+        "i1",
+        tcp(SERVER, 80, PUBLIC.octets(), 1024, 0x12, b"world"),
+    );
+    inject(&mut r, "i1", udp(SERVER, 53, PUBLIC.octets(), 1025, true));
+    let back = taken(&mut r, "o1");
+    assert_eq!(back.len(), 2);
+    assert_eq!(
+        flow_checked(&back[0]),
+        (SERVER.into(), 80, INSIDE.into(), 5000)
+    );
+    assert_eq!(
+        flow_checked(&back[1]),
+        (SERVER.into(), 53, INSIDE.into(), 5000)
+    );
+    assert_eq!(back[0].dst_ip_anno(), Ipv4Addr::from(INSIDE));
+
+    // A reply to no flow meets input 1's `drop`.
+    inject(
+        &mut r,
+        "i1",
+        tcp(SERVER, 80, PUBLIC.octets(), 2000, 0x10, b""),
+    );
+    assert_eq!(read(&mut r, "rw.table_size"), "2");
+    assert_eq!(read(&mut r, "rw.size"), "2");
+    assert!(read(&mut r, "rw.drop_details").contains("1 dropped by input spec"));
+    let table = read(&mut r, "rw.tcp_table");
+    assert!(
+        table.contains("(198.19.0.2, 5000, 198.19.1.1, 80) => (198.18.0.1, 1024, 198.19.1.1, 80) [*0 1] i0 exp"),
+        "{table}"
+    );
+    assert!(
+        table.contains("(198.19.1.1, 80, 198.18.0.1, 1024) => (198.19.1.1, 80, 198.19.0.2, 5000) [0 *1] i0 exp"),
+        "{table}"
+    );
+    assert_eq!(
+        read(&mut r, "rw.patterns"),
+        "198.18.0.1 1024-65535 - - [2]\n<drop>"
+    );
+    let mut lookup = r
+        .read_path_param("rw.tcp_lookup", Some("198.19.0.2 5000 198.19.1.1 80"))
+        .unwrap();
+    assert_eq!(lookup.trim(), "198.18.0.1 1024 198.19.1.1 80");
+    lookup = r
+        .read_path_param("rw.tcp_lookup", Some("198.19.0.9 1 198.19.1.1 80"))
+        .unwrap();
+    assert_eq!(lookup.trim(), "");
+    assert_conserved(&mut r, 6, 5);
+}
+
+#[test]
+fn exhausted_port_range_is_a_counted_mapping_failure() {
+    let mut r = napt("TCPRewriter", "198.18.0.1 1024-1025# - -", "");
+    for sport in [1, 2, 3, 2] {
+        inject(&mut r, "i0", tcp(INSIDE, sport, SERVER, 80, 0x02, b""));
+    }
+    let out = taken(&mut r, "o0");
+    let ports: Vec<u16> = out.iter().map(|p| flow_checked(p).1).collect();
+    assert_eq!(ports, [1024, 1025, 1025]);
+    assert_eq!(read(&mut r, "rw.mapping_failures"), "1");
+    assert!(read(&mut r, "rw.drop_details").contains("1 no free port or address"));
+    assert_conserved(&mut r, 4, 3);
+}
+
+#[test]
+fn full_table_of_guaranteed_flows_refuses_new_ones() {
+    let mut r = napt(
+        "UDPRewriter",
+        "198.18.0.1 1024-65535# - -",
+        ", MAPPING_CAPACITY 2",
+    );
+    for sport in [1, 2, 3] {
+        inject(&mut r, "i0", udp(INSIDE, sport, SERVER, 53, true));
+    }
+    assert_eq!(taken(&mut r, "o0").len(), 2);
+    assert_eq!(read(&mut r, "rw.capacity"), "2");
+    assert_eq!(read(&mut r, "rw.mapping_failures"), "1");
+    assert!(read(&mut r, "rw.drop_details").contains("1 mapping table full"));
+    // Lowering the capacity removes flows.
+    r.write_path("rw.capacity", "1").unwrap();
+    assert_eq!(read(&mut r, "rw.size"), "1");
+    r.write_path("rw.clear", "").unwrap();
+    assert_eq!(read(&mut r, "rw.size"), "0");
+    assert_conserved(&mut r, 3, 2);
+}
+
+#[test]
+fn flows_expire_after_their_timeout_in_simulated_time() {
+    let mut r = Kit::sim().router(&format!(
+        "rw :: UDPRewriter(pattern 198.18.0.1 1024-65535# - - 0 1, drop,
+             TIMEOUT 2, GUARANTEE 0, REAP_INTERVAL 1);
+         {NAPT}
+         Script(wait 5, stop);"
+    ));
+    inject(&mut r, "i0", udp(INSIDE, 7, SERVER, 53, false));
+    assert_eq!(read(&mut r, "rw.table_size"), "1");
+    let udp_out = taken(&mut r, "o0");
+    // A missing UDP checksum stays missing.
+    assert_eq!(&udp_out[0].data()[26..28], &[0, 0]);
+    assert_eq!(flow_checked(&udp_out[0]), (PUBLIC, 1024, SERVER.into(), 53));
+    r.run_until_idle();
+    assert_eq!(read(&mut r, "rw.table_size"), "0");
+    inject(&mut r, "i1", udp(SERVER, 53, PUBLIC.octets(), 1024, false));
+    assert!(taken(&mut r, "o1").is_empty());
+    assert_conserved(&mut r, 2, 1);
+}
+
+#[test]
+fn pass_keep_and_unrewritable_packets() {
+    let mut r = router(
+        "rw :: IPRewriter(keep 0 1, pass 1); i0 :: TestInject -> [0]rw[0] -> o0 :: TestCapture;
+         i1 :: TestInject -> [1]rw[1] -> o1 :: TestCapture;",
+    );
+    let icmp = || ip(INSIDE, SERVER, 1, vec![8, 0, 0, 0, 0, 0, 0, 0], None);
+    inject(&mut r, "i0", icmp());
+    inject(&mut r, "i1", icmp());
+    inject(&mut r, "i0", tcp(INSIDE, 9, SERVER, 80, 0x02, b""));
+    inject(&mut r, "i0", Packet::from_bytes(&[0x45, 0, 0]));
+    let kept = taken(&mut r, "o0");
+    assert_eq!(kept.len(), 1);
+    assert_eq!(
+        flow_checked(&kept[0]),
+        (INSIDE.into(), 9, SERVER.into(), 80)
+    );
+    // The pass input's ICMP packet goes to its output unchanged.
+    assert_eq!(taken(&mut r, "o1").len(), 1);
+    let d = read(&mut r, "rw.drop_details");
+    assert!(d.contains("1 not rewritable"), "{d}");
+    assert!(d.contains("1 bad IP header"), "{d}");
+    assert_conserved(&mut r, 4, 2);
+}
+
+#[test]
+fn named_patterns_and_pattern_handlers() {
+    let mut r = router(&format!(
+        "IPRewriterPatterns(nat 198.18.0.1 2000-2001# - -);
+         rw :: IPRewriter(pattern nat 0 1, drop); {NAPT}"
+    ));
+    inject(&mut r, "i0", tcp(INSIDE, 1, SERVER, 80, 0x02, b""));
+    assert_eq!(flow_checked(&taken(&mut r, "o0")[0]).1, 2000);
+    assert_eq!(read(&mut r, "rw.pattern0"), "198.18.0.1 2000-2001 - - [1]");
+    r.write_path("rw.pattern0", "pattern 198.18.0.9 3000 - - 0 1")
+        .unwrap();
+    assert_eq!(read(&mut r, "rw.table_size"), "0");
+    inject(&mut r, "i0", tcp(INSIDE, 1, SERVER, 80, 0x02, b""));
+    let p = &taken(&mut r, "o0")[0];
+    assert_eq!(
+        flow_checked(p),
+        ([198, 18, 0, 9].into(), 3000, SERVER.into(), 80)
+    );
+    let e = config_error("rw :: IPRewriter(pattern nope 0 0); Idle -> rw -> Discard");
+    assert!(e.contains("no such pattern 'nope'"), "{e}");
+}
+
+#[test]
+fn bad_input_specs_are_reported_per_input() {
+    let e = config_error(
+        "rw :: IPRewriter(pattern 198.18.0.1 1x - - 0 1, pattern 198.18.0.1 0-255 - - 0 1,
+         pattern 198.18.0.1 456-19 - - 0 1, keep 0 2);
+         Idle -> [0]rw; Idle -> [1]rw; Idle -> [2]rw; Idle -> [3]rw; rw[0] -> Discard; rw[1] -> Discard;",
+    );
+    assert!(e.contains("input spec 0: bad source port"), "{e}");
+    assert!(!e.contains("input spec 1"), "{e}");
+    assert!(e.contains("input spec 2: bad source port"), "{e}");
+    assert!(e.contains("input spec 3: output port out of range"), "{e}");
+    let e = config_error("rw :: IPRewriter(drop, drop); Idle -> rw -> Discard");
+    assert!(e.contains("need 1 arguments, one per input port"), "{e}");
+}
+
+#[test]
+fn address_rewriters_rewrite_addresses_only() {
+    let mut r = napt("IPAddrRewriter", "198.18.0.1-198.18.0.2# -", "");
+    inject(&mut r, "i0", tcp(INSIDE, 5000, SERVER, 80, 0x02, b""));
+    inject(&mut r, "i0", udp([198, 19, 0, 3], 7, SERVER, 53, true));
+    let out = taken(&mut r, "o0");
+    assert_eq!(flow_checked(&out[0]), (PUBLIC, 5000, SERVER.into(), 80));
+    assert_eq!(
+        flow_checked(&out[1]),
+        ([198, 18, 0, 2].into(), 7, SERVER.into(), 53)
+    );
+    inject(
+        &mut r,
+        "i1",
+        tcp(SERVER, 80, [198, 18, 0, 2], 99, 0x10, b""),
+    );
+    let back = taken(&mut r, "o1");
+    assert_eq!(
+        flow_checked(&back[0]),
+        (SERVER.into(), 80, [198, 19, 0, 3].into(), 99)
+    );
+    assert!(read(&mut r, "rw.table").contains("198.19.0.2 => 198.18.0.1 [*0 1] i0 exp"));
+
+    let mut r = napt("IPAddrPairRewriter", "198.18.0.1 -", "");
+    inject(&mut r, "i0", udp(INSIDE, 7, SERVER, 53, true));
+    assert_eq!(
+        flow_checked(&taken(&mut r, "o0")[0]),
+        (PUBLIC, 7, SERVER.into(), 53)
+    );
+    inject(&mut r, "i1", udp(SERVER, 53, PUBLIC.octets(), 7, true));
+    assert_eq!(
+        flow_checked(&taken(&mut r, "o1")[0]),
+        (SERVER.into(), 53, INSIDE.into(), 7)
+    );
+    assert!(read(&mut r, "rw.table")
+        .contains("(198.19.0.2, 198.19.1.1) => (198.18.0.1, 198.19.1.1) [*0 1] i0 exp"));
+    assert_conserved(&mut r, 2, 2);
+}
+
+#[test]
+fn shared_capacity_spans_rewriters() {
+    let mut r = router(
+        "a :: TCPRewriter(pattern 198.18.0.1 1024-65535# - - 0 0, MAPPING_CAPACITY b, GUARANTEE 0);
+         b :: TCPRewriter(pattern 198.18.0.2 1024-65535# - - 0 0, MAPPING_CAPACITY 1, GUARANTEE 0);
+         ia :: TestInject -> a -> oa :: TestCapture; ib :: TestInject -> b -> ob :: TestCapture;",
+    );
+    inject(&mut r, "ia", tcp(INSIDE, 1, SERVER, 80, 0x02, b""));
+    inject(&mut r, "ib", tcp(INSIDE, 2, SERVER, 80, 0x02, b""));
+    assert_eq!(taken(&mut r, "oa").len(), 1);
+    assert_eq!(taken(&mut r, "ob").len(), 1);
+    // b's flow (expiring later) pushed a's out of the shared table.
+    assert_eq!(read(&mut r, "a.table_size"), "0");
+    assert_eq!(read(&mut r, "b.table_size"), "1");
+    assert_eq!(read(&mut r, "a.size"), "1");
+}
