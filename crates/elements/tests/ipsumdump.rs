@@ -284,6 +284,29 @@ fn payload_quoting_matches_click() {
     assert_eq!(out, [r#""a\$b\"\t\r\n\001\377 ~" 11"#]);
 }
 
+#[test]
+fn bare_payloads_directions_and_short_timestamps_read_as_click() {
+    // As Click's test/IPRewriter inputs write them: `.1` is 0.1 s, a payload may be a bare
+    // word, and `direction` reads and writes `>` and `<` (other paints as numbers).
+    let out = run(
+        "bare",
+        "FromIPSummaryDump(DIR/in, STOP true, PROTO 99)
+            -> ToIPSummaryDump(DIR/out, FIELDS timestamp payload direction paint)",
+        &[(
+            "in",
+            "!data timestamp payload direction\n.1 XXX >\n1.5 \"y z\" <\n2 w 7\n",
+        )],
+    );
+    assert_eq!(
+        out,
+        [
+            "0.100000 \"XXX\" > 0",
+            "1.500000 \"y z\" < 1",
+            "2.000000 \"w\" 7 7"
+        ]
+    );
+}
+
 /// Click's test/analysis/AggregateIPFlows-01: flow numbers in order of appearance, paint 1
 /// for replies (by port order for a host talking to itself), later fragments held until the
 /// `clear` handler gives them their first fragment's flow; ICMP goes to output 1.

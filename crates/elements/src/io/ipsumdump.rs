@@ -96,8 +96,10 @@ pub enum Field {
     PayloadMd5Hex,
     /// `count`.
     Count,
-    /// `paint`, `link`, `direction`.
+    /// `paint`, `link`: the paint annotation.
     Paint,
+    /// `direction`: the paint annotation, written `>` for 0 and `<` for 1.
+    Direction,
     /// `aggregate`.
     Aggregate,
     /// `wire_len`.
@@ -165,7 +167,7 @@ const NAMES: &[(&str, Field)] = &[
     ("packet_count", Field::Count),
     ("paint", Field::Paint),
     ("link", Field::Paint),
-    ("direction", Field::Paint),
+    ("direction", Field::Direction),
     ("aggregate", Field::Aggregate),
     ("agg", Field::Aggregate),
     ("wire_len", Field::WireLen),
@@ -744,6 +746,11 @@ pub fn unparse(w: &mut String, f: Field, p: &Packet) {
         }
         Field::Count => num(w, Some(1)),
         Field::Paint => num(w, Some(p.anno().paint as u64)),
+        Field::Direction => match p.anno().paint {
+            0 => w.push('>'),
+            1 => w.push('<'),
+            v => num(w, Some(v as u64)),
+        },
         Field::Aggregate => num(w, Some(p.anno().aggregate as u64)),
         Field::WireLen => num(w, Some(p.len() as u64 + extra_length(p) as u64)),
     }
@@ -844,7 +851,11 @@ pub fn parse_flowid(w: &[&str]) -> Option<FlowId> {
 
 fn parse_ts(s: &str) -> Option<Timestamp> {
     let (a, b) = s.split_once('.').unwrap_or((s, ""));
-    let sec: i64 = a.parse().ok()?;
+    // Click reads `.1` as 0.1 s.
+    let sec: i64 = match a {
+        "" if !b.is_empty() => 0,
+        _ => a.parse().ok()?,
+    };
     if !b.bytes().all(|c| c.is_ascii_digit()) {
         return None;
     }
@@ -854,11 +865,6 @@ fn parse_ts(s: &str) -> Option<Timestamp> {
         frac.push('0');
     }
     Some(Timestamp::from_parts(sec, frac.parse().ok()?))
-}
-
-fn unquote_c(s: &str) -> Option<Vec<u8>> {
-    let inner = s.strip_prefix('"')?.strip_suffix('"')?;
-    Some(sluice_lang::args::unquote_bytes(&format!("\"{inner}\"")))
 }
 
 /// Parses IP options in Click's notation (`.` for none).
@@ -1161,12 +1167,13 @@ impl Record {
             Field::IcmpFlowid => n(&mut self.icmp_flowid, s),
             Field::IcmpSeq => n(&mut self.icmp_seq, s),
             Field::IcmpNextMtu => n(&mut self.icmp_nextmtu, s),
-            Field::Payload => put(&mut self.payload, unquote_c(s)),
+            // A C-quoted string, or a bare word (Click's cp_string).
+            Field::Payload => put(&mut self.payload, Some(sluice_lang::args::unquote_bytes(s))),
             Field::PayloadLen => n(&mut self.payload_len, s),
             // Digests cannot rebuild a payload: read and ignored, as by Click.
             Field::PayloadMd5 | Field::PayloadMd5Hex => true,
             Field::Count => n(&mut self.count, s),
-            Field::Paint => put(
+            Field::Paint | Field::Direction => put(
                 &mut self.paint,
                 match s {
                     ">" | "L" => Some(0),
