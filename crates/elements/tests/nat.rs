@@ -1,6 +1,7 @@
 //! Behaviour tests of the address and port translators (nat/): IPRewriter, TCPRewriter,
-//! UDPRewriter, IPAddrRewriter, IPAddrPairRewriter and IPRewriterPatterns, through real
-//! configurations. Checksums of rewritten packets are verified by full recomputation.
+//! UDPRewriter, IPAddrRewriter, IPAddrPairRewriter, ICMPPingRewriter, ICMPRewriter,
+//! IPRewriterPatterns and the mappers, through real configurations. Checksums of rewritten
+//! packets are verified by full recomputation.
 
 use std::net::Ipv4Addr;
 
@@ -338,4 +339,239 @@ fn shared_capacity_spans_rewriters() {
     assert_eq!(read(&mut r, "a.table_size"), "0");
     assert_eq!(read(&mut r, "b.table_size"), "1");
     assert_eq!(read(&mut r, "a.size"), "1");
+}
+
+/// An ICMP echo (`echo`) or echo reply with identifier `ident`, sequence 1 and a payload.
+fn ping(src: [u8; 4], dst: [u8; 4], echo: bool, ident: u16) -> Packet {
+    let mut m = vec![if echo { 8 } else { 0 }, 0, 0, 0];
+    m.extend_from_slice(&ident.to_be_bytes());
+    m.extend_from_slice(&[0, 1, 0xab, 0xcd]);
+    let c = checksum(&m);
+    m[2..4].copy_from_slice(&c.to_be_bytes());
+    ip(src, dst, 1, m, None)
+}
+
+/// Source, destination, ICMP type and identifier of an ICMP packet, after checking its IP and
+/// ICMP checksums by full recomputation.
+fn ping_checked(p: &Packet) -> (Ipv4Addr, Ipv4Addr, u8, u16) {
+    let ip = Ipv4Packet::new_checked(p.data()).unwrap();
+    assert_eq!(checksum(&p.data()[..20]), 0, "IP checksum");
+    assert_eq!(ip.protocol(), 1);
+    let m = ip.payload();
+    assert_eq!(checksum(m), 0, "ICMP checksum");
+    (ip.src(), ip.dst(), m[0], u16::from_be_bytes([m[4], m[5]]))
+}
+
+/// An ICMP error (type 3, code 3: port unreachable) from `from` to the source of `quoted`,
+/// quoting all of it.
+fn unreachable(from: [u8; 4], quoted: &Packet) -> Packet {
+    let q = Ipv4Packet::new_checked(quoted.data()).unwrap();
+    let mut m = vec![3, 3, 0, 0, 0, 0, 0, 0];
+    m.extend_from_slice(quoted.data());
+    let c = checksum(&m);
+    m[2..4].copy_from_slice(&c.to_be_bytes());
+    ip(from, q.src().octets(), 1, m, None)
+}
+
+/// The outer destination and the quoted flow (`flow_checked` of the quoted datagram, or
+/// `ping_checked`'s addresses and identifier) of an ICMP error, after checking the outer IP
+/// and ICMP checksums by full recomputation.
+fn error_checked(p: &Packet) -> (Ipv4Addr, Packet) {
+    let ip = Ipv4Packet::new_checked(p.data()).unwrap();
+    assert_eq!(checksum(&p.data()[..20]), 0, "outer IP checksum");
+    let m = ip.payload();
+    assert_eq!(checksum(m), 0, "ICMP checksum");
+    assert_eq!(m[0], 3);
+    (ip.dst(), Packet::from_bytes(&m[8..]))
+}
+
+const ROUTER: [u8; 4] = [198, 19, 2, 1];
+
+#[test]
+fn icmp_pings_are_rewritten_both_ways_and_their_errors_translated() {
+    let mut r = router(&format!(
+        "rw :: ICMPPingRewriter(pattern 198.18.0.1 - 0-65535# 0 1, drop); {NAPT}
+         ie :: TestInject -> icr :: ICMPRewriter(rw) -> oe :: TestCapture;"
+    ));
+    inject(&mut r, "i0", ping(INSIDE, SERVER, true, 77));
+    inject(&mut r, "i0", ping([198, 19, 0, 3], SERVER, true, 77));
+    inject(&mut r, "i0", ping(INSIDE, SERVER, true, 77));
+    let out = taken(&mut r, "o0");
+    let idents: Vec<_> = out.iter().map(ping_checked).collect();
+    let server = Ipv4Addr::from(SERVER);
+    assert_eq!(
+        idents,
+        [
+            (PUBLIC, server, 8, 0),
+            (PUBLIC, server, 8, 1),
+            (PUBLIC, server, 8, 0)
+        ]
+    );
+    assert_eq!(out[0].dst_ip_anno(), server);
+
+    // Replies get the original identifier and destination back.
+    inject(&mut r, "i1", ping(SERVER, PUBLIC.octets(), false, 1));
+    inject(&mut r, "i1", ping(SERVER, PUBLIC.octets(), false, 0));
+    let back: Vec<_> = taken(&mut r, "o1").iter().map(ping_checked).collect();
+    assert_eq!(
+        back,
+        [
+            (server, [198, 19, 0, 3].into(), 0, 77),
+            (server, INSIDE.into(), 0, 77)
+        ]
+    );
+
+    // Echo replies without a mapping, and other ICMP messages, are dropped and counted.
+    inject(&mut r, "i1", ping(SERVER, PUBLIC.octets(), false, 9));
+    inject(
+        &mut r,
+        "i0",
+        ip(INSIDE, SERVER, 1, vec![13, 0, 0, 0, 0, 0, 0, 0], None),
+    );
+    let d = read(&mut r, "rw.drop_details");
+    assert!(d.contains("1 echo reply without a mapping"), "{d}");
+    assert!(d.contains("1 not rewritable"), "{d}");
+    let table = read(&mut r, "rw.table");
+    for entry in [
+        "(198.19.0.2, 198.19.1.1, 77) => (198.18.0.1, 198.19.1.1, 0) [*0 1] i0",
+        "(198.19.1.1, 198.18.0.1, 0) => (198.19.1.1, 198.19.0.2, 77) [0 *1] i0",
+    ] {
+        assert!(table.contains(entry), "{table}");
+    }
+
+    // An error about the rewritten echo is about the original one after ICMPRewriter.
+    inject(&mut r, "ie", unreachable(ROUTER, &out[0]));
+    let translated = taken(&mut r, "oe");
+    let (dst, quoted) = error_checked(&translated[0]);
+    assert_eq!(dst, Ipv4Addr::from(INSIDE));
+    assert_eq!(ping_checked(&quoted), (INSIDE.into(), server, 8, 77));
+    assert_conserved(&mut r, 8, 6);
+}
+
+#[test]
+fn icmp_errors_about_rewritten_udp_flows_are_translated_back() {
+    let mut r = router(&format!(
+        "rw :: IPRewriter(pattern 198.18.0.1 1024-65535# - - 0 1, drop); {NAPT}
+         ie :: TestInject -> icr :: ICMPRewriter(rw) -> oe :: TestCapture;
+         icr[1] -> other :: TestCapture;"
+    ));
+    inject(&mut r, "i0", udp(INSIDE, 5000, SERVER, 53, true));
+    inject(&mut r, "i0", tcp(INSIDE, 5000, SERVER, 80, 0x02, b"data"));
+    let out = taken(&mut r, "o0");
+    assert_eq!(flow_checked(&out[0]), (PUBLIC, 1024, SERVER.into(), 53));
+    assert_eq!(flow_checked(&out[1]), (PUBLIC, 1025, SERVER.into(), 80));
+
+    for (sent, original) in [
+        (&out[0], (INSIDE.into(), 5000, SERVER.into(), 53)),
+        (&out[1], (INSIDE.into(), 5000, SERVER.into(), 80)),
+    ] {
+        inject(&mut r, "ie", unreachable(ROUTER, sent));
+        let translated = taken(&mut r, "oe");
+        assert_eq!(translated.len(), 1);
+        let (dst, quoted) = error_checked(&translated[0]);
+        assert_eq!(dst, Ipv4Addr::from(INSIDE));
+        assert_eq!(translated[0].dst_ip_anno(), Ipv4Addr::from(INSIDE));
+        // The quoted datagram: its IP and UDP or TCP checksums are valid again.
+        assert_eq!(flow_checked(&quoted), original);
+    }
+
+    // Errors about no flow, and ICMP messages that are not errors, leave by output 1
+    // unchanged; packets that are not ICMP are dropped.
+    let stranger = udp(PUBLIC.octets(), 4000, SERVER, 53, true);
+    let unmatched = unreachable(ROUTER, &stranger);
+    inject(&mut r, "ie", Packet::from_bytes(unmatched.data()));
+    inject(&mut r, "ie", ping(SERVER, INSIDE, true, 1));
+    inject(&mut r, "ie", udp(SERVER, 53, PUBLIC.octets(), 1024, true));
+    let others = taken(&mut r, "other");
+    assert_eq!(others.len(), 2);
+    assert_eq!(others[0].data(), unmatched.data());
+    assert!(read(&mut r, "icr.drop_details").contains("1 not ICMP"));
+    assert_conserved(&mut r, 7, 6);
+
+    // Without output 1 they are dropped and counted.
+    let mut r = router(&format!(
+        "rw :: UDPRewriter(pattern 198.18.0.1 1024-65535# - - 0 1, drop); {NAPT}
+         ie :: TestInject -> icr :: ICMPRewriter(rw) -> oe :: TestCapture;"
+    ));
+    inject(&mut r, "ie", unreachable(ROUTER, &stranger));
+    assert!(read(&mut r, "icr.drop_details").contains("1 not an error about a mapped flow"));
+    assert_conserved(&mut r, 1, 0);
+}
+
+#[test]
+fn icmp_rewriter_arguments_are_checked() {
+    let e = config_error("Idle -> ICMPRewriter(nope) -> Discard");
+    assert!(e.contains("nope not an IP rewriter"), "{e}");
+    let e = config_error("d :: Discard; Idle -> ICMPRewriter(d) -> d");
+    assert!(e.contains("d not an IP rewriter"), "{e}");
+    let e = config_error(
+        "rw :: IPRewriter(drop); Idle -> rw -> Discard; rw[1] -> Discard;
+         Idle -> ICMPRewriter(rw:0) -> Discard",
+    );
+    assert!(
+        e.contains("rw:0 port offset requires more than 1 output"),
+        "{e}"
+    );
+}
+
+#[test]
+fn round_robin_mapper_gives_new_flows_its_patterns_in_turn() {
+    let mut r = router(&format!(
+        "rr :: RoundRobinIPMapper(198.18.0.1 - - - 0 1, 198.18.0.2 - - - 0 1);
+         rw :: IPRewriter(rr, drop); {NAPT}"
+    ));
+    for sport in [1, 2, 3, 1] {
+        inject(&mut r, "i0", udp(INSIDE, sport, SERVER, 53, true));
+    }
+    let sources: Vec<_> = taken(&mut r, "o0")
+        .iter()
+        .map(|p| flow_checked(p).0)
+        .collect();
+    let (a, b) = (PUBLIC, Ipv4Addr::new(198, 18, 0, 2));
+    assert_eq!(sources, [a, b, a, a]);
+    inject(&mut r, "i1", udp(SERVER, 53, [198, 18, 0, 2], 2, true));
+    assert_eq!(
+        flow_checked(&taken(&mut r, "o1")[0]),
+        (SERVER.into(), 53, INSIDE.into(), 2)
+    );
+    assert_eq!(read(&mut r, "rw.patterns"), "<mapper> [3]\n<drop>");
+    assert_conserved(&mut r, 5, 5);
+
+    let e = config_error(
+        "rr :: RoundRobinIPMapper(198.18.0.1 - - - 0 2, 198.18.0.2 - - - 0 1);
+         rw :: IPRewriter(rr); Idle -> rw -> Discard; rw[1] -> Discard",
+    );
+    assert!(
+        e.contains("output port out of range in rr pattern 0"),
+        "{e}"
+    );
+    let e = config_error("d :: Idle; rw :: IPRewriter(d); d -> rw -> Discard");
+    assert!(e.contains("element is not an IPMapper"), "{e}");
+}
+
+#[test]
+fn source_hash_mapper_picks_the_servers_click_picks() {
+    let mut r = router(&format!(
+        "sh :: SourceIPHashMapper(8 1, - - 198.19.0.10 - 0 1 0, - - 198.19.0.11 - 0 1 1,
+             - - 198.19.0.12 - 0 1 2);
+         rw :: UDPRewriter(sh, drop); {NAPT}"
+    ));
+    // The servers Click 2.1's SourceIPHashMapper(8 1, ...) gives these sources.
+    let sources = [
+        ([198, 18, 0, 1], 10),
+        ([198, 18, 0, 7], 11),
+        ([198, 19, 3, 250], 12),
+        ([198, 18, 77, 77], 10),
+        ([198, 19, 200, 7], 11),
+    ];
+    for (src, _) in sources {
+        inject(&mut r, "i0", udp(src, 7, SERVER, 53, true));
+    }
+    let got: Vec<_> = taken(&mut r, "o0")
+        .iter()
+        .map(|p| flow_checked(p).2.octets()[3])
+        .collect();
+    let want: Vec<_> = sources.iter().map(|&(_, s)| s).collect();
+    assert_eq!(got, want);
+    assert_conserved(&mut r, 5, 5);
 }

@@ -199,8 +199,8 @@ pub struct FlowTable {
 /// A table shared by the rewriters that use it.
 pub type SharedTable = Arc<Mutex<FlowTable>>;
 
-/// Locks a shared table (a panic elsewhere leaves it usable).
-pub fn lock(t: &SharedTable) -> MutexGuard<'_, FlowTable> {
+/// Locks a shared table or mapper (a panic elsewhere leaves it usable).
+pub fn lock<T>(t: &Mutex<T>) -> MutexGuard<'_, T> {
     t.lock().unwrap_or_else(|e| e.into_inner())
 }
 

@@ -19,12 +19,15 @@
 //! - `keep FOUTPUT ROUTPUT`: a mapping that changes nothing, forward packets to FOUTPUT,
 //!   replies to ROUTPUT.
 //! - `pattern SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT`: a mapping rewriting the fields the
-//!   pattern gives (`-` keeps the packet's). SPORT may be a range `L-H`: the packet's own
+//!   pattern gives (`-` keeps the packet's; three words are `SADDR DADDR SPORT`, as in
+//!   Click). SPORT may be a range `L-H`: the packet's own
 //!   source port is used when it is in the range and free, else a free port at random;
 //!   with `L-H#` ports are allocated in order after the last one given, with `L-H?` at
 //!   random. A port is free when no reply mapping would collide. When none is free the
 //!   packet is dropped (counted "no free port or address" and in `mapping_failures`).
 //! - `pattern NAME FOUTPUT ROUTPUT`: the pattern NAME of an IPRewriterPatterns element.
+//! - `MAPPER`: the name of a RoundRobinIPMapper or SourceIPHashMapper element, which picks a
+//!   pattern and the outputs of each new mapping (`sluice doc RoundRobinIPMapper`).
 //!
 //! Packets that are neither TCP nor UDP, later fragments and packets with fewer than 8
 //! transport bytes go to the output of a `pass` input and are dropped on other inputs
@@ -48,8 +51,9 @@
 //! out are best effort); when all are guaranteed, or the new flow expires first, the new
 //! flow is refused and its packet dropped ("mapping table full", `mapping_failures`).
 //!
-//! Every drop is counted in `drops`, by reason in `drop_details`. Not done: Click's
-//! IPMapper elements as input specifications, and TCP sequence number deltas (FTPPortMapper).
+//! Every drop is counted in `drops`, by reason in `drop_details`. ICMPRewriter (`sluice doc
+//! ICMPRewriter`) translates ICMP errors about rewritten flows. Not done: TCP sequence number
+//! deltas (FTPPortMapper).
 //!
 //! Arguments:
 //! - `INPUTSPECi`: one per input, as above.

@@ -1,24 +1,34 @@
-//! Network address and port translation: Click's IPRewriter family.
+//! Network address and port translation: Click's IPRewriter family, with ICMPPingRewriter,
+//! ICMPRewriter and the mappers.
 
 use sluice_core::ElementClass;
 
 pub(crate) mod flow_table;
+mod icmp_ping_rewriter;
+mod icmp_rewriter;
 mod ip_addr_pair_rewriter;
 mod ip_addr_rewriter;
 mod ip_rewriter;
 mod ip_rewriter_patterns;
+mod mapper;
 pub(crate) mod rewrite;
 mod rewriter;
+mod round_robin_ip_mapper;
+mod source_ip_hash_mapper;
 pub(crate) mod spec;
 mod tcp_rewriter;
 mod udp_rewriter;
 
 /// Classes of this family.
 pub const CLASSES: &[ElementClass] = &[
+    icmp_ping_rewriter::CLASS,
+    icmp_rewriter::CLASS,
     ip_addr_pair_rewriter::CLASS,
     ip_addr_rewriter::CLASS,
     ip_rewriter::CLASS,
     ip_rewriter_patterns::CLASS,
+    round_robin_ip_mapper::CLASS,
+    source_ip_hash_mapper::CLASS,
     tcp_rewriter::CLASS,
     udp_rewriter::CLASS,
 ];

@@ -1,20 +1,22 @@
 //! The engine of the rewriter classes (Click's `IPRewriterBase` and its subclasses):
 //! configuration, the per-packet path, the reap timer and the handlers. Each class's file
-//! (`ip_rewriter.rs`, `tcp_rewriter.rs`, ...) documents it and makes a [`Rewriter`] of its
-//! [`Variant`].
+//! (`ip_rewriter.rs`, `tcp_rewriter.rs`, `icmp_ping_rewriter.rs`, ...) documents it and makes
+//! a [`Rewriter`] of its [`Variant`]. ICMPRewriter consults rewriters through their
+//! [`RewriterLink`].
 
 use std::net::Ipv4Addr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use sluice_core::toolkit::{push_sorted, Verdict};
+use sluice_core::toolkit::{push_by_port, Verdict, NO_PORT};
 use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, Handlers, InitCx};
-use sluice_core::{Packet, Table, Timestamp};
+use sluice_core::{Packet, Table, Timestamp, BATCH_MAX};
 use sluice_lang::args::{split_words, Args, FromArg, Seconds};
 
 use super::flow_table::{lock, Flow, FlowId, FlowTable, Kind, Origin, Policy, SharedTable};
 use super::ip_rewriter_patterns::IPRewriterPatterns;
-use super::rewrite::{self, Headers, PortMode, DCCP, TCP, UDP};
-use super::spec::{InputSpec, Pattern, PatternRef};
+use super::mapper::IPMapper;
+use super::rewrite::{self, Headers, PortMode, DCCP, ICMP, TCP, UDP};
+use super::spec::{InputSpec, MapperRef, Pattern, PatternRef};
 use crate::standard::util::AnnoByte;
 
 drop_reasons! {
@@ -26,6 +28,7 @@ drop_reasons! {
         NoMapping => "no free port or address",
         TableFull => "mapping table full",
         BadPattern => "pattern rewrites fields this class keeps",
+        UnexpectedReply => "echo reply without a mapping",
     }
 }
 
@@ -42,6 +45,114 @@ pub enum Variant {
     Addr,
     /// IPAddrPairRewriter: address pairs, any protocol.
     AddrPair,
+    /// ICMPPingRewriter: ICMP echoes and replies, the identifier as the port.
+    Ping,
+}
+
+/// The map a packet of protocol `proto` with ports belongs to in a rewriter of class
+/// `variant` (for ICMPRewriter's quoted datagrams, with or without ports).
+fn map_for(variant: Variant, proto: u8) -> Option<u8> {
+    match (variant, proto) {
+        (Variant::Addr | Variant::AddrPair, _) => Some(0),
+        (Variant::Ip | Variant::Tcp, TCP) | (Variant::Udp, TCP | UDP | DCCP) => Some(0),
+        (Variant::Ip, UDP) => Some(1),
+        (Variant::Ping, ICMP) => Some(0),
+        _ => None,
+    }
+}
+
+/// The entry of the mapping for flow `id` in `owner`'s map `map`, as (flow, direction).
+fn lookup(
+    variant: Variant,
+    t: &FlowTable,
+    owner: u32,
+    map: u8,
+    id: &FlowId,
+) -> Option<(usize, usize)> {
+    let any = Ipv4Addr::UNSPECIFIED;
+    match variant {
+        Variant::Addr => t
+            .get(owner, map, &addr_key(id.saddr, any))
+            .or_else(|| t.get(owner, map, &addr_key(any, id.daddr))),
+        Variant::AddrPair => t.get(owner, map, &addr_key(id.saddr, id.daddr)),
+        _ => t.get(owner, map, id),
+    }
+}
+
+/// What a packet of flow `id` in direction `dir` of flow `f` is rewritten to.
+fn target(variant: Variant, f: &Flow, dir: usize, id: &FlowId) -> FlowId {
+    let rw = f.rewritten(dir);
+    match variant {
+        Variant::Addr if dir == 0 => FlowId {
+            saddr: f.ids[1].daddr,
+            ..*id
+        },
+        Variant::Addr => FlowId {
+            daddr: f.ids[0].saddr,
+            ..*id
+        },
+        Variant::AddrPair => FlowId {
+            saddr: rw.saddr,
+            daddr: rw.daddr,
+            ..*id
+        },
+        _ => rw,
+    }
+}
+
+/// The key of the mapping entry of an echo (identifier `ident`, from `saddr` to `daddr`) or
+/// of an echo reply (Click's: the identifier, and one more, as the ports; a reply's key is
+/// the reverse of its echo's).
+fn ping_key(saddr: Ipv4Addr, daddr: Ipv4Addr, ident: u16, echo: bool) -> FlowId {
+    let next = ident.wrapping_add(1);
+    let (sport, dport) = if echo { (ident, next) } else { (next, ident) };
+    FlowId {
+        saddr,
+        sport,
+        daddr,
+        dport,
+    }
+}
+
+/// What ICMPRewriter finds for a quoted flow in a rewriter's table.
+#[derive(Clone, Copy, Debug)]
+pub struct Reply {
+    /// What a reply to the quoted flow is rewritten to.
+    pub to: FlowId,
+    /// The output of the entry's direction.
+    pub output: usize,
+    /// The flow's REPLY_ANNO byte, when the entry is its reply direction.
+    pub reply_anno: Option<u8>,
+}
+
+/// How ICMPRewriter reaches a rewriter: its class, outputs, and table once initialised.
+#[derive(Clone, Debug)]
+pub struct RewriterLink {
+    variant: Variant,
+    /// The rewriter's number of outputs.
+    pub noutputs: usize,
+    table: Arc<OnceLock<(SharedTable, u32)>>,
+}
+
+impl RewriterLink {
+    /// The mapping entry matching `search`, a quoted flow of protocol `proto` reversed (an
+    /// echo's identifier in `sport`), and what it rewrites a reply to.
+    pub fn reply(&self, proto: u8, search: &FlowId) -> Option<Reply> {
+        let (table, owner) = self.table.get()?;
+        let map = map_for(self.variant, proto)?;
+        let key = match self.variant {
+            Variant::Ping => ping_key(search.saddr, search.daddr, search.sport, false),
+            _ => *search,
+        };
+        let t = lock(table);
+        let (i, dir) = lookup(self.variant, &t, *owner, map, &key)?;
+        let f = t.flow(i);
+        Some(Reply {
+            to: target(self.variant, f, dir, search),
+            output: f.outputs[dir],
+            reply_anno: (dir == 1).then_some(f.reply_anno),
+        })
+    }
 }
 
 /// Seconds as a timestamp.
@@ -70,7 +181,11 @@ pub struct Rewriter {
     table: SharedTable,
     /// This rewriter's number in its table.
     owner: Option<u32>,
+    /// The table and owner number, for ICMPRewriter, once initialised.
+    link: Arc<OnceLock<(SharedTable, u32)>>,
     noutputs: usize,
+    /// One empty batch per output, to sort packets into.
+    outs: Vec<Batch>,
     /// The time of the last packet, timer or handler write (for the `table` handlers).
     now: Timestamp,
     failures: u64,
@@ -96,16 +211,34 @@ fn named_pattern(name: &str, cx: &Cx) -> Option<Pattern> {
         .find_map(|p| p.find(name).cloned())
 }
 
-/// Looks up a named pattern of `spec` (a copy: each input keeps its own search position).
-fn resolve(spec: &mut InputSpec, cx: &Cx) -> Result<(), String> {
-    if let InputSpec::Pattern(p, ..) = spec {
-        if let PatternRef::Named(name) = p {
-            let found =
-                named_pattern(name, cx).ok_or_else(|| format!("no such pattern '{name}'"))?;
-            *p = PatternRef::Own(found);
-        }
+/// Looks up a named pattern (a copy: each user keeps its own search position).
+pub(super) fn resolve_pattern(p: &mut PatternRef, cx: &Cx) -> Result<(), String> {
+    if let PatternRef::Named(name) = p {
+        let found = named_pattern(name, cx).ok_or_else(|| format!("no such pattern '{name}'"))?;
+        *p = PatternRef::Own(found);
     }
     Ok(())
+}
+
+/// Looks up what `spec` names: a pattern of an IPRewriterPatterns element, or a mapper
+/// element (whose outputs must be below `noutputs`).
+fn resolve(spec: &mut InputSpec, noutputs: usize, cx: &Cx) -> Result<(), String> {
+    match spec {
+        InputSpec::Pattern(p, ..) => resolve_pattern(p, cx),
+        InputSpec::Mapper(m) => {
+            if let MapperRef::Named(name) = m {
+                let mapper = cx
+                    .element_index(name)
+                    .and_then(|i| cx.element(i))
+                    .and_then(|e| e.as_any().downcast_ref::<IPMapper>())
+                    .ok_or("element is not an IPMapper")?;
+                mapper.check_outputs(name, noutputs)?;
+                *m = MapperRef::Found(mapper.shared());
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 impl Rewriter {
@@ -137,6 +270,12 @@ impl Rewriter {
             Variant::Tcp => vec![tcp],
             Variant::Udp => vec![udp],
             Variant::Addr | Variant::AddrPair => vec![plain],
+            Variant::Ping => vec![Policy {
+                timeout: secs(300.0),
+                long: secs(300.0),
+                done: secs(300.0),
+                ..plain
+            }],
         };
         Rewriter {
             variant,
@@ -148,10 +287,21 @@ impl Rewriter {
             capacity: Capacity::Own,
             table: Arc::new(Mutex::new(FlowTable::new(MAX_CAPACITY))),
             owner: None,
+            link: Arc::default(),
             noutputs: 0,
+            outs: Vec::new(),
             now: Timestamp::ZERO,
             failures: 0,
             drops: Drops::default(),
+        }
+    }
+
+    /// How ICMPRewriter reaches this rewriter.
+    pub fn link(&self) -> RewriterLink {
+        RewriterLink {
+            variant: self.variant,
+            noutputs: self.noutputs,
+            table: self.link.clone(),
         }
     }
 
@@ -161,7 +311,7 @@ impl Rewriter {
             Variant::Ip => (Some(0), Some(1)),
             Variant::Tcp => (Some(0), None),
             Variant::Udp => (None, Some(0)),
-            Variant::Addr | Variant::AddrPair => (None, None),
+            Variant::Addr | Variant::AddrPair | Variant::Ping => (None, None),
         };
         if let Some(u) = udp {
             let p = &mut self.policies[u];
@@ -196,25 +346,21 @@ impl Rewriter {
 
     /// The map a packet belongs to, or `None` when this class does not rewrite it.
     fn map_of(&self, h: &Headers) -> Option<u8> {
-        let ports = h.first_frag && h.tlen >= 8;
-        match (self.variant, h.proto) {
-            (Variant::Addr | Variant::AddrPair, _) => Some(0),
-            (Variant::Ip, TCP) | (Variant::Tcp, TCP) if ports => Some(0),
-            (Variant::Ip, UDP) if ports => Some(1),
-            (Variant::Udp, TCP | UDP | DCCP) if ports => Some(0),
+        match self.variant {
+            Variant::Addr | Variant::AddrPair => Some(0),
+            Variant::Ping => h.ping.map(|_| 0),
+            v if h.first_frag && h.tlen >= 8 => map_for(v, h.proto),
             _ => None,
         }
     }
 
-    /// The existing mapping entry for a packet, as (flow, direction).
-    fn lookup(&self, t: &FlowTable, owner: u32, map: u8, id: &FlowId) -> Option<(usize, usize)> {
-        let any = Ipv4Addr::UNSPECIFIED;
-        match self.variant {
-            Variant::Addr => t
-                .get(owner, map, &addr_key(id.saddr, any))
-                .or_else(|| t.get(owner, map, &addr_key(any, id.daddr))),
-            Variant::AddrPair => t.get(owner, map, &addr_key(id.saddr, id.daddr)),
-            _ => t.get(owner, map, id),
+    /// The flow identifier of a packet: its addresses and ports, or an echo's key.
+    fn flow_id(&self, h: &Headers) -> FlowId {
+        match h.ping {
+            Some((echo, ident)) if self.variant == Variant::Ping => {
+                ping_key(h.id.saddr, h.id.daddr, ident, echo)
+            }
+            _ => h.id,
         }
     }
 
@@ -234,34 +380,55 @@ impl Rewriter {
         t: &mut FlowTable,
         port: usize,
         map: u8,
-        h: &Headers,
+        id: &FlowId,
         p: &Packet,
         now: Timestamp,
     ) -> Result<usize, Option<usize>> {
         let owner = self.owner.unwrap_or(0);
-        let key = self.new_key(&h.id);
-        let (rewritten, outputs) = match &mut self.specs[port] {
+        let key = self.new_key(id);
+        let ping = self.variant == Variant::Ping;
+        // Whether a reply entry `rev` (the reverse of a candidate) exists; an echo's
+        // candidate identifier is `rev.dport`, and its reply key has it and the next.
+        let taken = |rev: &FlowId| {
+            let rev = if ping {
+                ping_key(rev.saddr, rev.daddr, rev.dport, false)
+            } else {
+                *rev
+            };
+            t.contains(owner, map, &rev)
+        };
+        let (mut rewritten, outputs) = match &mut self.specs[port] {
             InputSpec::Pass(o) => return Err(Some(*o)),
             InputSpec::Drop => {
                 self.drops.count(Reason::Refused);
                 return Err(None);
             }
             InputSpec::Keep(f, r) => (key, [*f, *r]),
-            InputSpec::Pattern(PatternRef::Own(pat), f, r) => {
-                match pat.rewrite(&key, |rev| t.contains(owner, map, rev)) {
-                    Some(rw) => (rw, [*f, *r]),
-                    None => {
-                        self.failures += 1;
-                        self.drops.count(Reason::NoMapping);
-                        return Err(None);
-                    }
+            InputSpec::Pattern(PatternRef::Own(pat), f, r) => match pat.rewrite(&key, taken) {
+                Some(rw) => (rw, [*f, *r]),
+                None => {
+                    self.failures += 1;
+                    self.drops.count(Reason::NoMapping);
+                    return Err(None);
                 }
-            }
-            InputSpec::Pattern(PatternRef::Named(_), ..) => {
+            },
+            InputSpec::Mapper(MapperRef::Found(m)) => match lock(m).rewrite(&key, taken) {
+                Some(found) => found,
+                None => {
+                    self.failures += 1;
+                    self.drops.count(Reason::NoMapping);
+                    return Err(None);
+                }
+            },
+            InputSpec::Pattern(PatternRef::Named(_), ..)
+            | InputSpec::Mapper(MapperRef::Named(_)) => {
                 self.drops.count(Reason::Refused);
                 return Err(None);
             }
         };
+        if ping {
+            rewritten.dport = rewritten.sport.wrapping_add(1);
+        }
         let keeps_ports = rewritten.sport != 0 || rewritten.dport != 0;
         let keeps_daddr = self.variant == Variant::Addr && !rewritten.daddr.is_unspecified();
         if matches!(self.variant, Variant::Addr | Variant::AddrPair) && (keeps_ports || keeps_daddr)
@@ -288,27 +455,19 @@ impl Rewriter {
     /// Rewrites packet `p` as entry (`i`, `dir`) says and tracks its flow's state.
     fn apply(&self, t: &mut FlowTable, i: usize, dir: usize, h: &Headers, p: &mut Packet) {
         let f = t.flow_mut(i);
-        let rw = f.rewritten(dir);
-        let (to, mode) = match self.variant {
-            Variant::Addr => {
-                let mut to = h.id;
-                if dir == 0 {
-                    to.saddr = f.ids[1].daddr;
-                } else {
-                    to.daddr = f.ids[0].saddr;
-                }
-                (to, PortMode::None)
-            }
-            Variant::AddrPair => {
-                let mut to = h.id;
-                (to.saddr, to.daddr) = (rw.saddr, rw.daddr);
-                (to, PortMode::None)
-            }
-            Variant::Ip if f.origin.map == 1 => (rw, PortMode::Any),
-            Variant::Udp => (rw, PortMode::Any),
-            _ => (rw, PortMode::Tcp),
+        let to = target(self.variant, f, dir, &h.id);
+        let mode = match self.variant {
+            Variant::Addr | Variant::AddrPair | Variant::Ping => PortMode::None,
+            Variant::Ip if f.origin.map == 1 => PortMode::Any,
+            Variant::Udp => PortMode::Any,
+            _ => PortMode::Tcp,
         };
-        rewrite::apply(p, h, &to, mode);
+        if self.variant == Variant::Ping {
+            // The echo's identifier is the rewritten source port, a reply's the destination.
+            rewrite::apply_ping(p, h, &to, if dir == 0 { to.sport } else { to.dport });
+        } else {
+            rewrite::apply(p, h, &to, mode);
+        }
         let set_dst = match self.variant {
             Variant::Addr => dir == 1,
             Variant::AddrPair => true,
@@ -345,9 +504,17 @@ impl Rewriter {
             return Verdict::Gone;
         };
         let owner = self.owner.unwrap_or(0);
-        let (i, dir) = match self.lookup(t, owner, map, &h.id) {
+        let id = self.flow_id(&h);
+        let (i, dir) = match lookup(self.variant, t, owner, map, &id) {
             Some(e) => e,
-            None => match self.new_flow(t, port, map, &h, &p, now) {
+            None if self.variant == Variant::Ping && h.ping.is_some_and(|(echo, _)| !echo) => {
+                if let InputSpec::Pass(o) = self.specs[port] {
+                    return Verdict::Out(o, p);
+                }
+                self.drops.count(Reason::UnexpectedReply);
+                return Verdict::Gone;
+            }
+            None => match self.new_flow(t, port, map, &id, &p, now) {
                 Ok(i) => (i, 0),
                 Err(Some(o)) => return Verdict::Out(o, p),
                 Err(None) => return Verdict::Gone,
@@ -374,6 +541,19 @@ impl Rewriter {
                     "({}, {}) => ({}, {})",
                     me.saddr, me.daddr, other.daddr, other.saddr
                 )),
+                Variant::Ping => {
+                    // Identifiers: an echo entry's source port, a reply entry's destination.
+                    let rw = f.rewritten(dir);
+                    let (a, b) = if dir == 0 {
+                        (me.sport, rw.sport)
+                    } else {
+                        (me.dport, rw.dport)
+                    };
+                    s.push_str(&format!(
+                        "({}, {}, {a}) => ({}, {}, {b})",
+                        me.saddr, me.daddr, rw.saddr, rw.daddr
+                    ));
+                }
                 _ => s.push_str(&format!("{} => {}", me, f.rewritten(dir))),
             }
             let star = |d: usize| if d == dir { "*" } else { "" };
@@ -446,9 +626,9 @@ impl Rewriter {
         if i >= self.specs.len() {
             return Err(format!("no input {i}"));
         }
-        let mut spec =
-            InputSpec::parse(value, self.noutputs).map_err(|e| format!("input spec {i}: {e}"))?;
-        resolve(&mut spec, cx)?;
+        let mut spec = InputSpec::parse(value, self.noutputs, |w| cx.element_index(w).is_some())
+            .map_err(|e| format!("input spec {i}: {e}"))?;
+        resolve(&mut spec, self.noutputs, cx).map_err(|e| format!("input spec {i}: {e}"))?;
         if let Some(o) = self.owner {
             lock(&self.table).remove_input(o, i as u32);
         }
@@ -481,7 +661,10 @@ macro_rules! pattern_handlers {
 
 impl Element for Rewriter {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
-        if matches!(self.variant, Variant::Ip | Variant::Tcp | Variant::Udp) {
+        if matches!(
+            self.variant,
+            Variant::Ip | Variant::Tcp | Variant::Udp | Variant::Ping
+        ) {
             args.read_into("DST_ANNO", &mut self.dst_anno)?;
         }
         self.reply_anno = args.read("REPLY_ANNO")?;
@@ -521,7 +704,7 @@ impl Element for Rewriter {
         self.noutputs = cx.noutputs();
         let mut ok = true;
         for (i, s) in specs.iter().enumerate() {
-            match InputSpec::parse(s, self.noutputs) {
+            match InputSpec::parse(s, self.noutputs, |w| cx.element_index(w).is_some()) {
                 Ok(spec) => self.specs.push(spec),
                 Err(e) => {
                     args.error(format!("input spec {i}: {e}"));
@@ -541,21 +724,39 @@ impl Element for Rewriter {
             self.table = other.table.clone();
         }
         for (i, spec) in self.specs.iter_mut().enumerate() {
-            resolve(spec, cx).map_err(|e| format!("input spec {i}: {e}"))?;
+            resolve(spec, self.noutputs, cx).map_err(|e| format!("input spec {i}: {e}"))?;
         }
-        self.owner = Some(lock(&self.table).register(self.policies.clone(), self.specs.len()));
+        self.outs = (0..self.noutputs).map(|_| Batch::new()).collect();
+        let owner = lock(&self.table).register(self.policies.clone(), self.specs.len());
+        self.owner = Some(owner);
+        // A fresh element is initialised once.
+        let _ = self.link.set((self.table.clone(), owner));
         if self.reap > Timestamp::ZERO {
             cx.schedule_after(0, self.reap);
         }
         Ok(())
     }
 
-    fn push(&mut self, port: usize, batch: Batch, cx: &mut Cx) {
-        let table = self.table.clone();
-        let mut t = lock(&table);
+    fn push(&mut self, port: usize, mut batch: Batch, cx: &mut Cx) {
         let now = cx.now();
         self.now = now;
-        push_sorted(batch, cx, |p, _| self.handle(&mut t, port, p, now));
+        // Sorted under the table's lock, pushed after it is released: an element downstream
+        // (ICMPRewriter) may consult the table.
+        let mut ports = [NO_PORT; BATCH_MAX];
+        let table = self.table.clone();
+        let mut t = lock(&table);
+        let mut n = 0;
+        batch.filter_map(|p| match self.handle(&mut t, port, p, now) {
+            Verdict::Out(o, p) => {
+                ports[n] = o as u32;
+                n += 1;
+                Some(p)
+            }
+            Verdict::Gone => None,
+        });
+        drop(t);
+        let unroutable = push_by_port(batch, &ports, &mut self.outs, cx);
+        debug_assert_eq!(unroutable, 0, "outputs are checked at configuration");
     }
 
     fn run_timer(&mut self, _id: usize, cx: &mut Cx) {
@@ -600,6 +801,9 @@ impl Element for Rewriter {
             Variant::Tcp => t
                 .read_with("table", |e| e.table_text(0, e.now))
                 .read_param("lookup", |e, p| e.lookup_text(p)),
+            Variant::Ping => t
+                .read_with("table", |e| e.table_text(0, e.now))
+                .read_with("mappings", |e| e.table_text(0, e.now)),
             _ => t.read_with("table", |e| e.table_text(0, e.now)),
         };
         let handlers = pattern_handlers!(0, 1, 2, 3, 4, 5, 6, 7);

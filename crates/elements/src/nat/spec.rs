@@ -8,8 +8,10 @@ use std::net::Ipv4Addr;
 use sluice_lang::args::{split_words, FromArg};
 
 use super::flow_table::FlowId;
+use super::mapper::SharedMapper;
 
-/// A rewriting pattern, `SADDR SPORT DADDR DPORT` (or `SADDR DADDR` for the address-only
+/// A rewriting pattern, `SADDR SPORT DADDR DPORT`, `SADDR DADDR SPORT` (three words, as in
+/// Click: ICMPPingRewriter's `SADDR DADDR IDENT`) or `SADDR DADDR` (the address-only
 /// rewriters): each field is a value or unchanged (`-`, kept as 0). One source field, the
 /// address or the port, may be a range from which a free value is chosen.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,7 +81,7 @@ fn port(word: &str) -> Option<u16> {
 }
 
 impl Pattern {
-    /// Parses the 2 to 4 words of a pattern (`SADDR DADDR`, `SADDR SPORT DADDR`, `SADDR SPORT
+    /// Parses the 2 to 4 words of a pattern (`SADDR DADDR`, `SADDR DADDR SPORT`, `SADDR SPORT
     /// DADDR DPORT`).
     pub fn parse(words: &[String]) -> Result<Pattern, PatternError> {
         if !(2..=4).contains(&words.len()) {
@@ -107,9 +109,10 @@ impl Pattern {
                 return Err("bad source address");
             }
         }
-        let mut i = 1;
+        // Three words put the source port last, as Click does.
+        let (sport_at, daddr_at) = if words.len() == 3 { (2, 1) } else { (1, 2) };
         if pat.napt {
-            let w = &words[1];
+            let w = &words[sport_at];
             if w != "-" {
                 if let Some(p) = port(w) {
                     pat.sport = p;
@@ -119,9 +122,8 @@ impl Pattern {
                     return Err("bad source port");
                 }
             }
-            i = 2;
         }
-        let w = &words[i];
+        let w = &words[if pat.napt { daddr_at } else { 1 }];
         if w != "-" {
             pat.daddr = u32::from(Ipv4Addr::from_arg(w).map_err(|_| "bad destination address")?);
         }
@@ -241,6 +243,15 @@ pub enum PatternRef {
     Named(String),
 }
 
+/// A mapper element as an input specification names it.
+#[derive(Clone, Debug)]
+pub enum MapperRef {
+    /// The element's name, looked up at initialisation.
+    Named(String),
+    /// The mapper's state, shared with the element and the other rewriters using it.
+    Found(SharedMapper),
+}
+
 /// What an input does with a packet no mapping matches.
 #[derive(Clone, Debug)]
 pub enum InputSpec {
@@ -252,6 +263,9 @@ pub enum InputSpec {
     Keep(usize, usize),
     /// `pattern ... FOUTPUT ROUTPUT`: a mapping rewritten by the pattern.
     Pattern(PatternRef, usize, usize),
+    /// `MAPPER`: the name of a RoundRobinIPMapper or SourceIPHashMapper element, which
+    /// chooses a pattern and the outputs of each new mapping.
+    Mapper(MapperRef),
 }
 
 /// Parses an output number.
@@ -260,9 +274,14 @@ fn output(word: &str, what: &'static str) -> Result<usize, String> {
 }
 
 impl InputSpec {
-    /// Parses one input specification; outputs must be below `noutputs`. Errors carry
-    /// Click's messages without the `input spec N: ` prefix.
-    pub fn parse(text: &str, noutputs: usize) -> Result<InputSpec, String> {
+    /// Parses one input specification; outputs must be below `noutputs`; `is_element` says
+    /// whether a word names an element (a mapper). Errors carry Click's messages without the
+    /// `input spec N: ` prefix.
+    pub fn parse(
+        text: &str,
+        noutputs: usize,
+        is_element: impl Fn(&str) -> bool,
+    ) -> Result<InputSpec, String> {
         let words = split_words(text);
         let Some((word, rest)) = words.split_first() else {
             return Err("empty argument".into());
@@ -309,6 +328,10 @@ impl InputSpec {
                 let (f, r) = ports(outs)?;
                 Ok(InputSpec::Pattern(pat, f, r))
             }
+            name if is_element(name) => match rest {
+                [] => Ok(InputSpec::Mapper(MapperRef::Named(name.to_string()))),
+                _ => Err("syntax error, expected element name".into()),
+            },
             _ => Err("unknown specification".into()),
         }
     }
@@ -321,6 +344,7 @@ impl InputSpec {
             InputSpec::Keep(..) => "<keep>".into(),
             InputSpec::Pattern(PatternRef::Own(p), ..) => p.to_string(),
             InputSpec::Pattern(PatternRef::Named(n), ..) => n.clone(),
+            InputSpec::Mapper(_) => "<mapper>".into(),
         }
     }
 }
@@ -394,26 +418,33 @@ mod tests {
 
     #[test]
     fn input_specs_parse() {
-        assert!(matches!(InputSpec::parse("drop", 1), Ok(InputSpec::Drop)));
+        let parse = |s: &str, n: usize| InputSpec::parse(s, n, |w| w == "rr");
+        assert!(matches!(parse("drop", 1), Ok(InputSpec::Drop)));
+        assert!(matches!(parse("pass 1", 2), Ok(InputSpec::Pass(1))));
+        assert!(matches!(parse("keep 0 1", 2), Ok(InputSpec::Keep(0, 1))));
         assert!(matches!(
-            InputSpec::parse("pass 1", 2),
-            Ok(InputSpec::Pass(1))
-        ));
-        assert!(matches!(
-            InputSpec::parse("keep 0 1", 2),
-            Ok(InputSpec::Keep(0, 1))
-        ));
-        assert!(matches!(
-            InputSpec::parse("pattern pat 0 1", 2),
+            parse("pattern pat 0 1", 2),
             Ok(InputSpec::Pattern(PatternRef::Named(_), 0, 1))
         ));
+        assert!(matches!(
+            parse("rr", 2),
+            Ok(InputSpec::Mapper(MapperRef::Named(n))) if n == "rr"
+        ));
         assert_eq!(
-            InputSpec::parse("keep 0 2", 2).unwrap_err(),
+            parse("keep 0 2", 2).unwrap_err(),
             "output port out of range"
         );
+        assert_eq!(parse("bogus", 2).unwrap_err(), "unknown specification");
         assert_eq!(
-            InputSpec::parse("bogus", 2).unwrap_err(),
-            "unknown specification"
+            parse("rr 1", 2).unwrap_err(),
+            "syntax error, expected element name"
         );
+    }
+
+    #[test]
+    fn three_word_patterns_put_the_source_port_last() {
+        let p = Pattern::parse(&words("198.18.0.2 198.19.0.1 1000-1009#")).unwrap();
+        assert_eq!(p.to_string(), "198.18.0.2 1000-1009 198.19.0.1 -");
+        assert!(p.sequential);
     }
 }
