@@ -1,7 +1,7 @@
 //! Behaviour tests of the address and port translators (nat/): IPRewriter, TCPRewriter,
 //! UDPRewriter, IPAddrRewriter, IPAddrPairRewriter, ICMPPingRewriter, ICMPRewriter,
-//! IPRewriterPatterns and the mappers, through real configurations. Checksums of rewritten
-//! packets are verified by full recomputation.
+//! IPRewriterPatterns, FTPPortMapper and the mappers, through real configurations. Checksums
+//! of rewritten packets are verified by full recomputation.
 
 use std::net::Ipv4Addr;
 
@@ -574,4 +574,195 @@ fn source_hash_mapper_picks_the_servers_click_picks() {
     let want: Vec<_> = sources.iter().map(|&(_, s)| s).collect();
     assert_eq!(got, want);
     assert_conserved(&mut r, 5, 5);
+}
+
+/// A TCP segment with sequence and acknowledgement numbers, options (a multiple of 4 bytes)
+/// and payload, ACK flag set.
+fn tcp_seg(
+    src: [u8; 4],
+    sport: u16,
+    dst: [u8; 4],
+    dport: u16,
+    (seq, ack): (u32, u32),
+    opts: &[u8],
+    payload: &[u8],
+) -> Packet {
+    let mut t = Vec::new();
+    t.extend_from_slice(&sport.to_be_bytes());
+    t.extend_from_slice(&dport.to_be_bytes());
+    t.extend_from_slice(&seq.to_be_bytes());
+    t.extend_from_slice(&ack.to_be_bytes());
+    let off = ((20 + opts.len()) / 4) as u8;
+    t.extend_from_slice(&[off << 4, 0x10, 0x20, 0, 0, 0, 0, 0]);
+    t.extend_from_slice(opts);
+    t.extend_from_slice(payload);
+    ip(src, dst, 6, t, Some(16))
+}
+
+/// NOP, NOP and a SACK option of one block.
+fn sack(left: u32, right: u32) -> Vec<u8> {
+    let mut o = vec![1, 1, 5, 10];
+    o.extend_from_slice(&left.to_be_bytes());
+    o.extend_from_slice(&right.to_be_bytes());
+    o
+}
+
+/// A TCP packet's flow, sequence and acknowledgement numbers, options and payload.
+type Segment = ((Ipv4Addr, u16, Ipv4Addr, u16), u32, u32, Vec<u8>, Vec<u8>);
+
+/// A checked TCP packet's flow, sequence and acknowledgement numbers, options and payload.
+fn seg_checked(p: &Packet) -> Segment {
+    let flow = flow_checked(p);
+    let ip = Ipv4Packet::new_checked(p.data()).unwrap();
+    assert_eq!(usize::from(ip.total_len()), p.len(), "IP length");
+    let t = TcpPacket::new_checked(ip.payload()).unwrap();
+    (
+        flow,
+        t.seq(),
+        t.ack(),
+        t.options().to_vec(),
+        t.payload().to_vec(),
+    )
+}
+
+#[test]
+fn ftp_port_commands_are_mapped_and_sequence_numbers_translated() {
+    let mut r = router(
+        "rw :: TCPRewriter(pattern 198.18.0.1 1024-65535# - - 0 1, drop);
+         i0 :: TestInject -> ftp :: FTPPortMapper(rw, rw, 0) -> [0]rw[0] -> o0 :: TestCapture;
+         i1 :: TestInject -> [1]rw[1] -> o1 :: TestCapture;",
+    );
+    let server = Ipv4Addr::from(SERVER);
+    let control = (PUBLIC, 1024, server, 21);
+    let mut to_server = vec![tcp_seg(
+        INSIDE,
+        40000,
+        SERVER,
+        21,
+        (100, 7),
+        &[],
+        b"USER x\r\n",
+    )];
+    // 198.19.0.2 port 40000 becomes 198.18.0.1 port 1025: 3 bytes shorter.
+    let port = b"PORT 198,19,0,2,156,64\r\n";
+    to_server.push(tcp_seg(INSIDE, 40000, SERVER, 21, (108, 7), &[], port));
+    to_server.push(tcp_seg(
+        INSIDE,
+        40000,
+        SERVER,
+        21,
+        (132, 7),
+        &[],
+        b"NOOP\r\n",
+    ));
+    for p in to_server {
+        inject(&mut r, "i0", p);
+    }
+    let out = taken(&mut r, "o0");
+    assert_eq!(out.len(), 3);
+    let segs: Vec<_> = out.iter().map(seg_checked).collect();
+    assert_eq!(segs[0], (control, 100, 7, vec![], b"USER x\r\n".to_vec()));
+    assert_eq!(
+        segs[1],
+        (control, 108, 7, vec![], b"PORT 198,18,0,1,4,1\r\n".to_vec())
+    );
+    // After the PORT command, sequence numbers are 3 lower.
+    assert_eq!(segs[2], (control, 129, 7, vec![], b"NOOP\r\n".to_vec()));
+    assert_eq!(read(&mut r, "ftp.mapped"), "1");
+    let table = read(&mut r, "rw.table");
+    assert!(
+        table.contains("(198.19.0.2, 40000, 198.19.1.1, 21) => (198.18.0.1, 1024, 198.19.1.1, 21) seq -3 [*0 1]"),
+        "{table}"
+    );
+
+    // The server's acknowledgements and SACK blocks are moved back by 3 past the command.
+    let public = PUBLIC.octets();
+    let mut to_client = vec![tcp_seg(
+        SERVER,
+        21,
+        public,
+        1024,
+        (7, 135),
+        &sack(108, 135),
+        b"200\r\n",
+    )];
+    to_client.push(tcp_seg(
+        SERVER,
+        21,
+        public,
+        1024,
+        (12, 120),
+        &sack(100, 129),
+        b"",
+    ));
+    // The data connection the command announced was mapped: the server connects from port 20.
+    to_client.push(tcp_seg(SERVER, 20, public, 1025, (900, 0), &[], b"data"));
+    for p in to_client {
+        inject(&mut r, "i1", p);
+    }
+    let back = taken(&mut r, "o1");
+    assert_eq!(back.len(), 3);
+    let segs: Vec<_> = back.iter().map(seg_checked).collect();
+    let inside = Ipv4Addr::from(INSIDE);
+    let client = (server, 21, inside, 40000);
+    assert_eq!(
+        segs[0],
+        (client, 7, 138, sack(108, 138), b"200\r\n".to_vec())
+    );
+    assert_eq!(segs[1], (client, 12, 120, sack(100, 132), vec![]));
+    assert_eq!(
+        segs[2],
+        (
+            (server, 20, inside, 40000),
+            900,
+            0,
+            vec![],
+            b"data".to_vec()
+        )
+    );
+    assert_eq!(read(&mut r, "rw.nmappings"), "2");
+    assert_conserved(&mut r, 6, 6);
+}
+
+#[test]
+fn non_port_payloads_and_unmapped_control_flows_pass_unchanged() {
+    let mut r = router(
+        "Idle -> rw :: TCPRewriter(pattern 198.18.0.1 1024-65535# - - 0 0) -> Discard;
+         i0 :: TestInject -> ftp :: FTPPortMapper(rw, rw, 0) -> c :: TestCapture;",
+    );
+    // No control mapping yet: the PORT command is left alone, and so is a malformed one.
+    let payloads: [&[u8]; 2] = [
+        b"PORT 198,19,0,2,156,64\r\n",
+        b"PORT 198,19,0,2,156,999\r\n",
+    ];
+    let mut sent: Vec<Packet> = payloads
+        .iter()
+        .map(|&pl| tcp_seg(INSIDE, 40000, SERVER, 21, (1, 0), &[], pl))
+        .collect();
+    for p in &mut sent {
+        inject(&mut r, "i0", p.clone_packet());
+    }
+    let out = taken(&mut r, "c");
+    assert_eq!(out.len(), 2);
+    for (o, p) in out.iter().zip(&sent) {
+        assert_eq!(o.data(), p.data());
+    }
+    assert_eq!(read(&mut r, "ftp.mapped"), "0");
+    assert_conserved(&mut r, 2, 2);
+}
+
+#[test]
+fn ftp_port_mapper_arguments_are_checked() {
+    assert!(config_error(
+        "i :: Idle -> FTPPortMapper(rw, nosuch, 0) -> rw :: TCPRewriter(pass 0) -> Discard"
+    )
+    .contains("no element named 'nosuch'"));
+    assert!(config_error(
+        "i :: Idle -> FTPPortMapper(rw, rw, 1) -> rw :: TCPRewriter(pass 0) -> Discard"
+    )
+    .contains("DATA_REWRITER_INPUT out of range"));
+    assert!(config_error(
+        "i :: Idle -> FTPPortMapper(rw, rw, 0) -> rw :: UDPRewriter(pass 0) -> Discard"
+    )
+    .contains("is not a TCPRewriter"));
 }

@@ -1018,10 +1018,17 @@ pub fn parse_tcp_opt(s: &str) -> Option<Vec<u8>> {
         } else if let Some(v) = o.strip_prefix("wscale") {
             out.extend_from_slice(&[3, 3, v.parse().ok()?]);
         } else if let Some(v) = o.strip_prefix("sack") {
-            let (l, r) = v.split_once('-')?;
-            out.extend_from_slice(&[5, 10]);
-            out.extend_from_slice(&l.parse::<u32>().ok()?.to_be_bytes());
-            out.extend_from_slice(&r.parse::<u32>().ok()?.to_be_bytes());
+            // `sackL-R` or `sackL:R`; blocks joined by `,sack` make one option, as in Click.
+            let blocks: Vec<&str> = v.split(",sack").collect();
+            if blocks.len() > 4 {
+                return None;
+            }
+            out.extend_from_slice(&[5, 2 + 8 * blocks.len() as u8]);
+            for b in blocks {
+                let (l, r) = b.split_once(['-', ':'])?;
+                out.extend_from_slice(&l.parse::<u32>().ok()?.to_be_bytes());
+                out.extend_from_slice(&r.parse::<u32>().ok()?.to_be_bytes());
+            }
         } else if let Some(v) = o.strip_prefix("ts") {
             let (a, b) = v.split_once(':')?;
             out.extend_from_slice(&[8, 10]);
@@ -1388,6 +1395,17 @@ mod tests {
             parse_ip_opt("ssrr{128.4.45.60,128.4.49.61,^1.1.1.1,2.2.2.2}"),
             parse_ip_opt("ssrr{128.4.45.60,128.4.49.61^1.1.1.1,2.2.2.2}")
         );
+    }
+
+    #[test]
+    fn sack_blocks_read_as_click() {
+        assert_eq!(parse_tcp_opt("sack1:18"), parse_tcp_opt("sack1-18"));
+        let b = parse_tcp_opt("sack1-2,sack3:4").unwrap();
+        assert_eq!(b, [5, 18, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4]);
+        let mut w = String::new();
+        unparse_tcp_opt(&mut w, &b);
+        assert_eq!(w, "sack1-2;sack3-4");
+        assert_eq!(parse_tcp_opt("sack1"), None);
     }
 
     #[test]

@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use sluice_core::Timestamp;
 
+use super::tcp_seq::SeqDeltas;
+
 /// A flow identifier: source and destination address and port (ports are 0 for the
 /// address-only rewriters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -117,6 +119,8 @@ pub struct Flow {
     pub tflags: u8,
     /// REPLY_ANNO: the annotation byte of the flow's first packet, given to replies.
     pub reply_anno: u8,
+    /// TCPRewriter's sequence-number deltas (FTPPortMapper's payload length changes).
+    pub seq: SeqDeltas,
     expiry: Timestamp,
     guaranteed: bool,
     place: usize,
@@ -131,6 +135,7 @@ impl Flow {
             origin,
             tflags: 0,
             reply_anno: 0,
+            seq: SeqDeltas::default(),
             expiry: Timestamp::ZERO,
             guaranteed: false,
             place: 0,

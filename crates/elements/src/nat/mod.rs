@@ -1,9 +1,10 @@
 //! Network address and port translation: Click's IPRewriter family, with ICMPPingRewriter,
-//! ICMPRewriter and the mappers.
+//! ICMPRewriter, FTPPortMapper and the mappers.
 
 use sluice_core::ElementClass;
 
 pub(crate) mod flow_table;
+mod ftp_port_mapper;
 mod icmp_ping_rewriter;
 mod icmp_rewriter;
 mod ip_addr_pair_rewriter;
@@ -17,10 +18,12 @@ mod round_robin_ip_mapper;
 mod source_ip_hash_mapper;
 pub(crate) mod spec;
 mod tcp_rewriter;
+mod tcp_seq;
 mod udp_rewriter;
 
 /// Classes of this family.
 pub const CLASSES: &[ElementClass] = &[
+    ftp_port_mapper::CLASS,
     icmp_ping_rewriter::CLASS,
     icmp_rewriter::CLASS,
     ip_addr_pair_rewriter::CLASS,

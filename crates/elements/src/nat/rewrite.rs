@@ -218,7 +218,7 @@ pub fn quoted(p: &Packet, h: &Headers) -> Option<Quoted> {
 
 /// Updates checksum `sum` for the 16-bit words of `old` that became those of `new` (a
 /// trailing odd byte is the high byte of its word).
-fn update_words(mut sum: u16, old: &[u8], new: &[u8]) -> u16 {
+pub(super) fn update_words(mut sum: u16, old: &[u8], new: &[u8]) -> u16 {
     for (o, n) in old.chunks(2).zip(new.chunks(2)) {
         let word = |c: &[u8]| u16::from_be_bytes([c[0], c.get(1).copied().unwrap_or(0)]);
         if o != n {

@@ -132,9 +132,76 @@ pub struct RewriterLink {
     /// The rewriter's number of outputs.
     pub noutputs: usize,
     table: Arc<OnceLock<(SharedTable, u32)>>,
+    specs: Arc<Mutex<Vec<InputSpec>>>,
 }
 
 impl RewriterLink {
+    /// Whether the rewriter is a TCPRewriter.
+    pub fn is_tcp(&self) -> bool {
+        self.variant == Variant::Tcp
+    }
+
+    /// The rewriter's number of inputs.
+    pub fn ninputs(&self) -> usize {
+        lock(&self.specs).len()
+    }
+
+    /// The REPLY_ANNO byte of the TCP mapping one of whose entries is flow `id`, if any.
+    pub fn tcp_entry(&self, id: &FlowId) -> Option<u8> {
+        let (table, owner) = self.table.get()?;
+        let t = lock(table);
+        let (i, _) = lookup(self.variant, &t, *owner, map_for(self.variant, TCP)?, id)?;
+        Some(t.flow(i).reply_anno)
+    }
+
+    /// What TCP flow `id` is rewritten to, by its mapping, made at `now` by input `input`'s
+    /// specification when there is none (Click's `get_entry`); the mapping's REPLY_ANNO byte
+    /// becomes `reply_anno`. `None` when no mapping could be made.
+    pub fn tcp_mapping(
+        &self,
+        id: &FlowId,
+        input: usize,
+        reply_anno: u8,
+        now: Timestamp,
+    ) -> Option<FlowId> {
+        let (table, owner) = self.table.get()?;
+        let map = map_for(self.variant, TCP)?;
+        let mut t = lock(table);
+        let (i, dir) = match lookup(self.variant, &t, *owner, map, id) {
+            Some(e) => e,
+            None => {
+                let origin = Origin {
+                    owner: *owner,
+                    map,
+                    input: input as u32,
+                };
+                let specs = &mut lock(&self.specs);
+                (
+                    make_flow(self.variant, specs, &mut t, origin, id, now).ok()?,
+                    0,
+                )
+            }
+        };
+        let f = t.flow_mut(i);
+        f.reply_anno = reply_anno;
+        Some(target(self.variant, f, dir, id))
+    }
+
+    /// Records on the TCP mapping one of whose entries is flow `id` that the payload of that
+    /// direction changed length by `delta` before sequence number `trigger` (see
+    /// [`super::tcp_seq::SeqDeltas::update`]); false when there is no such mapping or the
+    /// change is refused.
+    pub fn add_seq_delta(&self, id: &FlowId, trigger: u32, delta: i32) -> bool {
+        let Some((table, owner)) = self.table.get() else {
+            return false;
+        };
+        let mut t = lock(table);
+        match lookup(self.variant, &t, *owner, 0, id) {
+            Some((i, dir)) => t.flow_mut(i).seq.update(dir, trigger, delta),
+            None => false,
+        }
+    }
+
     /// The mapping entry matching `search`, a quoted flow of protocol `proto` reversed (an
     /// echo's identifier in `sport`), and what it rewrites a reply to.
     pub fn reply(&self, proto: u8, search: &FlowId) -> Option<Reply> {
@@ -155,6 +222,74 @@ impl RewriterLink {
     }
 }
 
+/// Why no mapping was made for a new flow.
+enum Refusal {
+    /// A `pass` input: the packet leaves unchanged by this output.
+    Pass(usize),
+    /// No mapping, for this reason.
+    Drop(Reason),
+}
+
+/// The key of a new mapping of a rewriter of class `variant` for a packet of flow `id`.
+fn new_key(variant: Variant, id: &FlowId) -> FlowId {
+    match variant {
+        Variant::Addr => addr_key(id.saddr, Ipv4Addr::UNSPECIFIED),
+        Variant::AddrPair => addr_key(id.saddr, id.daddr),
+        _ => *id,
+    }
+}
+
+/// Makes a mapping of `origin` (its rewriter, of class `variant`, map and input) in `t` for
+/// flow `id` at `now`, as the input's specification of `specs` says: the flow's number.
+fn make_flow(
+    variant: Variant,
+    specs: &mut [InputSpec],
+    t: &mut FlowTable,
+    origin: Origin,
+    id: &FlowId,
+    now: Timestamp,
+) -> Result<usize, Refusal> {
+    let (owner, map) = (origin.owner, origin.map);
+    let key = new_key(variant, id);
+    let ping = variant == Variant::Ping;
+    // Whether a reply entry `rev` (the reverse of a candidate) exists; an echo's
+    // candidate identifier is `rev.dport`, and its reply key has it and the next.
+    let taken = |rev: &FlowId| {
+        let rev = if ping {
+            ping_key(rev.saddr, rev.daddr, rev.dport, false)
+        } else {
+            *rev
+        };
+        t.contains(owner, map, &rev)
+    };
+    let (mut rewritten, outputs) = match &mut specs[origin.input as usize] {
+        InputSpec::Pass(o) => return Err(Refusal::Pass(*o)),
+        InputSpec::Drop => return Err(Refusal::Drop(Reason::Refused)),
+        InputSpec::Keep(f, r) => (key, [*f, *r]),
+        InputSpec::Pattern(PatternRef::Own(pat), f, r) => match pat.rewrite(&key, taken) {
+            Some(rw) => (rw, [*f, *r]),
+            None => return Err(Refusal::Drop(Reason::NoMapping)),
+        },
+        InputSpec::Mapper(MapperRef::Found(m)) => match lock(m).rewrite(&key, taken) {
+            Some(found) => found,
+            None => return Err(Refusal::Drop(Reason::NoMapping)),
+        },
+        InputSpec::Pattern(PatternRef::Named(_), ..) | InputSpec::Mapper(MapperRef::Named(_)) => {
+            return Err(Refusal::Drop(Reason::Refused))
+        }
+    };
+    if ping {
+        rewritten.dport = rewritten.sport.wrapping_add(1);
+    }
+    let keeps_ports = rewritten.sport != 0 || rewritten.dport != 0;
+    let keeps_daddr = variant == Variant::Addr && !rewritten.daddr.is_unspecified();
+    if matches!(variant, Variant::Addr | Variant::AddrPair) && (keeps_ports || keeps_daddr) {
+        return Err(Refusal::Drop(Reason::BadPattern));
+    }
+    let flow = Flow::new(origin, key, rewritten, outputs);
+    t.add(flow, now).ok_or(Refusal::Drop(Reason::TableFull))
+}
+
 /// Seconds as a timestamp.
 fn secs(s: f64) -> Timestamp {
     Timestamp::from_secs_f64(s)
@@ -170,7 +305,8 @@ enum Capacity {
 /// A rewriter of any class.
 pub struct Rewriter {
     variant: Variant,
-    specs: Vec<InputSpec>,
+    /// The input specifications (shared with FTPPortMapper, which makes mappings too).
+    specs: Arc<Mutex<Vec<InputSpec>>>,
     /// Each map's timeouts (IPRewriter: TCP, UDP).
     policies: Vec<Policy>,
     dst_anno: bool,
@@ -279,7 +415,7 @@ impl Rewriter {
         };
         Rewriter {
             variant,
-            specs: Vec::new(),
+            specs: Arc::default(),
             policies,
             dst_anno: true,
             reply_anno: None,
@@ -302,6 +438,7 @@ impl Rewriter {
             variant: self.variant,
             noutputs: self.noutputs,
             table: self.link.clone(),
+            specs: self.specs.clone(),
         }
     }
 
@@ -364,17 +501,8 @@ impl Rewriter {
         }
     }
 
-    /// The key of a new mapping for a packet of flow `id`.
-    fn new_key(&self, id: &FlowId) -> FlowId {
-        match self.variant {
-            Variant::Addr => addr_key(id.saddr, Ipv4Addr::UNSPECIFIED),
-            Variant::AddrPair => addr_key(id.saddr, id.daddr),
-            _ => *id,
-        }
-    }
-
     /// Makes a mapping for a packet no entry matched, as input `port`'s specification says:
-    /// the flow's number, or where the packet goes instead.
+    /// the flow's number, or where the packet goes instead (counting a drop).
     fn new_flow(
         &mut self,
         t: &mut FlowTable,
@@ -384,72 +512,36 @@ impl Rewriter {
         p: &Packet,
         now: Timestamp,
     ) -> Result<usize, Option<usize>> {
-        let owner = self.owner.unwrap_or(0);
-        let key = self.new_key(id);
-        let ping = self.variant == Variant::Ping;
-        // Whether a reply entry `rev` (the reverse of a candidate) exists; an echo's
-        // candidate identifier is `rev.dport`, and its reply key has it and the next.
-        let taken = |rev: &FlowId| {
-            let rev = if ping {
-                ping_key(rev.saddr, rev.daddr, rev.dport, false)
-            } else {
-                *rev
-            };
-            t.contains(owner, map, &rev)
-        };
-        let (mut rewritten, outputs) = match &mut self.specs[port] {
-            InputSpec::Pass(o) => return Err(Some(*o)),
-            InputSpec::Drop => {
-                self.drops.count(Reason::Refused);
-                return Err(None);
-            }
-            InputSpec::Keep(f, r) => (key, [*f, *r]),
-            InputSpec::Pattern(PatternRef::Own(pat), f, r) => match pat.rewrite(&key, taken) {
-                Some(rw) => (rw, [*f, *r]),
-                None => {
-                    self.failures += 1;
-                    self.drops.count(Reason::NoMapping);
-                    return Err(None);
-                }
-            },
-            InputSpec::Mapper(MapperRef::Found(m)) => match lock(m).rewrite(&key, taken) {
-                Some(found) => found,
-                None => {
-                    self.failures += 1;
-                    self.drops.count(Reason::NoMapping);
-                    return Err(None);
-                }
-            },
-            InputSpec::Pattern(PatternRef::Named(_), ..)
-            | InputSpec::Mapper(MapperRef::Named(_)) => {
-                self.drops.count(Reason::Refused);
-                return Err(None);
-            }
-        };
-        if ping {
-            rewritten.dport = rewritten.sport.wrapping_add(1);
-        }
-        let keeps_ports = rewritten.sport != 0 || rewritten.dport != 0;
-        let keeps_daddr = self.variant == Variant::Addr && !rewritten.daddr.is_unspecified();
-        if matches!(self.variant, Variant::Addr | Variant::AddrPair) && (keeps_ports || keeps_daddr)
-        {
-            self.drops.count(Reason::BadPattern);
-            return Err(None);
-        }
         let origin = Origin {
-            owner,
+            owner: self.owner.unwrap_or(0),
             map,
             input: port as u32,
         };
-        let mut flow = Flow::new(origin, key, rewritten, outputs);
-        if let Some(a) = self.reply_anno {
-            flow.reply_anno = a.get(p);
+        let made = make_flow(self.variant, &mut lock(&self.specs), t, origin, id, now);
+        match made {
+            Ok(i) => {
+                if let Some(a) = self.reply_anno {
+                    t.flow_mut(i).reply_anno = a.get(p);
+                }
+                Ok(i)
+            }
+            Err(Refusal::Pass(o)) => Err(Some(o)),
+            Err(Refusal::Drop(reason)) => {
+                if matches!(reason, Reason::NoMapping | Reason::TableFull) {
+                    self.failures += 1;
+                }
+                self.drops.count(reason);
+                Err(None)
+            }
         }
-        t.add(flow, now).ok_or_else(|| {
-            self.failures += 1;
-            self.drops.count(Reason::TableFull);
-            None
-        })
+    }
+
+    /// The output of input `port` when it is a `pass` input.
+    fn pass_output(&self, port: usize) -> Option<usize> {
+        match lock(&self.specs)[port] {
+            InputSpec::Pass(o) => Some(o),
+            _ => None,
+        }
     }
 
     /// Rewrites packet `p` as entry (`i`, `dir`) says and tracks its flow's state.
@@ -483,6 +575,10 @@ impl Rewriter {
             PortMode::Tcp => {
                 if let Some((rst, fin, syn, payload)) = h.tcp {
                     f.track_tcp(dir, rst, fin, syn, payload);
+                    if self.variant == Variant::Tcp && f.seq.any() {
+                        let start = h.off + h.hl;
+                        f.seq.apply(dir, &mut p.data_mut()[start..start + h.tlen]);
+                    }
                 }
             }
             PortMode::Any => f.track_udp(dir),
@@ -497,7 +593,7 @@ impl Rewriter {
             return Verdict::Gone;
         };
         let Some(map) = self.map_of(&h) else {
-            if let InputSpec::Pass(o) = self.specs[port] {
+            if let Some(o) = self.pass_output(port) {
                 return Verdict::Out(o, p);
             }
             self.drops.count(Reason::NotRewritable);
@@ -508,7 +604,7 @@ impl Rewriter {
         let (i, dir) = match lookup(self.variant, t, owner, map, &id) {
             Some(e) => e,
             None if self.variant == Variant::Ping && h.ping.is_some_and(|(echo, _)| !echo) => {
-                if let InputSpec::Pass(o) = self.specs[port] {
+                if let Some(o) = self.pass_output(port) {
                     return Verdict::Out(o, p);
                 }
                 self.drops.count(Reason::UnexpectedReply);
@@ -555,6 +651,10 @@ impl Rewriter {
                     ));
                 }
                 _ => s.push_str(&format!("{} => {}", me, f.rewritten(dir))),
+            }
+            let delta = f.seq.newest(dir);
+            if self.variant == Variant::Tcp && delta != 0 {
+                s.push_str(&format!(" seq {delta:+}"));
             }
             let star = |d: usize| if d == dir { "*" } else { "" };
             let left = t.shown_expiry(i).0 + 500_000_000 - now.0;
@@ -608,7 +708,7 @@ impl Rewriter {
     fn patterns_text(&self, only: Option<usize>) -> String {
         let counts = self.counts();
         let mut s = String::new();
-        for (i, spec) in self.specs.iter().enumerate() {
+        for (i, spec) in lock(&self.specs).iter().enumerate() {
             if only.is_some_and(|o| o != i) {
                 continue;
             }
@@ -623,7 +723,7 @@ impl Rewriter {
 
     /// Replaces input `i`'s specification, removing the flows it made.
     fn set_pattern(&mut self, i: usize, value: &str, cx: &mut Cx) -> Result<(), String> {
-        if i >= self.specs.len() {
+        if i >= lock(&self.specs).len() {
             return Err(format!("no input {i}"));
         }
         let mut spec = InputSpec::parse(value, self.noutputs, |w| cx.element_index(w).is_some())
@@ -632,7 +732,7 @@ impl Rewriter {
         if let Some(o) = self.owner {
             lock(&self.table).remove_input(o, i as u32);
         }
-        self.specs[i] = spec;
+        lock(&self.specs)[i] = spec;
         Ok(())
     }
 }
@@ -705,7 +805,7 @@ impl Element for Rewriter {
         let mut ok = true;
         for (i, s) in specs.iter().enumerate() {
             match InputSpec::parse(s, self.noutputs, |w| cx.element_index(w).is_some()) {
-                Ok(spec) => self.specs.push(spec),
+                Ok(spec) => lock(&self.specs).push(spec),
                 Err(e) => {
                     args.error(format!("input spec {i}: {e}"));
                     ok = false;
@@ -723,11 +823,12 @@ impl Element for Rewriter {
                 .ok_or_else(|| format!("MAPPING_CAPACITY: '{name}' is not a rewriter"))?;
             self.table = other.table.clone();
         }
-        for (i, spec) in self.specs.iter_mut().enumerate() {
+        for (i, spec) in lock(&self.specs).iter_mut().enumerate() {
             resolve(spec, self.noutputs, cx).map_err(|e| format!("input spec {i}: {e}"))?;
         }
         self.outs = (0..self.noutputs).map(|_| Batch::new()).collect();
-        let owner = lock(&self.table).register(self.policies.clone(), self.specs.len());
+        let ninputs = lock(&self.specs).len();
+        let owner = lock(&self.table).register(self.policies.clone(), ninputs);
         self.owner = Some(owner);
         // A fresh element is initialised once.
         let _ = self.link.set((self.table.clone(), owner));
@@ -768,7 +869,7 @@ impl Element for Rewriter {
     fn cleanup(&mut self, _cx: &mut Cx) {
         if let Some(o) = self.owner {
             let mut t = lock(&self.table);
-            for i in 0..self.specs.len() {
+            for i in 0..lock(&self.specs).len() {
                 t.remove_input(o, i as u32);
             }
         }
@@ -807,7 +908,8 @@ impl Element for Rewriter {
             _ => t.read_with("table", |e| e.table_text(0, e.now)),
         };
         let handlers = pattern_handlers!(0, 1, 2, 3, 4, 5, 6, 7);
-        for (name, read, write) in handlers.into_iter().take(self.specs.len()) {
+        let ninputs = lock(&self.specs).len();
+        for (name, read, write) in handlers.into_iter().take(ninputs) {
             t = t.read(name, read).write(name, write);
         }
         t.into()

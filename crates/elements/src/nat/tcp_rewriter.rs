@@ -9,8 +9,16 @@
 //! IPRewriter (`sluice doc IPRewriter`) for TCP alone: the same input specifications,
 //! mappings, TCP timeouts, capacity and checksum updates. Packets that are not TCP, later
 //! fragments and packets with fewer than 8 transport bytes go to the output of a `pass`
-//! input and are dropped on other inputs ("not rewritable"). Not done: Click's sequence
-//! number deltas (FTPPortMapper) and IPMapper input specifications.
+//! input and are dropped on other inputs ("not rewritable"). Not done: IPMapper input
+//! specifications.
+//!
+//! Sequence numbers: a mapping may carry sequence-number deltas, recorded by FTPPortMapper
+//! when it changes a payload's length. From its trigger on, a delta moves the sequence
+//! numbers of its direction; acknowledgement numbers and SACK blocks of the other direction
+//! are moved back, with the TCP checksum updated incrementally (packets whose TCP header is
+//! longer than their transport bytes are not translated). A new mapping has none. Triggers
+//! 2^30 behind a newer one, or behind the sequence numbers seen, are forgotten, as in Click.
+//! The `table` handler shows an entry's newest delta as `seq +N`.
 //!
 //! Arguments: as IPRewriter's TCP ones: `INPUTSPECi`, `TCP_TIMEOUT` or `TIMEOUT` (default
 //! 86400 s), `TCP_DONE_TIMEOUT` (240 s), `TCP_NODATA_TIMEOUT` (300 s), `TCP_GUARANTEE` or
