@@ -202,15 +202,24 @@ impl ConfigCx<'_> {
         }
     }
 
-    /// Element indices whose names are `name` or start with `name/` (a compound's insides).
+    /// The elements `name` refers to from this element: the element of that name, or the
+    /// insides of the compound of that name, looked up as [`ConfigCx::find_element`] does
+    /// (this element's compound first, then each enclosing one, then the top level).
     pub fn elements_named(&self, name: &str) -> Vec<usize> {
-        let prefix = format!("{}/", name);
-        (0..self.rt.graph.info.len())
-            .filter(|&e| {
-                self.rt.graph.info[e].name == name
-                    || self.rt.graph.info[e].name.starts_with(&prefix)
-            })
-            .collect()
+        let info = &self.rt.graph.info;
+        let mut context = self.name_context();
+        loop {
+            let full = format!("{context}{name}");
+            let inside = format!("{full}/");
+            let found: Vec<usize> = (0..info.len())
+                .filter(|&e| info[e].name == full || info[e].name.starts_with(&inside))
+                .collect();
+            if !found.is_empty() || context.is_empty() {
+                return found;
+            }
+            let outer = context[..context.len() - 1].rfind('/').map_or(0, |i| i + 1);
+            context = &context[..outer];
+        }
     }
 
     /// Places the task of element `elem` (and the elements only it reaches) on `thread`

@@ -114,6 +114,19 @@ fn schedule_info_scales_task_shares() {
     assert!((ca / cb - 2.0).abs() < 0.1, "a {} b {}", ca, cb);
     let e = config_error("ScheduleInfo(nosuch 2); InfiniteSource -> Discard;");
     assert!(e.contains("no element named 'nosuch'"), "{}", e);
+    // Inside a compound, names are the compound's own (Click's conf/mazu-nat.click).
+    let mut r = router(
+        "elementclass Pair { src :: InfiniteSource(LIMIT 20000, BURST 1, STOP true)
+                               -> output; ScheduleInfo(src 2); }
+         p :: Pair -> ca :: Counter -> Discard;
+         b :: InfiniteSource(BURST 1) -> cb :: Counter -> Discard;",
+    );
+    r.run_until_idle();
+    let (ca, cb) = (
+        num(&mut r, "ca.count") as f64,
+        num(&mut r, "cb.count") as f64,
+    );
+    assert!((ca / cb - 2.0).abs() < 0.1, "a {} b {}", ca, cb);
 }
 
 /// A handler write to an element that is running (here from a Script its own push reached)

@@ -499,6 +499,7 @@ impl Parser {
                         && self.peek_at(1).is_some_and(|n| {
                             is_kind_word(n).is_some()
                                 || (w == "icmp" && name_of(ICMP_TYPES, n).is_some())
+                                || (w != "icmp" && service_port(n).is_some())
                         }) =>
                 {
                     proto = name_of(IP_PROTOS, &w);
@@ -605,6 +606,14 @@ impl Parser {
                     proto = Some(6);
                     Kind::Opt
                 } else if service_port(&word).is_some() {
+                    // A bare service name after a port primitive repeats its `src`/`dst` and
+                    // protocol (`dst tcp www or https`), as Click's data-only primitives do.
+                    if let (Some(q), false) = (&self.last, quals_given) {
+                        if matches!(q.kind, Kind::Port) {
+                            sd = q.sd;
+                            proto = q.proto;
+                        }
+                    }
                     Kind::Port
                 } else if sd.is_none() && proto.is_none() && name_of(ICMP_TYPES, &word).is_some() {
                     proto = Some(1);
@@ -848,6 +857,23 @@ mod tests {
             let err = parse(e).unwrap_err();
             assert!(err.ends_with("'3': value without a type"), "{e}: {err}");
         }
+    }
+
+    #[test]
+    fn service_names_after_a_protocol_are_ports() {
+        // Click's conf/mazu-nat.click: `dst tcp ssh`, `dst tcp www or https`.
+        assert_eq!(
+            parse("dst tcp ssh").unwrap(),
+            parse("dst tcp port ssh").unwrap()
+        );
+        assert_eq!(
+            parse("dst tcp www or https").unwrap(),
+            parse("dst tcp port www or dst tcp port https").unwrap()
+        );
+        assert_eq!(
+            parse("udp domain").unwrap(),
+            parse("udp port domain").unwrap()
+        );
     }
 
     #[test]

@@ -41,10 +41,7 @@ impl Element for StaticThreadSched {
             };
             // An element seen from this one's compound, else every element of the compound
             // of that name.
-            let targets = match cx.find_element(name) {
-                Some(e) => vec![e],
-                None => cx.elements_named(&format!("{}{}", cx.name_context(), name)),
-            };
+            let targets = cx.elements_named(name);
             if targets.is_empty() {
                 args.error(format!("'{}' does not name an element", name));
             }
