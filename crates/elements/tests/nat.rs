@@ -6,7 +6,7 @@
 use std::net::Ipv4Addr;
 
 use sluice_core::{Packet, Router};
-use sluice_testkit::{config_error, drops, inject, read, router, taken, Kit};
+use sluice_testkit::{config_error, drops, inject, num, read, router, taken, task_threads, Kit};
 use sluice_wire::checksum::{checksum, fold, pseudo_header_v4, sum16};
 use sluice_wire::{Ipv4Packet, TcpPacket, UdpPacket};
 
@@ -765,4 +765,69 @@ fn ftp_port_mapper_arguments_are_checked() {
         "i :: Idle -> FTPPortMapper(rw, rw, 0) -> rw :: UDPRewriter(pass 0) -> Discard"
     )
     .contains("is not a TCPRewriter"));
+}
+
+/// The source of FLOWS distinct UDP flows from `src` (both ports grow after every packet),
+/// pulled by its Unqueue `name` into `rw`.
+fn flow_source(name: &str, src: &str, flows: u64) -> String {
+    format!(
+        "{name}src :: FastUDPSource(0, {flows}, 60, 02:00:00:00:00:01, {src}, 1000,
+             02:00:00:00:00:02, 198.19.0.2, 2000, true, 1)
+             -> {name} :: Unqueue -> Strip(14) -> CheckIPHeader -> rw;"
+    )
+}
+
+/// An IPRewriter reached from two threads at once keeps one flow table: each of the many new
+/// flows both threads bring gets exactly one mapping, replies injected afterwards find them,
+/// and every packet leaves or is counted as a drop.
+#[test]
+fn a_rewriter_shared_by_two_threads_maps_every_flow_once() {
+    const FLOWS: u64 = 3000;
+    let mut r = Kit::new().threads(2).router(&format!(
+        "rw :: IPRewriter(pattern 198.18.200.1 1024-65535 - - 0 1, drop, REAP_INTERVAL 0);
+         {}{}
+         rw[0] -> fwd :: Counter -> Discard;
+         rw[1] -> back :: Counter -> Discard;
+         replies :: TestInject -> [1]rw;
+         StaticThreadSched(a 0, b 1);",
+        flow_source("a", "198.18.0.1", FLOWS),
+        flow_source("b", "198.18.0.2", FLOWS),
+    ));
+    r.run_until_idle();
+    let tasks = task_threads(&mut r);
+    assert_eq!((tasks.get("a"), tasks.get("b")), (Some(&0), Some(&1)));
+    assert_eq!(num(&mut r, "rw.nmappings"), 2 * FLOWS);
+    let into = num(&mut r, "asrc.count") + num(&mut r, "bsrc.count");
+    assert_eq!(into, 2 * FLOWS);
+    assert_eq!(into, num(&mut r, "fwd.count") + drops(&mut r));
+    assert_eq!(drops(&mut r), 0, "{}", read(&mut r, "rw.drop_details"));
+    // The reply entries, each line `(REPLY) => (ORIGINAL) [0 *1] ...` (no reaping, so that
+    // the run ends when the sources do).
+    let table = read(&mut r, "rw.udp_table");
+    let mut replies = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for line in table.lines().filter(|l| l.contains("*1]")) {
+        let ids: Vec<&str> = line.split(['(', ')']).filter(|s| s.contains(',')).collect();
+        let field = |id: &str, i: usize| id.split(", ").nth(i).unwrap().to_string();
+        let (from, to) = (ids[0], ids[1]);
+        assert_eq!(field(from, 2), "198.18.200.1");
+        assert!(seen.insert(from), "reply key given twice: {line}");
+        let addr = |s: String| s.parse::<Ipv4Addr>().unwrap().octets();
+        let port = |s: String| s.parse::<u16>().unwrap();
+        assert!(["198.18.0.1", "198.18.0.2"].contains(&field(to, 2).as_str()));
+        replies.push(udp(
+            addr(field(from, 0)),
+            port(field(from, 1)),
+            addr(field(from, 2)),
+            port(field(from, 3)),
+            true,
+        ));
+    }
+    assert_eq!(replies.len() as u64, 2 * FLOWS);
+    for p in replies {
+        inject(&mut r, "replies", p);
+    }
+    assert_eq!(num(&mut r, "back.count"), 2 * FLOWS);
+    assert_eq!(num(&mut r, "rw.nmappings"), 2 * FLOWS);
+    assert_eq!(drops(&mut r), 0, "{}", read(&mut r, "rw.drop_details"));
 }

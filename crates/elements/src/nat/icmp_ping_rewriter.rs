@@ -47,6 +47,8 @@
 //! `nmappings`, `mapping_failures`, `size`, `capacity`, `clear`, `patterns`, `patternN`,
 //! `drops`, `drop_details` as IPRewriter's.
 //!
+//! Threads: shared by several threads as IPRewriter is (`sluice doc IPRewriter`).
+//!
 //! Example: `pr :: ICMPPingRewriter(pattern 198.18.0.1 - 0-65535# 0 1, drop);
 //! inside -> [0]pr[0] -> outside; from_outside -> [1]pr[1] -> inside;`
 

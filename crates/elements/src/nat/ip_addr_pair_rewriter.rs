@@ -21,6 +21,8 @@
 //! expS`), and `table_size`, `nmappings`, `mapping_failures`, `size`, `capacity`, `clear`,
 //! `patterns`, `patternN`, `drops`, `drop_details` as IPRewriter's.
 //!
+//! Threads: shared by several threads as IPRewriter is (`sluice doc IPRewriter`).
+//!
 //! Example: `IPAddrPairRewriter(pattern 198.18.0.1 - 0 1, drop)`
 
 use sluice_core::ElementClass;

@@ -24,6 +24,8 @@
 //! `table_size`, `nmappings`, `mapping_failures`, `size`, `capacity`, `clear`, `patterns`,
 //! `patternN`, `drops`, `drop_details` as IPRewriter's.
 //!
+//! Threads: shared by several threads as IPRewriter is (`sluice doc IPRewriter`).
+//!
 //! Example: `IPAddrRewriter(pattern 198.18.0.0/24 - 0 1, drop)`
 
 use sluice_core::ElementClass;

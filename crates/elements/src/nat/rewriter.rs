@@ -2,14 +2,18 @@
 //! configuration, the per-packet path, the reap timer and the handlers. Each class's file
 //! (`ip_rewriter.rs`, `tcp_rewriter.rs`, `icmp_ping_rewriter.rs`, ...) documents it and makes
 //! a [`Rewriter`] of its [`Variant`]. ICMPRewriter consults rewriters through their
-//! [`RewriterLink`].
+//! [`RewriterLink`]. A rewriter that several threads reach becomes a [`SharedRewriter`]: the
+//! same engine and flow table, its counts in atomics.
 
+use std::any::Any;
 use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use sluice_core::toolkit::{push_by_port, Verdict, NO_PORT};
-use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, Handlers, InitCx};
-use sluice_core::{Packet, Table, Timestamp, BATCH_MAX};
+use sluice_core::BATCH_MAX;
+use sluice_core::{drop_reasons, Batch, Concurrency, ConfigCx, Cx, Drops, Element, Handlers};
+use sluice_core::{DropReason, InitCx, Packet, SharedElement, Sharing, Table, Timestamp};
 use sluice_lang::args::{split_words, Args, FromArg, Seconds};
 
 use super::flow_table::{lock, Flow, FlowId, FlowTable, Kind, Origin, Policy, SharedTable};
@@ -302,8 +306,16 @@ enum Capacity {
     Shared(String, Option<usize>),
 }
 
-/// A rewriter of any class.
+/// A rewriter of any class: its engine, what it counts, and its scratch space.
 pub struct Rewriter {
+    engine: Engine,
+    tally: Tally,
+    /// One empty batch per output, to sort packets into.
+    outs: Vec<Batch>,
+}
+
+/// What both forms of a rewriter hold: its configuration and flow table.
+struct Engine {
     variant: Variant,
     /// The input specifications (shared with FTPPortMapper, which makes mappings too).
     specs: Arc<Mutex<Vec<InputSpec>>>,
@@ -320,12 +332,15 @@ pub struct Rewriter {
     /// The table and owner number, for ICMPRewriter, once initialised.
     link: Arc<OnceLock<(SharedTable, u32)>>,
     noutputs: usize,
-    /// One empty batch per output, to sort packets into.
-    outs: Vec<Batch>,
-    /// The time of the last packet, timer or handler write (for the `table` handlers).
-    now: Timestamp,
-    failures: u64,
+    /// The time of the last packet or timer, in nanoseconds (for the `table` handlers).
+    now: AtomicI64,
+}
+
+/// What a rewriter counts as packets pass: drops by reason, and mappings it failed to make.
+#[derive(Default)]
+struct Tally {
     drops: Drops<Reason>,
+    failures: u64,
 }
 
 /// The largest capacity (Click's default).
@@ -377,9 +392,43 @@ fn resolve(spec: &mut InputSpec, noutputs: usize, cx: &Cx) -> Result<(), String>
     }
 }
 
+/// Handler names and functions of `patternN`, for the first inputs.
+macro_rules! pattern_handlers {
+    ($($n:literal),*) => {
+        [$((
+            concat!("pattern", $n),
+            (|e: &Engine| e.patterns_text(Some($n))) as fn(&Engine) -> String,
+            (|e: &mut Rewriter, v: &str, cx: &mut Cx| e.engine.set_pattern($n, v, cx))
+                as fn(&mut Rewriter, &str, &mut Cx) -> Result<(), String>,
+        )),*]
+    };
+}
+
 impl Rewriter {
     /// An unconfigured rewriter of class `variant`, with Click's defaults.
     pub fn new(variant: Variant) -> Rewriter {
+        Rewriter {
+            engine: Engine::new(variant),
+            tally: Tally::default(),
+            outs: Vec::new(),
+        }
+    }
+
+    /// How ICMPRewriter reaches this rewriter.
+    pub fn link(&self) -> RewriterLink {
+        let e = &self.engine;
+        RewriterLink {
+            variant: e.variant,
+            noutputs: e.noutputs,
+            table: e.link.clone(),
+            specs: e.specs.clone(),
+        }
+    }
+}
+
+impl Engine {
+    /// An unconfigured engine of class `variant`, with Click's defaults.
+    fn new(variant: Variant) -> Engine {
         let tcp = Policy {
             kind: Kind::Tcp,
             timeout: secs(300.0),
@@ -413,7 +462,7 @@ impl Rewriter {
                 ..plain
             }],
         };
-        Rewriter {
+        Engine {
             variant,
             specs: Arc::default(),
             policies,
@@ -425,20 +474,7 @@ impl Rewriter {
             owner: None,
             link: Arc::default(),
             noutputs: 0,
-            outs: Vec::new(),
-            now: Timestamp::ZERO,
-            failures: 0,
-            drops: Drops::default(),
-        }
-    }
-
-    /// How ICMPRewriter reaches this rewriter.
-    pub fn link(&self) -> RewriterLink {
-        RewriterLink {
-            variant: self.variant,
-            noutputs: self.noutputs,
-            table: self.link.clone(),
-            specs: self.specs.clone(),
+            now: AtomicI64::new(0),
         }
     }
 
@@ -501,39 +537,37 @@ impl Rewriter {
         }
     }
 
+    /// The time of the last packet, timer or handler write.
+    fn now(&self) -> Timestamp {
+        Timestamp(self.now.load(Ordering::Relaxed))
+    }
+
+    /// Notes `now` as the time of the last packet, timer or handler write.
+    fn seen(&self, now: Timestamp) {
+        self.now.store(now.0, Ordering::Relaxed);
+    }
+
     /// Makes a mapping for a packet no entry matched, as input `port`'s specification says:
-    /// the flow's number, or where the packet goes instead (counting a drop).
+    /// the flow's number, or why there is none.
     fn new_flow(
-        &mut self,
+        &self,
         t: &mut FlowTable,
         port: usize,
         map: u8,
         id: &FlowId,
         p: &Packet,
         now: Timestamp,
-    ) -> Result<usize, Option<usize>> {
+    ) -> Result<usize, Refusal> {
         let origin = Origin {
             owner: self.owner.unwrap_or(0),
             map,
             input: port as u32,
         };
-        let made = make_flow(self.variant, &mut lock(&self.specs), t, origin, id, now);
-        match made {
-            Ok(i) => {
-                if let Some(a) = self.reply_anno {
-                    t.flow_mut(i).reply_anno = a.get(p);
-                }
-                Ok(i)
-            }
-            Err(Refusal::Pass(o)) => Err(Some(o)),
-            Err(Refusal::Drop(reason)) => {
-                if matches!(reason, Reason::NoMapping | Reason::TableFull) {
-                    self.failures += 1;
-                }
-                self.drops.count(reason);
-                Err(None)
-            }
+        let i = make_flow(self.variant, &mut lock(&self.specs), t, origin, id, now)?;
+        if let Some(a) = self.reply_anno {
+            t.flow_mut(i).reply_anno = a.get(p);
         }
+        Ok(i)
     }
 
     /// The output of input `port` when it is a `pass` input.
@@ -586,17 +620,24 @@ impl Rewriter {
         }
     }
 
-    /// Handles one packet arriving on input `port`.
-    fn handle(&mut self, t: &mut FlowTable, port: usize, mut p: Packet, now: Timestamp) -> Verdict {
+    /// Handles one packet arriving on input `port`, counting in `tally`.
+    fn handle(
+        &self,
+        t: &mut FlowTable,
+        port: usize,
+        mut p: Packet,
+        now: Timestamp,
+        tally: &mut Tally,
+    ) -> Verdict {
         let Some(h) = rewrite::parse(&p) else {
-            self.drops.count(Reason::BadIp);
+            tally.drops.count(Reason::BadIp);
             return Verdict::Gone;
         };
         let Some(map) = self.map_of(&h) else {
             if let Some(o) = self.pass_output(port) {
                 return Verdict::Out(o, p);
             }
-            self.drops.count(Reason::NotRewritable);
+            tally.drops.count(Reason::NotRewritable);
             return Verdict::Gone;
         };
         let owner = self.owner.unwrap_or(0);
@@ -607,13 +648,19 @@ impl Rewriter {
                 if let Some(o) = self.pass_output(port) {
                     return Verdict::Out(o, p);
                 }
-                self.drops.count(Reason::UnexpectedReply);
+                tally.drops.count(Reason::UnexpectedReply);
                 return Verdict::Gone;
             }
             None => match self.new_flow(t, port, map, &id, &p, now) {
                 Ok(i) => (i, 0),
-                Err(Some(o)) => return Verdict::Out(o, p),
-                Err(None) => return Verdict::Gone,
+                Err(Refusal::Pass(o)) => return Verdict::Out(o, p),
+                Err(Refusal::Drop(reason)) => {
+                    if matches!(reason, Reason::NoMapping | Reason::TableFull) {
+                        tally.failures += 1;
+                    }
+                    tally.drops.count(reason);
+                    return Verdict::Gone;
+                }
             },
         };
         self.apply(t, i, dir, &h, &mut p);
@@ -721,8 +768,73 @@ impl Rewriter {
         s
     }
 
+    /// Rewrites the packets of `batch`, arrived on input `port` at `now`, under the table's
+    /// lock, keeping those that leave and counting in `tally`: the output of each packet kept.
+    fn route(
+        &self,
+        port: usize,
+        batch: &mut Batch,
+        now: Timestamp,
+        tally: &mut Tally,
+    ) -> [u32; BATCH_MAX] {
+        self.seen(now);
+        let mut ports = [NO_PORT; BATCH_MAX];
+        let mut t = lock(&self.table);
+        let mut n = 0;
+        batch.filter_map(|p| match self.handle(&mut t, port, p, now, tally) {
+            Verdict::Out(o, p) => {
+                ports[n] = o as u32;
+                n += 1;
+                Some(p)
+            }
+            Verdict::Gone => None,
+        });
+        ports
+    }
+
+    /// The `capacity` write handler.
+    fn set_capacity(&self, value: &str, cx: &mut Cx) -> Result<(), String> {
+        let n = u64::from_arg(value)?.min(MAX_CAPACITY);
+        lock(&self.table).set_capacity(n, cx.now());
+        Ok(())
+    }
+
+    /// The handlers both forms answer through a shared reference: all but the counts and
+    /// the writes that take a value.
+    fn shared_table(&self) -> Table<Self> {
+        let mut t = Table::<Self>::new()
+            .read("table_size", |e| e.counts().iter().sum::<u64>())
+            .read("nmappings", |e| e.counts().iter().sum::<u64>())
+            .read("patterns", |e| e.patterns_text(None))
+            .read("size", |e| lock(&e.table).size())
+            .read("capacity", |e| lock(&e.table).capacity())
+            .setting()
+            .action_ref("clear", |e| lock(&e.table).shrink(e.now(), true));
+        t = match self.variant {
+            Variant::Ip => t
+                .read_with("tcp_table", |e| e.table_text(0, e.now()))
+                .read_with("udp_table", |e| e.table_text(1, e.now()))
+                .read_param("tcp_lookup", |e, p| e.lookup_text(p)),
+            Variant::Tcp => t
+                .read_with("table", |e| e.table_text(0, e.now()))
+                .read_param("lookup", |e, p| e.lookup_text(p)),
+            Variant::Ping => t
+                .read_with("table", |e| e.table_text(0, e.now()))
+                .read_with("mappings", |e| e.table_text(0, e.now())),
+            _ => t.read_with("table", |e| e.table_text(0, e.now())),
+        };
+        let ninputs = lock(&self.specs).len();
+        for (name, read, _) in pattern_handlers!(0, 1, 2, 3, 4, 5, 6, 7)
+            .into_iter()
+            .take(ninputs)
+        {
+            t = t.read(name, read);
+        }
+        t
+    }
+
     /// Replaces input `i`'s specification, removing the flows it made.
-    fn set_pattern(&mut self, i: usize, value: &str, cx: &mut Cx) -> Result<(), String> {
+    fn set_pattern(&self, i: usize, value: &str, cx: &mut Cx) -> Result<(), String> {
         if i >= lock(&self.specs).len() {
             return Err(format!("no input {i}"));
         }
@@ -747,51 +859,40 @@ fn addr_key(saddr: Ipv4Addr, daddr: Ipv4Addr) -> FlowId {
     }
 }
 
-/// Handler names and functions of `patternN`, for the first inputs.
-macro_rules! pattern_handlers {
-    ($($n:literal),*) => {
-        [$((
-            concat!("pattern", $n),
-            (|e: &Rewriter| e.patterns_text(Some($n))) as fn(&Rewriter) -> String,
-            (|e: &mut Rewriter, v: &str, cx: &mut Cx| e.set_pattern($n, v, cx))
-                as fn(&mut Rewriter, &str, &mut Cx) -> Result<(), String>,
-        )),*]
-    };
-}
-
 impl Element for Rewriter {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
+        let e = &mut self.engine;
         if matches!(
-            self.variant,
+            e.variant,
             Variant::Ip | Variant::Tcp | Variant::Udp | Variant::Ping
         ) {
-            args.read_into("DST_ANNO", &mut self.dst_anno)?;
+            args.read_into("DST_ANNO", &mut e.dst_anno)?;
         }
-        self.reply_anno = args.read("REPLY_ANNO")?;
-        self.read_timeouts(args)?;
+        e.reply_anno = args.read("REPLY_ANNO")?;
+        e.read_timeouts(args)?;
         let mut cap: Option<String> = args.read("CAPACITY")?;
         if let Some(c) = args.read::<String>("MAPPING_CAPACITY")? {
             cap = Some(c);
         }
         if let Some(Seconds(s)) = args.read("REAP_TIME")? {
-            self.reap = secs(s);
+            e.reap = secs(s);
         }
         if let Some(Seconds(s)) = args.read("REAP_INTERVAL")? {
-            self.reap = secs(s);
+            e.reap = secs(s);
         }
         match cap {
             Some(c) => match c.trim().parse::<u64>() {
-                Ok(n) if n <= MAX_CAPACITY => lock(&self.table).set_capacity(n, Timestamp::ZERO),
+                Ok(n) if n <= MAX_CAPACITY => lock(&e.table).set_capacity(n, Timestamp::ZERO),
                 _ => {
                     let idx = cx.element_index(c.trim());
                     if idx.is_none() {
                         args.error("bad MAPPING_CAPACITY");
                         return Err(());
                     }
-                    self.capacity = Capacity::Shared(c.trim().to_string(), idx);
+                    e.capacity = Capacity::Shared(c.trim().to_string(), idx);
                 }
             },
-            None => self.capacity = Capacity::Own,
+            None => e.capacity = Capacity::Own,
         }
         let specs = args.rest();
         if specs.len() != cx.ninputs() {
@@ -801,13 +902,13 @@ impl Element for Rewriter {
             ));
             return Err(());
         }
-        self.noutputs = cx.noutputs();
+        e.noutputs = cx.noutputs();
         let mut ok = true;
         for (i, s) in specs.iter().enumerate() {
-            match InputSpec::parse(s, self.noutputs, |w| cx.element_index(w).is_some()) {
-                Ok(spec) => lock(&self.specs).push(spec),
-                Err(e) => {
-                    args.error(format!("input spec {i}: {e}"));
+            match InputSpec::parse(s, e.noutputs, |w| cx.element_index(w).is_some()) {
+                Ok(spec) => lock(&e.specs).push(spec),
+                Err(err) => {
+                    args.error(format!("input spec {i}: {err}"));
                     ok = false;
                 }
             }
@@ -816,60 +917,59 @@ impl Element for Rewriter {
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
-        if let Capacity::Shared(name, Some(idx)) = &self.capacity {
+        let e = &mut self.engine;
+        if let Capacity::Shared(name, Some(idx)) = &e.capacity {
             let other = cx
                 .element(*idx)
-                .and_then(|e| e.as_any().downcast_ref::<Rewriter>())
+                .and_then(|el| el.as_any().downcast_ref::<Rewriter>())
                 .ok_or_else(|| format!("MAPPING_CAPACITY: '{name}' is not a rewriter"))?;
-            self.table = other.table.clone();
+            e.table = other.engine.table.clone();
         }
-        for (i, spec) in lock(&self.specs).iter_mut().enumerate() {
-            resolve(spec, self.noutputs, cx).map_err(|e| format!("input spec {i}: {e}"))?;
+        for (i, spec) in lock(&e.specs).iter_mut().enumerate() {
+            resolve(spec, e.noutputs, cx).map_err(|err| format!("input spec {i}: {err}"))?;
         }
-        self.outs = (0..self.noutputs).map(|_| Batch::new()).collect();
-        let ninputs = lock(&self.specs).len();
-        let owner = lock(&self.table).register(self.policies.clone(), ninputs);
-        self.owner = Some(owner);
+        self.outs = (0..e.noutputs).map(|_| Batch::new()).collect();
+        let ninputs = lock(&e.specs).len();
+        let owner = lock(&e.table).register(e.policies.clone(), ninputs);
+        e.owner = Some(owner);
         // A fresh element is initialised once.
-        let _ = self.link.set((self.table.clone(), owner));
-        if self.reap > Timestamp::ZERO {
-            cx.schedule_after(0, self.reap);
+        let _ = e.link.set((e.table.clone(), owner));
+        if e.reap > Timestamp::ZERO {
+            cx.schedule_after(0, e.reap);
         }
         Ok(())
     }
 
     fn push(&mut self, port: usize, mut batch: Batch, cx: &mut Cx) {
-        let now = cx.now();
-        self.now = now;
         // Sorted under the table's lock, pushed after it is released: an element downstream
         // (ICMPRewriter) may consult the table.
-        let mut ports = [NO_PORT; BATCH_MAX];
-        let table = self.table.clone();
-        let mut t = lock(&table);
-        let mut n = 0;
-        batch.filter_map(|p| match self.handle(&mut t, port, p, now) {
-            Verdict::Out(o, p) => {
-                ports[n] = o as u32;
-                n += 1;
-                Some(p)
-            }
-            Verdict::Gone => None,
-        });
-        drop(t);
+        let ports = self
+            .engine
+            .route(port, &mut batch, cx.now(), &mut self.tally);
         let unroutable = push_by_port(batch, &ports, &mut self.outs, cx);
         debug_assert_eq!(unroutable, 0, "outputs are checked at configuration");
     }
 
     fn run_timer(&mut self, _id: usize, cx: &mut Cx) {
-        self.now = cx.now();
-        lock(&self.table).shrink(self.now, false);
-        cx.schedule_after(0, self.reap);
+        let e = &self.engine;
+        e.seen(cx.now());
+        lock(&e.table).shrink(cx.now(), false);
+        cx.schedule_after(0, e.reap);
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Separable
+    }
+
+    fn into_shared(self: Box<Self>, _sharing: Sharing) -> Option<Arc<dyn SharedElement>> {
+        Some(Arc::new(SharedRewriter::new(self.engine, self.tally)))
     }
 
     fn cleanup(&mut self, _cx: &mut Cx) {
-        if let Some(o) = self.owner {
-            let mut t = lock(&self.table);
-            for i in 0..lock(&self.specs).len() {
+        let e = &self.engine;
+        if let Some(o) = e.owner {
+            let mut t = lock(&e.table);
+            for i in 0..lock(&e.specs).len() {
                 t.remove_input(o, i as u32);
             }
         }
@@ -877,41 +977,135 @@ impl Element for Rewriter {
 
     fn handler_table(&self) -> Handlers {
         let mut t = Table::<Self>::new()
-            .read("table_size", |e| e.counts().iter().sum::<u64>())
-            .read("nmappings", |e| e.counts().iter().sum::<u64>())
-            .read("mapping_failures", |e| e.failures)
-            .read("patterns", |e| e.patterns_text(None))
-            .read("size", |e| lock(&e.table).size())
-            .read("capacity", |e| lock(&e.table).capacity())
-            .setting()
-            .write("capacity", |e, v, cx| {
-                let n = u64::from_arg(v)?.min(MAX_CAPACITY);
-                lock(&e.table).set_capacity(n, cx.now());
-                Ok(())
-            })
-            .write("clear", |e, _, cx| {
-                lock(&e.table).shrink(cx.now(), true);
-                Ok(())
-            })
-            .drops(|e| &e.drops);
-        t = match self.variant {
-            Variant::Ip => t
-                .read_with("tcp_table", |e| e.table_text(0, e.now))
-                .read_with("udp_table", |e| e.table_text(1, e.now))
-                .read_param("tcp_lookup", |e, p| e.lookup_text(p)),
-            Variant::Tcp => t
-                .read_with("table", |e| e.table_text(0, e.now))
-                .read_param("lookup", |e, p| e.lookup_text(p)),
-            Variant::Ping => t
-                .read_with("table", |e| e.table_text(0, e.now))
-                .read_with("mappings", |e| e.table_text(0, e.now)),
-            _ => t.read_with("table", |e| e.table_text(0, e.now)),
-        };
-        let handlers = pattern_handlers!(0, 1, 2, 3, 4, 5, 6, 7);
-        let ninputs = lock(&self.specs).len();
-        for (name, read, write) in handlers.into_iter().take(ninputs) {
-            t = t.read(name, read).write(name, write);
+            .nest_ref(|e| Some(&e.engine), self.engine.shared_table().into())
+            .read("mapping_failures", |e| e.tally.failures)
+            .write("capacity", |e, v, cx| e.engine.set_capacity(v, cx))
+            .drops(|e| &e.tally.drops);
+        let ninputs = lock(&self.engine.specs).len();
+        for (name, _, write) in pattern_handlers!(0, 1, 2, 3, 4, 5, 6, 7)
+            .into_iter()
+            .take(ninputs)
+        {
+            t = t.write(name, write);
         }
         t.into()
+    }
+}
+
+/// The thread-safe form of a rewriter, which the router makes when several threads reach
+/// it: one rewriter whose flow table is locked once per batch, whichever thread pushes, its
+/// counts in atomic counters (starting from the element's), and expired flows reaped by the
+/// pushes that find the reap interval past (a shared element has no timer).
+struct SharedRewriter {
+    engine: Engine,
+    /// Drops by reason, in [`Reason`]'s order.
+    drops: Vec<AtomicU64>,
+    failures: AtomicU64,
+    /// When expired flows are next reaped, in nanoseconds.
+    next_reap: AtomicI64,
+}
+
+impl SharedRewriter {
+    /// The shared form of `engine`, whose element counted `tally`.
+    fn new(engine: Engine, tally: Tally) -> SharedRewriter {
+        let next_reap = engine.now().0.saturating_add(engine.reap.0);
+        SharedRewriter {
+            drops: tally.drops.counts().map(|(_, n)| n.into()).collect(),
+            failures: tally.failures.into(),
+            next_reap: next_reap.into(),
+            engine,
+        }
+    }
+
+    /// Adds the counts of one batch.
+    fn add(&self, tally: &Tally) {
+        for (a, (_, n)) in self.drops.iter().zip(tally.drops.counts()) {
+            if n > 0 {
+                a.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+        if tally.failures > 0 {
+            self.failures.fetch_add(tally.failures, Ordering::Relaxed);
+        }
+    }
+
+    /// Reaps expired flows if the reap interval has passed at `now` (one pusher does).
+    fn reap(&self, now: Timestamp) {
+        let due = self.next_reap.load(Ordering::Relaxed);
+        if self.engine.reap == Timestamp::ZERO || now.0 < due {
+            return;
+        }
+        let next = now.0.saturating_add(self.engine.reap.0);
+        let won = self
+            .next_reap
+            .compare_exchange(due, next, Ordering::Relaxed, Ordering::Relaxed);
+        if won.is_ok() {
+            lock(&self.engine.table).shrink(now, false);
+        }
+    }
+}
+
+impl SharedElement for SharedRewriter {
+    fn push(&self, port: usize, mut batch: Batch, cx: &mut Cx) {
+        let now = cx.now();
+        let mut tally = Tally::default();
+        let ports = self.engine.route(port, &mut batch, now, &mut tally);
+        self.add(&tally);
+        self.reap(now);
+        let mut outs: Vec<Batch> = (0..self.engine.noutputs).map(|_| Batch::new()).collect();
+        let unroutable = push_by_port(batch, &ports, &mut outs, cx);
+        debug_assert_eq!(unroutable, 0, "outputs are checked at configuration");
+    }
+
+    fn pull(&self, _port: usize, _max: usize, _cx: &mut Cx) -> Batch {
+        Batch::new()
+    }
+
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new()
+            .nest_ref(|e| Some(&e.engine), self.engine.shared_table().into())
+            .read("mapping_failures", |e| e.failures.load(Ordering::Relaxed))
+            .drop_counts(|e| {
+                Reason::NAMES
+                    .iter()
+                    .zip(&e.drops)
+                    .map(|(&name, n)| (name, n.load(Ordering::Relaxed)))
+                    .collect()
+            })
+            .into()
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each handler's name and whether it reads and writes.
+    fn specs(h: &Handlers) -> Vec<(&'static str, bool, bool)> {
+        let mut v: Vec<_> = h.specs().map(|s| (s.name, s.read, s.write)).collect();
+        v.sort_unstable();
+        v
+    }
+
+    #[test]
+    fn both_forms_list_the_same_handler_names() {
+        for variant in [Variant::Ip, Variant::Tcp, Variant::Ping, Variant::Addr] {
+            let element = Rewriter::new(variant);
+            lock(&element.engine.specs).push(InputSpec::Drop);
+            // The writes that take a value need the rewriter on one thread.
+            let mut want = specs(&element.handler_table());
+            for s in want
+                .iter_mut()
+                .filter(|s| ["capacity", "pattern0"].contains(&s.0))
+            {
+                s.2 = false;
+            }
+            let shared = SharedRewriter::new(element.engine, Tally::default());
+            assert_eq!(specs(&shared.handler_table()), want);
+        }
     }
 }

@@ -29,6 +29,8 @@
 //! `tcp_lookup`), and `table_size`, `nmappings`, `mapping_failures`, `size`, `capacity`,
 //! `clear`, `patterns`, `patternN`, `drops`, `drop_details` as IPRewriter's.
 //!
+//! Threads: shared by several threads as IPRewriter is (`sluice doc IPRewriter`).
+//!
 //! Example: `TCPRewriter(pattern 198.18.0.1 1024-65535# - - 0 1, drop)`
 
 use sluice_core::ElementClass;

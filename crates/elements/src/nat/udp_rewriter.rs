@@ -21,6 +21,8 @@
 //! `mapping_failures`, `size`, `capacity`, `clear`, `patterns`, `patternN`, `drops`,
 //! `drop_details` as IPRewriter's.
 //!
+//! Threads: shared by several threads as IPRewriter is (`sluice doc IPRewriter`).
+//!
 //! Example: `UDPRewriter(pattern 198.18.0.1 1024-65535# - - 0 1, drop, TIMEOUT 60)`
 
 use sluice_core::ElementClass;
