@@ -298,6 +298,21 @@ impl<E: Any> Table<E> {
         self
     }
 
+    /// [`Table::write`] for an element that synchronises its own state (a thread-safe form):
+    /// `f` gets a shared reference.
+    pub fn write_ref(
+        mut self,
+        name: &'static str,
+        f: fn(&E, &str, &mut Cx) -> Result<(), String>,
+    ) -> Self {
+        let e = self.entry(name);
+        e.spec.write = true;
+        e.write = Some(Writer::Ref(Box::new(move |el, v, cx| {
+            f(downcast_ref::<E>(el), v, cx)
+        })));
+        self
+    }
+
     /// [`Table::action`] for an element that synchronises its own state (atomics in a
     /// thread-safe form): `f` gets a shared reference.
     pub fn action_ref(mut self, name: &'static str, f: fn(&E)) -> Self {

@@ -830,4 +830,15 @@ fn a_rewriter_shared_by_two_threads_maps_every_flow_once() {
     assert_eq!(num(&mut r, "back.count"), 2 * FLOWS);
     assert_eq!(num(&mut r, "rw.nmappings"), 2 * FLOWS);
     assert_eq!(drops(&mut r), 0, "{}", read(&mut r, "rw.drop_details"));
+    // The thread-safe form takes writes that carry a value, as the element does.
+    r.write_path("rw.capacity", "9000").unwrap();
+    assert_eq!(num(&mut r, "rw.capacity"), 9000);
+    let before = read(&mut r, "rw.pattern1");
+    r.write_path("rw.pattern1", "pass 1").unwrap();
+    let after = read(&mut r, "rw.pattern1");
+    assert!(
+        before != after && after.contains("nochange"),
+        "{before} -> {after}"
+    );
+    assert!(r.write_path("rw.capacity", "lots").is_err());
 }

@@ -82,8 +82,7 @@
 //! table, locked once per batch, serves every thread, so a flow's mapping is found whichever
 //! thread its packets arrive on and flows new on several threads at once get one mapping each;
 //! drops and `mapping_failures` count from every thread. Expired flows are then reaped by the
-//! first packet after each REAP_INTERVAL (there is no timer), and `capacity` and `patternN`
-//! are read-only (writing them needs the rewriter on one thread).
+//! first packet after each REAP_INTERVAL (there is no timer).
 //!
 //! Example: `rw :: IPRewriter(pattern 198.18.0.1 1024-65535# - - 0 1, drop);
 //! inside -> [0]rw[0] -> outside; from_outside -> [1]rw[1] -> inside;`

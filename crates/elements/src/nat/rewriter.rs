@@ -398,8 +398,8 @@ macro_rules! pattern_handlers {
         [$((
             concat!("pattern", $n),
             (|e: &Engine| e.patterns_text(Some($n))) as fn(&Engine) -> String,
-            (|e: &mut Rewriter, v: &str, cx: &mut Cx| e.engine.set_pattern($n, v, cx))
-                as fn(&mut Rewriter, &str, &mut Cx) -> Result<(), String>,
+            (|e: &Engine, v: &str, cx: &mut Cx| e.set_pattern($n, v, cx))
+                as fn(&Engine, &str, &mut Cx) -> Result<(), String>,
         )),*]
     };
 }
@@ -799,8 +799,7 @@ impl Engine {
         Ok(())
     }
 
-    /// The handlers both forms answer through a shared reference: all but the counts and
-    /// the writes that take a value.
+    /// The handlers both forms answer through a shared reference: all but the counts.
     fn shared_table(&self) -> Table<Self> {
         let mut t = Table::<Self>::new()
             .read("table_size", |e| e.counts().iter().sum::<u64>())
@@ -809,6 +808,7 @@ impl Engine {
             .read("size", |e| lock(&e.table).size())
             .read("capacity", |e| lock(&e.table).capacity())
             .setting()
+            .write_ref("capacity", |e, v, cx| e.set_capacity(v, cx))
             .action_ref("clear", |e| lock(&e.table).shrink(e.now(), true));
         t = match self.variant {
             Variant::Ip => t
@@ -824,11 +824,11 @@ impl Engine {
             _ => t.read_with("table", |e| e.table_text(0, e.now())),
         };
         let ninputs = lock(&self.specs).len();
-        for (name, read, _) in pattern_handlers!(0, 1, 2, 3, 4, 5, 6, 7)
+        for (name, read, write) in pattern_handlers!(0, 1, 2, 3, 4, 5, 6, 7)
             .into_iter()
             .take(ninputs)
         {
-            t = t.read(name, read);
+            t = t.read(name, read).write_ref(name, write);
         }
         t
     }
@@ -976,19 +976,11 @@ impl Element for Rewriter {
     }
 
     fn handler_table(&self) -> Handlers {
-        let mut t = Table::<Self>::new()
+        Table::<Self>::new()
             .nest_ref(|e| Some(&e.engine), self.engine.shared_table().into())
             .read("mapping_failures", |e| e.tally.failures)
-            .write("capacity", |e, v, cx| e.engine.set_capacity(v, cx))
-            .drops(|e| &e.tally.drops);
-        let ninputs = lock(&self.engine.specs).len();
-        for (name, _, write) in pattern_handlers!(0, 1, 2, 3, 4, 5, 6, 7)
-            .into_iter()
-            .take(ninputs)
-        {
-            t = t.write(name, write);
-        }
-        t.into()
+            .drops(|e| &e.tally.drops)
+            .into()
     }
 }
 
@@ -1096,14 +1088,11 @@ mod tests {
         for variant in [Variant::Ip, Variant::Tcp, Variant::Ping, Variant::Addr] {
             let element = Rewriter::new(variant);
             lock(&element.engine.specs).push(InputSpec::Drop);
-            // The writes that take a value need the rewriter on one thread.
-            let mut want = specs(&element.handler_table());
-            for s in want
-                .iter_mut()
-                .filter(|s| ["capacity", "pattern0"].contains(&s.0))
-            {
-                s.2 = false;
-            }
+            let want = specs(&element.handler_table());
+            assert!(
+                want.contains(&("capacity", true, true))
+                    && want.contains(&("pattern0", true, true))
+            );
             let shared = SharedRewriter::new(element.engine, Tally::default());
             assert_eq!(specs(&shared.handler_table()), want);
         }
