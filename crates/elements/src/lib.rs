@@ -10,6 +10,7 @@ pub mod ethernet;
 pub mod icmp;
 pub mod io;
 pub mod ip;
+pub mod ipsec;
 pub mod lookup;
 pub mod nat;
 pub mod script;
@@ -38,6 +39,7 @@ pub fn library() -> Library {
         tcpudp::CLASSES,
         threads::CLASSES,
         nat::CLASSES,
+        ipsec::CLASSES,
     ] {
         lib.add(family);
     }
