@@ -19,8 +19,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import scapy, pytest' 2>/dev/null; then
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import scapy, pytest, cryptography' 2>/dev/null; then
   python3 -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check 'scapy==2.6.1' 'pytest>=8,<9' matplotlib
+  .venv/bin/pip install -q --disable-pip-version-check 'scapy==2.6.1' 'pytest>=8,<9' matplotlib cryptography
 fi
 echo "setup: ok"
