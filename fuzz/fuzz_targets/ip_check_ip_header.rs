@@ -1,9 +1,9 @@
 //! Fuzz target: arbitrary bytes as one packet through the router elements of
-//! `sluice_elements::ip::fuzzing::check_ip_header`.
+//! `sluice_elements::fuzzing::check_ip_header`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    sluice_elements::ip::fuzzing::check_ip_header(data);
+    sluice_elements::fuzzing::check_ip_header(data);
 });

@@ -1,9 +1,9 @@
 //! Fuzz target: arbitrary bytes as one packet through the router elements of
-//! `sluice_elements::ip::fuzzing::ip_fragmenter`.
+//! `sluice_elements::fuzzing::ip_fragmenter`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    sluice_elements::ip::fuzzing::ip_fragmenter(data);
+    sluice_elements::fuzzing::ip_fragmenter(data);
 });

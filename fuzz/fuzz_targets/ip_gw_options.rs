@@ -1,9 +1,9 @@
 //! Fuzz target: arbitrary bytes as one packet through the router elements of
-//! `sluice_elements::ip::fuzzing::ip_gw_options`.
+//! `sluice_elements::fuzzing::ip_gw_options`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    sluice_elements::ip::fuzzing::ip_gw_options(data);
+    sluice_elements::fuzzing::ip_gw_options(data);
 });

@@ -1,9 +1,9 @@
 //! Fuzz target: arbitrary bytes as one packet through the router elements of
-//! `sluice_elements::ip::fuzzing::icmp_error`.
+//! `sluice_elements::fuzzing::icmp_error`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    sluice_elements::ip::fuzzing::icmp_error(data);
+    sluice_elements::fuzzing::icmp_error(data);
 });

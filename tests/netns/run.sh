@@ -22,7 +22,7 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
-for tool in ip ethtool ping traceroute nc tcpdump iperf3; do
+for tool in ip ethtool ping traceroute nc tcpdump iperf3 tshark mergecap; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "installing test prerequisites (scripts/setup.sh)..."
     scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }

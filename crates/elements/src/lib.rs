@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod classify;
 pub mod device;
 pub mod ethernet;
+pub mod fuzzing;
 pub mod icmp;
 pub mod io;
 pub mod ip;

@@ -819,7 +819,8 @@ fn fake_iprouter_forwards_every_packet() {
     assert_eq!(read(&mut r, "fr1.fragments"), "0");
 }
 
-/// Runs every `ip_*` fuzz body over its seed corpus and deterministic mutations of it.
+/// Runs every packet fuzz body (`sluice_elements::fuzzing`) over its seed corpus and
+/// deterministic mutations of it.
 #[test]
 fn fuzz_corpora_and_mutations_never_panic() {
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
@@ -829,7 +830,7 @@ fn fuzz_corpora_and_mutations_never_panic() {
         seed ^= seed << 17;
         seed
     };
-    for (name, body) in sluice_elements::ip::fuzzing::TARGETS {
+    for (name, body) in sluice_elements::fuzzing::TARGETS {
         let mut n = 0;
         for data in fuzz_seeds(name) {
             body(&data);

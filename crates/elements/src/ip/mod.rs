@@ -8,7 +8,6 @@ pub mod common;
 mod dec_ip_ttl;
 mod drop_broadcasts;
 mod fix_ip_src;
-pub mod fuzzing;
 mod get_ip_address;
 mod icmp_ip_encap;
 mod ip_encap;

@@ -164,6 +164,10 @@ impl FTPPortMapper {
         let text_len = 24 - w.len();
         let (old_len, new_len) = (cmd.end - cmd.start, text_len);
         let ip_total = Ipv4Packet::new_unchecked(&d[h.off..]).total_len();
+        if usize::from(ip_total) != h.hl + h.tlen {
+            // A truncated packet: its length fields cannot be rewritten consistently.
+            return None;
+        }
         let new_total = u16::try_from(usize::from(ip_total) + new_len - old_len).ok()?;
         let seq = u32::from_be_bytes([d[tcp + 4], d[tcp + 5], d[tcp + 6], d[tcp + 7]]);
         let trigger = seq.wrapping_add((end - payload) as u32);

@@ -1,11 +1,12 @@
-//! Shared bodies of the `ip_*` fuzz targets (in `fuzz/fuzz_targets/`), also run over their
-//! seed corpora (`fuzz/corpus/ip_*`) and random mutations by `tests/ip.rs`, so CI exercises
-//! them without a fuzzing run. Each body pushes arbitrary bytes, as one packet, into real
-//! router configurations of the header-parsing elements; any panic is a bug, and so is a
-//! packet lost silently: on the paths where one packet in makes one packet out (all but
-//! fragmentation, reassembly and ARP) the packet must reach a Discard or be counted as a drop
-//! of an element on the way (in the router's `drops` handler, which lists every element's
-//! drops). A fragmented packet must be accounted for at least once.
+//! Shared bodies of the packet fuzz targets (`ip_*`, `esp_decap`, `nat_rewriters` in
+//! `fuzz/fuzz_targets/`), also run over their seed corpora (`fuzz/corpus/TARGET`) and random
+//! mutations by `tests/ip.rs`, so CI exercises them without a fuzzing run. Each body pushes
+//! arbitrary bytes, as one packet, into real router configurations of the header-parsing
+//! elements; any panic is a bug, and so is a packet lost silently: on the paths where one
+//! packet in makes one packet out (all but fragmentation, reassembly and ARP) the packet must
+//! reach a Discard or be counted as a drop of an element on the way (in the router's `drops`
+//! handler, which lists every element's drops). A fragmented packet must be accounted for at
+//! least once.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -25,7 +26,7 @@ const INJECT: ElementClass = ElementClass {
     make: || Box::new(Inject),
 };
 
-/// The configurations: one injector per fuzz target.
+/// The configurations: one injector per path; `$GCM` and `$CBC` are ESP key files.
 const CONFIG: &str = "
     chk :: FuzzInject -> c :: CheckIPHeader(OFFSET 0) -> MarkIPHeader -> d :: DecIPTTL -> Discard;
     c[1] -> Discard; d[1] -> Discard;
@@ -60,7 +61,43 @@ const CONFIG: &str = "
     cu[1] -> ci :: CheckICMPHeader -> Discard; ci[1] -> Discard;
     l4b :: FuzzInject -> SetTCPChecksum(true) -> su2 :: SetUDPChecksum -> ci2 :: CheckICMPHeader -> Discard;
     su2[1] -> Discard; ci2[1] -> Discard;
+    esp :: FuzzInject -> MarkIPHeader
+        -> dx :: ESPDecap(SA 0x1001 aes-gcm-128 $GCM, SA 0x1002 aes-cbc-128-hmac-sha1 $CBC) -> Discard;
+    espgcm :: FuzzInject -> ESPEncap(0x1001, 198.18.0.1, 198.19.0.1, ALG aes-gcm-128, KEYFILE $GCM)
+        -> ESPDecap(0x1001, ALG aes-gcm-128, KEYFILE $GCM) -> Discard;
+    espcbc :: FuzzInject -> ESPEncap(0x1002, 198.18.0.1, DST_ANNO, ALG aes-cbc-128-hmac-sha1, KEYFILE $CBC)
+        -> ESPDecap(0x1002, ALG aes-cbc-128-hmac-sha1, KEYFILE $CBC) -> Discard;
+    nat0 :: FuzzInject -> MarkIPHeader -> rw :: IPRewriter(pattern 198.18.0.1 1024-65535 - - 0 1, drop);
+    nat1 :: FuzzInject -> MarkIPHeader -> [1]rw; rw[0] -> Discard; rw[1] -> Discard;
+    tcp0 :: FuzzInject -> MarkIPHeader -> FTPPortMapper(trw, trw, 0)
+        -> trw :: TCPRewriter(pattern 198.18.0.1 1024-65535 - - 0 1, drop);
+    tcp1 :: FuzzInject -> MarkIPHeader -> [1]trw; trw[0] -> Discard; trw[1] -> Discard;
+    udp0 :: FuzzInject -> MarkIPHeader -> urw :: UDPRewriter(pattern 198.18.0.1 1024-65535 - - 0 1, pass 1);
+    udp1 :: FuzzInject -> MarkIPHeader -> [1]urw; urw[0] -> Discard; urw[1] -> Discard;
+    ping0 :: FuzzInject -> MarkIPHeader -> ipr :: ICMPPingRewriter(pattern 198.18.0.1 - 0-65535 0 1, drop);
+    ping1 :: FuzzInject -> MarkIPHeader -> [1]ipr; ipr[0] -> Discard; ipr[1] -> Discard;
+    icmperr :: FuzzInject -> MarkIPHeader -> ICMPRewriter(rw ipr) -> Discard;
+    addr0 :: FuzzInject -> MarkIPHeader -> ar0 :: IPAddrRewriter(pattern 198.18.0.0/24 - 0 1, drop);
+    addr1 :: FuzzInject -> MarkIPHeader -> [1]ar0; ar0[0] -> Discard; ar0[1] -> Discard;
 ";
+
+/// The ESP key files of the configuration, written once per process.
+fn key_files() -> (String, String) {
+    let dir = std::env::temp_dir().join(format!("sluice-fuzz-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).expect("key file");
+        p.to_string_lossy().into_owned()
+    };
+    (
+        write("gcm.keys", "aead 0x000102030405060708090a0b0c0d0e0f10111213\n"),
+        write(
+            "cbc.keys",
+            "enc 0x000102030405060708090a0b0c0d0e0f\nauth 0x000102030405060708090a0b0c0d0e0f10111213\n",
+        ),
+    )
+}
 
 /// What accounts for the packets of one injector: the `count` handlers of the Discards its
 /// packets reach, and the names of the other elements they reach (whose drops count).
@@ -84,8 +121,10 @@ fn with_router(f: impl FnOnce(&mut Fuzz)) {
     FUZZ.with(|r| {
         let mut r = r.borrow_mut();
         let fz = r.get_or_insert_with(|| {
+            let (gcm, cbc) = key_files();
+            let conf = CONFIG.replace("$GCM", &gcm).replace("$CBC", &cbc);
             let flat =
-                sluice_lang::parse_config(CONFIG, "fuzz.click", &[]).expect("fuzz config parses");
+                sluice_lang::parse_config(&conf, "fuzz.click", &[]).expect("fuzz config parses");
             let mut lib: Library = crate::library();
             lib.add(&[INJECT]);
             let router = Router::new(
@@ -251,6 +290,29 @@ pub fn ip_fragmenter(data: &[u8]) {
     });
 }
 
+/// ESPDecap on arbitrary packets (found SAs of both suites, any SPI), and both suites' ESPEncap
+/// then ESPDecap on arbitrary inner packets.
+pub fn esp_decap(data: &[u8]) {
+    with_router(|r| {
+        inject(r, "esp", data, tweak(data), Expect::Once);
+        inject(r, "espgcm", data, tweak(data), Expect::Once);
+        inject(r, "espcbc", data, tweak(data), Expect::Once);
+    });
+}
+
+/// The rewriters' packet parsing: IPRewriter, TCPRewriter behind FTPPortMapper, UDPRewriter,
+/// ICMPPingRewriter, IPAddrRewriter on both inputs, and ICMPRewriter on their mappings.
+pub fn nat_rewriters(data: &[u8]) {
+    with_router(|r| {
+        for name in [
+            "nat0", "nat1", "tcp0", "tcp1", "udp0", "udp1", "ping0", "ping1", "icmperr", "addr0",
+            "addr1",
+        ] {
+            inject(r, name, data, tweak(data), Expect::Once);
+        }
+    });
+}
+
 /// A fuzz body: one input, any bytes.
 pub type FuzzBody = fn(&[u8]);
 
@@ -261,4 +323,6 @@ pub const TARGETS: &[(&str, FuzzBody)] = &[
     ("ip_icmp_error", icmp_error),
     ("ip_arp", arp),
     ("ip_fragmenter", ip_fragmenter),
+    ("esp_decap", esp_decap),
+    ("nat_rewriters", nat_rewriters),
 ];
