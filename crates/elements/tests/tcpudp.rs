@@ -303,3 +303,63 @@ fn fast_udp_source_repeats_one_frame_and_steps_ports() {
     }
     assert_eq!(read(&mut r, "FastUDPSource@1.count"), "5");
 }
+
+#[test]
+fn fast_udp_flows_takes_turns_and_replaces_flows() {
+    let mut r = router(
+        "f :: FastUDPFlows(0, 60, 64, 02:00:00:00:00:01, 198.18.0.2, 02:00:00:00:00:02, \
+         198.19.0.2, 10, 3) -> Unqueue -> c :: TestCapture;",
+    );
+    r.run_until_idle();
+    let got = taken(&mut r, "c");
+    assert_eq!(got.len(), 60);
+    let ports: Vec<[u8; 4]> = got
+        .iter()
+        .map(|p| {
+            let ip = &p.data()[14..];
+            assert!(header_ok(ip));
+            assert_eq!(pseudo_sum(ip, 17, 30), 0xffff, "UDP checksum");
+            assert_eq!(p.network_offset(), Some(14));
+            ip[20..24].try_into().unwrap()
+        })
+        .collect();
+    // Ten flows take turns; each sends 3 packets, then is replaced.
+    for (n, p) in ports.iter().enumerate() {
+        assert_eq!(*p, ports[n % 10 + n / 30 * 30], "packet {n}");
+    }
+    let first: std::collections::HashSet<_> = ports[..10].iter().collect();
+    let second: std::collections::HashSet<_> = ports[30..40].iter().collect();
+    assert_eq!(first.len(), 10);
+    assert!(
+        first.is_disjoint(&second),
+        "flows replaced after FLOWSIZE packets"
+    );
+    assert_eq!(read(&mut r, "f.count"), "60");
+    // The same seed gives the same flows; another seed, others.
+    let first_ten = |seed: u32| {
+        let mut r = router(&format!(
+            "FastUDPFlows(0, 10, 64, 02:00:00:00:00:01, 198.18.0.2, 02:00:00:00:00:02, \
+             198.19.0.2, 10, 3, SEED {seed}) -> Unqueue -> c :: TestCapture;"
+        ));
+        r.run_until_idle();
+        taken(&mut r, "c")
+            .iter()
+            .map(|p| p.data()[34..38].try_into().unwrap())
+            .collect::<Vec<[u8; 4]>>()
+    };
+    assert_eq!(first_ten(1), ports[..10]);
+    assert_ne!(first_ten(2), ports[..10]);
+}
+
+#[test]
+fn fast_udp_source_sends_again_after_its_limit_is_raised() {
+    let mut r = router(
+        "f :: FastUDPSource(0, 5, 64, 02:00:00:00:00:01, 198.18.0.2, 1, 02:00:00:00:00:02, \
+         198.19.0.2, 2) -> Unqueue -> c :: TestCapture;",
+    );
+    r.run_until_idle();
+    assert_eq!(taken(&mut r, "c").len(), 5);
+    r.write_path("f.limit", "8").unwrap();
+    r.run_until_idle();
+    assert_eq!(taken(&mut r, "c").len(), 3);
+}

@@ -331,7 +331,8 @@ impl Router {
                         self.runtime.leave_idle(self.thread);
                     }
                 }
-                None if self.runtime.until_idle.load(Ordering::Relaxed) => self.stopped = true,
+                // Idle, not stopped: a later run resumes (a source whose limit a handler raised).
+                None if self.runtime.until_idle.load(Ordering::Relaxed) => break,
                 None => self.poll_selects(-1),
             }
         }

@@ -1,7 +1,7 @@
 //! FastUDPSource — a benchmark source of one UDP/IP/Ethernet packet, sent again and again
 //!
 //! Synopsis: `FastUDPSource(RATE, LIMIT, LENGTH, SRCETH, SRCIP, SPORT, DSTETH, DSTIP, DPORT
-//! [, CHECKSUM, INTERVAL, ACTIVE])`
+//! [, CHECKSUM, INTERVAL, ACTIVE, STOP])`
 //!
 //! Ports: no inputs, 1 pull output.
 //!
@@ -25,6 +25,8 @@
 //! - `CHECKSUM` (bool, default true): fill in the UDP checksum.
 //! - `INTERVAL` (unsigned, default 0): packets between port increments; 0 means never.
 //! - `ACTIVE` (bool, default true): whether pulls return packets.
+//! - `STOP` (bool, default false): raise a driver stop event when LIMIT is reached (as
+//!   InfiniteSource's; not in Click's version of this element).
 //!
 //! Handlers: `count` (r): packets sent. `rate` (r): once LIMIT is reached, the average rate
 //! between the first and the last packet in packets per second (0 before); (w): sets RATE.
@@ -36,202 +38,69 @@
 
 use std::net::Ipv4Addr;
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, NotifierId};
-use sluice_core::{Packet, Table, Timestamp};
-use sluice_lang::args::{Args, AtMost, FromArg, PacketLen};
-use sluice_wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4, HEADER_LEN as ETHER_LEN};
-use sluice_wire::ipv4::{HEADER_LEN as IP_LEN, PROTO_UDP};
-use sluice_wire::{EtherAddr, UdpPacket};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Packet, Table};
+use sluice_lang::args::Args;
+use sluice_wire::EtherAddr;
 
-use crate::ip::common::{ipv4_header, push_ipv4_header, PortArg};
-use crate::standard::util::GapRate;
-
-/// The smallest frame FastUDPSource sends.
-const MIN_LENGTH: usize = 60;
-/// TTL of the IPv4 header.
-const TTL: u8 = 250;
+use super::fast_source::{Frame, Pacing, MIN_LENGTH};
+use crate::ip::common::PortArg;
 
 /// The FastUDPSource element.
 pub struct FastUDPSource {
-    rate: GapRate,
-    limit: Option<u64>,
-    length: usize,
-    src_eth: EtherAddr,
-    dst_eth: EtherAddr,
-    src: Ipv4Addr,
-    dst: Ipv4Addr,
+    frame: Frame,
     sport: u16,
     dport: u16,
-    checksum: bool,
     interval: u64,
-    active: bool,
-    /// The frame every pull copies.
-    frame: Option<Packet>,
-    /// How much the ports have grown.
-    incr: u16,
-    count: u64,
-    first: Timestamp,
-    last: Timestamp,
-    /// Empty notifier: inactive while pulls would return nothing (LIMIT reached or not
-    /// ACTIVE), so pullers sleep.
-    note: Option<NotifierId>,
+    pacing: Pacing,
+    /// The frame every pull copies, and how much its ports have grown.
+    sent: Option<(Packet, u16)>,
 }
 
-impl FastUDPSource {
-    /// Builds the frame with the ports grown by `incr`.
-    fn build(&self) -> Packet {
-        let mut p = Packet::new(self.length - ETHER_LEN - IP_LEN);
-        let ip = ipv4_header(PROTO_UDP, self.src, self.dst, TTL, 0);
-        push_ipv4_header(&mut p, ip, 0);
-        let (src, dst) = (self.src, self.dst);
-        let mut udp = UdpPacket::new_unchecked(&mut p.data_mut()[IP_LEN..]);
-        udp.set_src_port(self.sport.wrapping_add(self.incr));
-        udp.set_dst_port(self.dport.wrapping_add(self.incr));
-        udp.set_len((self.length - ETHER_LEN - IP_LEN) as u16);
-        if self.checksum {
-            udp.fill_checksum_v4(src, dst);
-        }
-        let mut eth = EthernetFrame::new_unchecked(p.push_front(ETHER_LEN));
-        eth.set_dst(self.dst_eth);
-        eth.set_src(self.src_eth);
-        eth.set_ethertype(ETHERTYPE_IPV4);
-        p.set_mac_offset(0);
-        p
-    }
-
-    fn reset(&mut self) {
-        self.count = 0;
-        self.first = Timestamp::ZERO;
-        self.last = Timestamp::ZERO;
-        if self.incr != 0 {
-            self.incr = 0;
-            self.frame = Some(self.build());
-        }
-    }
-
-    fn limit_reached(&self) -> bool {
-        self.limit.is_some_and(|l| self.count >= l)
-    }
-
-    /// Tells pullers whether pulls may return packets.
-    fn signal(&self, cx: &mut Cx) {
-        if let Some(n) = self.note {
-            cx.set_notifier(n, self.active && !self.limit_reached());
-        }
-    }
-
-    /// Counts one packet sent at `now`.
-    fn sent(&mut self, now: Timestamp) {
-        self.count += 1;
-        if self.count == 1 {
-            self.first = now;
-        }
-        if self.limit_reached() {
-            self.last = now;
-        }
-        if self.interval > 0 && self.count.is_multiple_of(self.interval) {
-            self.incr = self.incr.wrapping_add(1);
-            self.frame = Some(self.build());
-        }
-    }
+/// The port increment after `n` packets, with INTERVAL `interval`.
+fn incr(interval: u64, n: u64) -> u16 {
+    n.checked_div(interval).unwrap_or(0) as u16
 }
 
 impl Element for FastUDPSource {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
-        let rate: u32 = args.read_mp("RATE")?;
-        let limit: i64 = args.read_mp("LIMIT")?;
-        let AtMost(length) = args.read_mp::<PacketLen>("LENGTH")?;
-        self.src_eth = args.read_mp::<EtherAddr>("SRCETH")?;
-        self.src = args.read_mp::<Ipv4Addr>("SRCIP")?;
+        self.pacing.read_rate_limit(args)?;
+        self.frame.length = Frame::read_length(args)?;
+        self.frame.src_eth = args.read_mp::<EtherAddr>("SRCETH")?;
+        self.frame.src = args.read_mp::<Ipv4Addr>("SRCIP")?;
         self.sport = args.read_mp::<PortArg>("SPORT")?.0;
-        self.dst_eth = args.read_mp::<EtherAddr>("DSTETH")?;
-        self.dst = args.read_mp::<Ipv4Addr>("DSTIP")?;
+        self.frame.dst_eth = args.read_mp::<EtherAddr>("DSTETH")?;
+        self.frame.dst = args.read_mp::<Ipv4Addr>("DSTIP")?;
         self.dport = args.read_mp::<PortArg>("DPORT")?.0;
-        self.checksum = args.read_p("CHECKSUM")?.unwrap_or(self.checksum);
+        self.frame.checksum = args.read_p("CHECKSUM")?.unwrap_or(self.frame.checksum);
         self.interval = args.read_p("INTERVAL")?.unwrap_or(self.interval);
-        self.active = args.read_p("ACTIVE")?.unwrap_or(self.active);
-        if length < MIN_LENGTH {
-            eprintln!("warning: packet length < {MIN_LENGTH}, defaulting to {MIN_LENGTH}");
-        }
-        self.length = length.clamp(MIN_LENGTH, u16::MAX as usize + ETHER_LEN);
-        self.rate = GapRate::new(rate);
-        self.limit = u64::try_from(limit).ok();
-        let note = cx.new_notifier(self.active && self.limit != Some(0));
-        cx.provide_empty_notifier(note);
-        self.note = Some(note);
-        Ok(())
+        self.pacing.read_active(args, cx)
     }
 
     fn initialize(&mut self, _cx: &mut InitCx) -> Result<(), String> {
-        self.frame = Some(self.build());
+        self.sent = Some((self.frame.build(self.sport, self.dport), 0));
         Ok(())
     }
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
-        let mut b = Batch::new();
-        if !self.active {
-            return b;
-        }
-        let now = cx.now();
-        while b.len() < max && !self.limit_reached() {
-            if self.rate.rate() != 0 {
-                if !self.rate.ready(now) {
-                    break;
-                }
-                self.rate.sent(1);
+        let Some((mut frame, mut last)) = self.sent.take() else {
+            return Batch::new();
+        };
+        let (spec, ports, interval) = (self.frame, (self.sport, self.dport), self.interval);
+        let b = self.pacing.pull(max, cx, |n| {
+            let want = incr(interval, n);
+            if want != last {
+                last = want;
+                frame = spec.build(ports.0.wrapping_add(last), ports.1.wrapping_add(last));
             }
-            let Some(frame) = self.frame.as_mut() else {
-                break;
-            };
-            if b.push(frame.clone_packet()).is_err() {
-                break;
-            }
-            self.sent(now);
-        }
-        if self.limit_reached() {
-            self.signal(cx);
-        }
+            frame.clone_packet()
+        });
+        self.sent = Some((frame, last));
         b
     }
 
     fn handler_table(&self) -> Handlers {
         Table::<Self>::new()
-            .read("count", |e| e.count)
-            .read("rate", |e| {
-                if e.last == Timestamp::ZERO {
-                    return 0;
-                }
-                let ms = ((e.last - e.first).0 / 1_000_000).max(1) as u64;
-                e.count * 1000 / ms
-            })
-            .write("rate", |e, v, cx| {
-                let rate =
-                    u32::from_arg(v.trim()).map_err(|_| "rate parameter must be integer >= 0")?;
-                e.rate.set_rate(rate, cx.now());
-                e.signal(cx);
-                Ok(())
-            })
-            .write("reset", |e, _, cx| {
-                e.reset();
-                e.signal(cx);
-                Ok(())
-            })
-            .write("active", |e, v, cx| {
-                e.active =
-                    bool::from_arg(v.trim()).map_err(|_| "active parameter must be boolean")?;
-                if e.active {
-                    e.reset();
-                }
-                e.signal(cx);
-                Ok(())
-            })
-            .write("limit", |e, v, cx| {
-                let limit =
-                    i64::from_arg(v.trim()).map_err(|_| "limit parameter must be integer >= 0")?;
-                e.limit = u64::try_from(limit).ok();
-                e.signal(cx);
-                Ok(())
-            })
+            .nest(|e| &mut e.pacing, Pacing::table())
             .into()
     }
 }
@@ -245,24 +114,19 @@ pub const CLASS: ElementClass = ElementClass {
     source: include_str!("fast_udp_source.rs"),
     make: || {
         Box::new(FastUDPSource {
-            rate: GapRate::new(0),
-            limit: None,
-            length: MIN_LENGTH,
-            src_eth: EtherAddr([0; 6]),
-            dst_eth: EtherAddr([0; 6]),
-            src: Ipv4Addr::UNSPECIFIED,
-            dst: Ipv4Addr::UNSPECIFIED,
+            frame: Frame {
+                length: MIN_LENGTH,
+                src_eth: EtherAddr([0; 6]),
+                dst_eth: EtherAddr([0; 6]),
+                src: Ipv4Addr::UNSPECIFIED,
+                dst: Ipv4Addr::UNSPECIFIED,
+                checksum: true,
+            },
             sport: 0,
             dport: 0,
-            checksum: true,
             interval: 0,
-            active: true,
-            frame: None,
-            incr: 0,
-            count: 0,
-            first: Timestamp::ZERO,
-            last: Timestamp::ZERO,
-            note: None,
+            pacing: Pacing::default(),
+            sent: None,
         })
     },
 };
