@@ -5,7 +5,10 @@
 //! run out are never evicted to make room: a new flow is refused instead (admission control).
 
 use std::collections::HashMap;
+
+use ahash::RandomState;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -173,11 +176,26 @@ impl Flow {
 }
 
 /// Identifies an entry in the table's map.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Key {
     owner: u32,
     map: u8,
     id: FlowId,
+}
+
+impl Hash for Key {
+    /// Two words (addresses; ports, owner and map) rather than a write per field: the
+    /// lookup is on every packet's path.
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let id = &self.id;
+        h.write_u64(u64::from(u32::from(id.saddr)) << 32 | u64::from(u32::from(id.daddr)));
+        h.write_u64(
+            u64::from(id.sport) << 48
+                | u64::from(id.dport) << 32
+                | u64::from(self.owner) << 8
+                | u64::from(self.map),
+        );
+    }
 }
 
 /// What a rewriter registers in a table.
@@ -194,9 +212,14 @@ struct Owner {
 pub struct FlowTable {
     flows: Vec<Option<Flow>>,
     free: Vec<usize>,
-    map: HashMap<Key, (usize, usize)>,
-    /// Best-effort and guaranteed flows, each a min-heap by expiry.
-    heaps: [Vec<usize>; 2],
+    /// Entries by key, hashed with a key of the table's own (aHash): senders cannot choose
+    /// flow identifiers that collide.
+    map: HashMap<Key, (usize, usize), RandomState>,
+    /// Best-effort and guaranteed flows, each a min-heap of (key, flow) by key. A flow's key
+    /// is its expiry when it was placed; a packet renews only the flow's expiry, so the key may
+    /// be earlier (never later), and the root is settled (its key brought up to its expiry and
+    /// sifted down) before it is read: a settled root has the earliest expiry of its heap.
+    heaps: [Vec<(Timestamp, usize)>; 2],
     capacity: u64,
     owners: Vec<Owner>,
 }
@@ -215,7 +238,7 @@ impl FlowTable {
         FlowTable {
             flows: Vec::new(),
             free: Vec::new(),
-            map: HashMap::new(),
+            map: HashMap::with_hasher(RandomState::new()),
             heaps: [Vec::new(), Vec::new()],
             capacity,
             owners: Vec::new(),
@@ -322,7 +345,7 @@ impl FlowTable {
         self.owners[o.owner as usize].counts[o.input as usize] += 1;
         if self.size() as u64 > self.capacity {
             self.shift_guarantees(now);
-            let victim = self.heaps[0].first().copied().unwrap_or(i);
+            let victim = self.first(0).unwrap_or(i);
             self.destroy(victim);
             if victim == i {
                 return None;
@@ -341,10 +364,17 @@ impl FlowTable {
         }
     }
 
-    /// Renews flow `i`'s expiry after a packet at `now`.
+    /// Renews flow `i`'s expiry after a packet at `now`: in place when it stays in its heap
+    /// and does not expire earlier (the heap's key for it then stays as it was).
     pub fn touch(&mut self, i: usize, now: Timestamp) {
         let (guaranteed, expiry) = self.expiry_after(self.flow(i), now);
-        self.change_expiry(i, guaranteed, expiry);
+        let f = self.flow(i);
+        let h = f.guaranteed as usize;
+        if guaranteed == f.guaranteed && expiry >= self.heaps[h][f.place].0 {
+            self.flow_mut(i).expiry = expiry;
+        } else {
+            self.change_expiry(i, guaranteed, expiry);
+        }
     }
 
     fn change_expiry(&mut self, i: usize, guaranteed: bool, expiry: Timestamp) {
@@ -358,7 +388,7 @@ impl FlowTable {
 
     /// Moves flows whose guarantee has run out to the best-effort heap.
     fn shift_guarantees(&mut self, now: Timestamp) {
-        while let Some(&i) = self.heaps[1].first() {
+        while let Some(i) = self.first(1) {
             if self.flow(i).expiry > now {
                 break;
             }
@@ -371,7 +401,7 @@ impl FlowTable {
     /// are more than the capacity, or all flows with `clear_all`.
     pub fn shrink(&mut self, now: Timestamp, clear_all: bool) {
         self.shift_guarantees(now);
-        while let Some(&i) = self.heaps[0].first() {
+        while let Some(i) = self.first(0) {
             if self.flow(i).expiry > now {
                 break;
             }
@@ -380,7 +410,8 @@ impl FlowTable {
         let cap = if clear_all { 0 } else { self.capacity };
         while self.size() as u64 > cap {
             let h = self.heaps[0].is_empty() as usize;
-            self.destroy(self.heaps[h][0]);
+            let i = self.first(h).expect("a flow beyond the capacity");
+            self.destroy(i);
         }
     }
 
@@ -435,17 +466,27 @@ impl FlowTable {
         v.into_iter().map(|(_, e)| e).collect()
     }
 
-    fn expiry_of(&self, i: usize) -> Timestamp {
-        self.flow(i).expiry
+    /// The flow of heap `h` that expires first, its root settled.
+    fn first(&mut self, h: usize) -> Option<usize> {
+        loop {
+            let &(key, i) = self.heaps[h].first()?;
+            let expiry = self.flow(i).expiry;
+            if key >= expiry {
+                return Some(i);
+            }
+            self.heaps[h][0].0 = expiry;
+            self.sift_down(h, 0);
+        }
     }
 
     fn set_place(&mut self, h: usize, pos: usize) {
-        let i = self.heaps[h][pos];
+        let i = self.heaps[h][pos].1;
         self.flow_mut(i).place = pos;
     }
 
     fn heap_push(&mut self, h: usize, i: usize) {
-        self.heaps[h].push(i);
+        let key = self.flow(i).expiry;
+        self.heaps[h].push((key, i));
         let pos = self.heaps[h].len() - 1;
         self.set_place(h, pos);
         self.sift_up(h, pos);
@@ -465,7 +506,7 @@ impl FlowTable {
     fn sift_up(&mut self, h: usize, mut pos: usize) -> usize {
         while pos > 0 {
             let parent = (pos - 1) / 2;
-            if self.expiry_of(self.heaps[h][pos]) >= self.expiry_of(self.heaps[h][parent]) {
+            if self.heaps[h][pos].0 >= self.heaps[h][parent].0 {
                 break;
             }
             self.heaps[h].swap(pos, parent);
@@ -481,8 +522,7 @@ impl FlowTable {
         loop {
             let mut least = pos;
             for c in [2 * pos + 1, 2 * pos + 2] {
-                if c < n && self.expiry_of(self.heaps[h][c]) < self.expiry_of(self.heaps[h][least])
-                {
+                if c < n && self.heaps[h][c].0 < self.heaps[h][least].0 {
                     least = c;
                 }
             }
@@ -568,5 +608,34 @@ mod tests {
             .unwrap();
         assert!(!t.contains(a, 0, &id(1)));
         assert!(t.contains(b, 0, &id(1)));
+    }
+
+    #[test]
+    fn renewed_flows_expire_and_are_evicted_by_their_renewed_expiry() {
+        let mut t = FlowTable::new(3);
+        let o = t.register(vec![policy(0)], 1);
+        let f: Vec<usize> = (1..=3)
+            .map(|n| {
+                t.add(Flow::new(origin(o), id(n), id(n), [0, 1]), secs(n as i64))
+                    .unwrap()
+            })
+            .collect();
+        // Flows 1 and 2 renewed (in place: their heap keys stay at 11 and 12).
+        t.touch(f[0], secs(20));
+        t.touch(f[1], secs(15));
+        t.shrink(secs(14), false);
+        assert_eq!(t.size(), 2, "only flow 3 (expiry 13) has expired");
+        assert!(!t.contains(o, 0, &id(3)));
+        // Full: a new flow evicts the one that expires first by its renewed expiry (flow 2,
+        // 25), not the heap's stale root.
+        t.add(Flow::new(origin(o), id(4), id(4), [0, 1]), secs(16))
+            .unwrap();
+        t.add(Flow::new(origin(o), id(5), id(5), [0, 1]), secs(17))
+            .unwrap();
+        assert_eq!(t.size(), 3);
+        assert!(t.contains(o, 0, &id(1)) && !t.contains(o, 0, &id(2)));
+        t.shrink(secs(29), false);
+        assert_eq!(t.size(), 1, "flows 4 (26) and 5 (27) expired, 1 (30) not");
+        assert!(t.contains(o, 0, &id(1)));
     }
 }
