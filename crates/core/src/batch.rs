@@ -44,9 +44,6 @@ pub struct Batch {
 impl Drop for Batch {
     fn drop(&mut self) {
         crate::packet::free_all(&mut self.slots[..self.len]);
-        for s in &mut self.slots[..self.len] {
-            *s = None;
-        }
         // SAFETY: the box is taken exactly once, here, and `self` is never used again.
         let slots = unsafe { ManuallyDrop::take(&mut self.slots) };
         let _ = SLOTS.try_with(|p| {

@@ -608,10 +608,10 @@ pub(crate) fn fill_copies(slots: &mut [Option<Packet>], data: &[u8]) {
     }
 }
 
-/// Frees the packets in `slots` into this thread's pool in one access. Slots stay filled only
-/// while the thread is exiting (its pool is gone); dropping them then frees the memory.
+/// Frees the packets in `slots` into this thread's pool in one access, leaving the slots
+/// empty.
 pub(crate) fn free_all(slots: &mut [Option<Packet>]) {
-    let _ = POOL.try_with(|p| {
+    let pooled = POOL.try_with(|p| {
         let mut pool = p.borrow_mut();
         for s in slots.iter_mut() {
             if let Some(q) = s.take() {
@@ -619,6 +619,10 @@ pub(crate) fn free_all(slots: &mut [Option<Packet>]) {
             }
         }
     });
+    if pooled.is_err() {
+        // The thread is exiting and its pool is gone: the packets are freed as they are.
+        slots.fill_with(|| None);
+    }
 }
 
 impl std::fmt::Debug for Packet {

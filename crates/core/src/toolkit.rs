@@ -100,24 +100,35 @@ pub const NO_PORT: u32 = u32::MAX;
 
 /// Pushes `batch`, whose packet `i` is bound for output `ports[i]`, as one batch per output in
 /// port order, order kept within a port; packets bound for [`NO_PORT`] (or any port at or
-/// beyond `outs.len()`) are dropped, and their number returned for the element to count.
-/// `outs` is the element's scratch space, one empty batch per output. When every packet goes
-/// to the same output (the common case on a forwarding path) the batch is pushed as it is.
+/// beyond `noutputs`) are dropped, and their number returned for the element to count. When
+/// every packet goes to the same output (the common case on a forwarding path) the batch is
+/// pushed as it is; otherwise it is split in `outs`, scratch space that starts empty and is
+/// given one batch per output the first time (an element keeps it between calls; a
+/// thread-safe element passes a fresh one).
 #[inline]
-pub fn push_by_port(batch: Batch, ports: &[u32], outs: &mut [Batch], cx: &mut Cx) -> u64 {
+pub fn push_by_port(
+    batch: Batch,
+    ports: &[u32],
+    noutputs: usize,
+    outs: &mut Vec<Batch>,
+    cx: &mut Cx,
+) -> u64 {
     let n = batch.len();
     if n == 0 {
         return 0;
     }
     let first = ports[0];
-    if (first as usize) < outs.len() && ports[..n].iter().all(|&o| o == first) {
+    if (first as usize) < noutputs && ports[..n].iter().all(|&o| o == first) {
         cx.push(first as usize, batch);
         return 0;
+    }
+    if outs.len() < noutputs {
+        outs.resize_with(noutputs, Batch::new);
     }
     let mut dropped = 0;
     for (i, p) in batch.into_iter().enumerate() {
         let o = ports[i] as usize;
-        if o >= outs.len() {
+        if o >= noutputs {
             dropped += 1;
             continue;
         }
@@ -126,7 +137,7 @@ pub fn push_by_port(batch: Batch, ports: &[u32], outs: &mut [Batch], cx: &mut Cx
             let _ = outs[o].push(p);
         }
     }
-    for (o, b) in outs.iter_mut().enumerate() {
+    for (o, b) in outs.iter_mut().enumerate().take(noutputs) {
         if !b.is_empty() {
             cx.push(o, std::mem::take(b));
         }

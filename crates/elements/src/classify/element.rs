@@ -44,6 +44,8 @@ pub struct ClassifyElem {
     pub(crate) prog: Program,
     start: Start,
     outs: Vec<Batch>,
+    /// Outputs the program classifies to.
+    noutputs: usize,
     /// Packets dropped, by reason.
     pub(crate) drops: Drops<Reason>,
 }
@@ -55,6 +57,7 @@ impl ClassifyElem {
             prog: Program::default(),
             start,
             outs: Vec::new(),
+            noutputs: 0,
             drops: Drops::default(),
         }
     }
@@ -90,7 +93,7 @@ impl ClassifyElem {
     /// Installs a program for `noutputs` outputs.
     pub fn set_program(&mut self, prog: Program, noutputs: usize) {
         self.prog = prog;
-        self.outs = (0..noutputs).map(|_| Batch::new()).collect();
+        self.noutputs = noutputs;
     }
 
     #[inline]
@@ -122,7 +125,7 @@ impl ClassifyElem {
                 *o = k;
             }
         }
-        let dropped = push_by_port(batch, &ports, &mut self.outs, cx);
+        let dropped = push_by_port(batch, &ports, self.noutputs, &mut self.outs, cx);
         self.drops.add(Reason::NoMatch, dropped);
     }
 

@@ -99,7 +99,6 @@ impl<T: Lpm> LookupElem<T> {
 impl<T: Lpm + 'static> Element for LookupElem<T> {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
         self.noutputs = cx.noutputs();
-        self.outs = (0..self.noutputs).map(|_| Batch::new()).collect();
         let mut ok = true;
         self.configured = args.rest();
         for a in self.configured.clone() {
@@ -154,7 +153,7 @@ impl<T: Lpm + 'static> Element for LookupElem<T> {
                 *o = port;
             }
         }
-        let unrouted = push_by_port(batch, &ports, &mut self.outs, cx);
+        let unrouted = push_by_port(batch, &ports, self.noutputs, &mut self.outs, cx);
         self.drops.add(Reason::NoRoute, unrouted);
     }
 

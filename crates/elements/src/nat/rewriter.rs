@@ -928,7 +928,6 @@ impl Element for Rewriter {
         for (i, spec) in lock(&e.specs).iter_mut().enumerate() {
             resolve(spec, e.noutputs, cx).map_err(|err| format!("input spec {i}: {err}"))?;
         }
-        self.outs = (0..e.noutputs).map(|_| Batch::new()).collect();
         let ninputs = lock(&e.specs).len();
         let owner = lock(&e.table).register(e.policies.clone(), ninputs);
         e.owner = Some(owner);
@@ -946,7 +945,7 @@ impl Element for Rewriter {
         let ports = self
             .engine
             .route(port, &mut batch, cx.now(), &mut self.tally);
-        let unroutable = push_by_port(batch, &ports, &mut self.outs, cx);
+        let unroutable = push_by_port(batch, &ports, self.engine.noutputs, &mut self.outs, cx);
         debug_assert_eq!(unroutable, 0, "outputs are checked at configuration");
     }
 
@@ -1044,8 +1043,7 @@ impl SharedElement for SharedRewriter {
         let ports = self.engine.route(port, &mut batch, now, &mut tally);
         self.add(&tally);
         self.reap(now);
-        let mut outs: Vec<Batch> = (0..self.engine.noutputs).map(|_| Batch::new()).collect();
-        let unroutable = push_by_port(batch, &ports, &mut outs, cx);
+        let unroutable = push_by_port(batch, &ports, self.engine.noutputs, &mut Vec::new(), cx);
         debug_assert_eq!(unroutable, 0, "outputs are checked at configuration");
     }
 

@@ -615,15 +615,15 @@ impl<E: Sender> SenderTable for Table<E> {
 /// Keeps the packets of `b` that `keep` accepts and pushes the others out of output 1
 /// (dropped by the router when it is not connected), order kept in both.
 fn split_batch(b: &mut Batch, cx: &mut Cx, mut keep: impl FnMut(&Packet, &mut Cx) -> bool) {
-    let mut other = Batch::new();
+    let mut other: Option<Batch> = None;
     b.filter_map(|p| {
         if keep(&p, cx) {
             return Some(p);
         }
-        let _ = other.push(p);
+        let _ = other.get_or_insert_with(Batch::new).push(p);
         None
     });
-    if !other.is_empty() {
+    if let Some(other) = other {
         cx.push(1, other);
     }
 }
