@@ -384,9 +384,14 @@ fn ipsec(s: &Settings, base: f64) -> Result<(), ()> {
     let dir = std::env::temp_dir().join(format!("sluice-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| eprintln!("bench: {}: {e}", dir.display()))?;
     let keys = [
-        ("aes-gcm-128", "aead 0x000102030405060708090a0b0c0d0e0f10111213\n"),
+        (
+            "aes-gcm-128",
+            "gcm",
+            "aead 0x000102030405060708090a0b0c0d0e0f10111213\n",
+        ),
         (
             "aes-cbc-128-hmac-sha1",
+            "cbc+sha1",
             "enc 0x000102030405060708090a0b0c0d0e0f\nauth 0x000102030405060708090a0b0c0d0e0f10111213\n",
         ),
     ];
@@ -399,10 +404,7 @@ fn ipsec(s: &Settings, base: f64) -> Result<(), ()> {
         );
         let alone = time_config(s, &format!("{source} -> Discard;"), &[])?;
         report(&format!("source + Strip, {len} B"), alone, base);
-        for (alg, text) in keys {
-            let short = alg
-                .trim_start_matches("aes-")
-                .trim_start_matches("cbc-128-");
+        for (alg, short, text) in keys {
             let file = dir.join(format!("{alg}.keys"));
             std::fs::write(&file, text).map_err(|e| eprintln!("bench: {e}"))?;
             let f = file.display();
@@ -414,8 +416,12 @@ fn ipsec(s: &Settings, base: f64) -> Result<(), ()> {
             let d = time_config(s, &format!("{enc} -> {dec} -> Discard;"), &[])?;
             report(&format!("ESPEncap {short}, {len} B"), e, base);
             report(&format!("ESPEncap + ESPDecap {short}, {len} B"), d, base);
-            report(&format!("  encryption alone, {len} B"), e - alone, base);
-            report(&format!("  decryption alone, {len} B"), d - e, base);
+            report(
+                &format!("  {short} encryption alone, {len} B"),
+                e - alone,
+                base,
+            );
+            report(&format!("  {short} decryption alone, {len} B"), d - e, base);
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
