@@ -842,3 +842,41 @@ fn a_rewriter_shared_by_two_threads_maps_every_flow_once() {
     );
     assert!(r.write_path("rw.capacity", "lots").is_err());
 }
+
+/// Hot swap: the new rewriter of the same name takes the old one's mappings (replies still
+/// find their flow, a known flow keeps its port), with its own capacity; one of another
+/// shape starts afresh.
+#[test]
+fn hot_swap_keeps_the_mappings() {
+    let conf = |capacity: u32, extra: &str| {
+        format!(
+            "rw :: IPRewriter(pattern 198.18.0.1 1024-65535# - - 0 1, drop{extra},
+                              MAPPING_CAPACITY {capacity}, REAP_INTERVAL 0); {NAPT}"
+        )
+    };
+    let mut r = Kit::sim().hot_swap().router(&conf(100, ""));
+    for sport in [5000, 5001, 5002] {
+        inject(&mut r, "i0", udp(INSIDE, sport, SERVER, 53, true));
+    }
+    assert_eq!(taken(&mut r, "o0").len(), 3);
+    r.write_path("hotconfig", &conf(2, "")).unwrap();
+    r.run_until_idle();
+    assert_eq!(read(&mut r, "rw.size"), "2", "the new capacity applies");
+    inject(&mut r, "i1", udp(SERVER, 53, PUBLIC.octets(), 1026, true));
+    let back = taken(&mut r, "o1");
+    assert_eq!(
+        flow_checked(&back[0]),
+        (SERVER.into(), 53, INSIDE.into(), 5002)
+    );
+    inject(&mut r, "i0", udp(INSIDE, 5001, SERVER, 53, true));
+    assert_eq!(
+        flow_checked(&taken(&mut r, "o0")[0]).1,
+        1025,
+        "same port as before"
+    );
+    // Three inputs now: another shape, a fresh table.
+    let wider = format!("{}\n i2 :: TestInject -> [2]rw;", conf(100, ", drop"));
+    r.write_path("hotconfig", &wider).unwrap();
+    r.run_until_idle();
+    assert_eq!(read(&mut r, "rw.size"), "0");
+}

@@ -255,6 +255,20 @@ impl FlowTable {
         (self.owners.len() - 1) as u32
     }
 
+    /// Hot swap: when both tables serve one rewriter only, takes `old`'s flows (their
+    /// entries, expiries and counts) in place of this table's, keeping this table's capacity
+    /// (evicting beyond it) and its rewriter's policies. Returns whether it did.
+    pub fn take_flows(&mut self, old: &mut FlowTable, now: Timestamp) -> bool {
+        if self.owners.len() != 1 || old.owners.len() != 1 {
+            return false;
+        }
+        let (capacity, policies) = (self.capacity, std::mem::take(&mut self.owners[0].policies));
+        std::mem::swap(self, old);
+        self.owners[0].policies = policies;
+        self.set_capacity(capacity, now);
+        true
+    }
+
     /// The flow and direction whose entry is `id` in map `map` of `owner`.
     pub fn get(&self, owner: u32, map: u8, id: &FlowId) -> Option<(usize, usize)> {
         self.map

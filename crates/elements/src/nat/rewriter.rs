@@ -956,6 +956,23 @@ impl Element for Rewriter {
         cx.schedule_after(0, e.reap);
     }
 
+    /// Hot swap: a rewriter of the same class with a table of its own (shared with no other
+    /// rewriter, before and after), as many inputs and outputs, takes the old one's flows (mappings, expiries, TCP sequence deltas), with its
+    /// own timeouts and capacity; otherwise it starts afresh, as in Click.
+    fn take_state(&mut self, old: &mut dyn Element, cx: &mut Cx) {
+        let Some(old) = old.as_any_mut().downcast_mut::<Rewriter>() else {
+            return;
+        };
+        let (e, o) = (&self.engine, &old.engine);
+        let alike = e.variant == o.variant
+            && matches!((&e.capacity, &o.capacity), (Capacity::Own, Capacity::Own))
+            && e.noutputs == o.noutputs
+            && lock(&e.specs).len() == lock(&o.specs).len();
+        if alike && e.owner.is_some() && o.owner.is_some() {
+            lock(&e.table).take_flows(&mut lock(&o.table), cx.now());
+        }
+    }
+
     fn concurrency(&self) -> Concurrency {
         Concurrency::Separable
     }
