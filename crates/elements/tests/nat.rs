@@ -880,3 +880,51 @@ fn hot_swap_keeps_the_mappings() {
     r.run_until_idle();
     assert_eq!(read(&mut r, "rw.size"), "0");
 }
+
+/// ICMPRewriter and FTPPortMapper reached from two threads: each thread has its copy, both
+/// consult the one shared rewriter table, and their counts add up.
+#[test]
+fn icmp_rewriter_and_ftp_port_mapper_serve_two_threads() {
+    const N: u64 = 500;
+    // An error from the server about a flow from the public address (none is mapped).
+    let quoted = udp(PUBLIC.octets(), 1024, SERVER, 53, true);
+    let mut icmp = vec![11, 0, 0, 0, 0, 0, 0, 0];
+    icmp.extend_from_slice(&quoted.data()[..28]);
+    let err = ip(SERVER, PUBLIC.octets(), 1, icmp, Some(2));
+    let hex: String = err.data().iter().map(|b| format!("{b:02x}")).collect();
+    let port = tcp(INSIDE, 4000, SERVER, 21, 0x18, b"PORT 198,19,0,2,39,16\r\n");
+    let port_hex: String = port.data().iter().map(|b| format!("{b:02x}")).collect();
+    let source = |name: &str, data: &str| {
+        format!("{name} :: InfiniteSource(DATA \"\\<{data}>\", LIMIT {N}) -> MarkIPHeader")
+    };
+    let mut r = Kit::new().threads(2).router(&format!(
+        "rw :: TCPRewriter(pattern 198.18.0.1 1024-65535# - - 0 1, REAP_INTERVAL 0);
+         {} -> icmp :: ICMPRewriter(rw) -> Discard;
+         {} -> icmp;
+         {} -> ftp :: FTPPortMapper(rw, rw, 0) -> rw;
+         {} -> ftp;
+         rw[0] -> Discard; rw[1] -> Discard;
+         StaticThreadSched(e0 0, e1 1, f0 0, f1 1);",
+        source("e0", &hex),
+        source("e1", &hex),
+        source("f0", &port_hex),
+        source("f1", &port_hex),
+    ));
+    r.run_until_idle();
+    let tasks = task_threads(&mut r);
+    assert_eq!((tasks.get("e0"), tasks.get("e1")), (Some(&0), Some(&1)));
+    assert_eq!(
+        num(&mut r, "icmp.drops"),
+        2 * N,
+        "unmapped errors, counted on both threads"
+    );
+    // The control flow is made by the first PORT packet to reach the rewriter; every later
+    // PORT command is rewritten (the first of each thread may come before the flow exists).
+    let mapped = num(&mut r, "ftp.mapped");
+    assert!((2 * N - 2..2 * N).contains(&mapped), "{mapped}");
+    assert_eq!(
+        num(&mut r, "rw.nmappings"),
+        2,
+        "the control flow and one data flow"
+    );
+}

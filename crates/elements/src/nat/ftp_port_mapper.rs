@@ -35,6 +35,10 @@
 //!
 //! Handlers: `mapped` (r): PORT commands rewritten.
 //!
+//! Under `-j N` each thread that reaches it has its own copy (it keeps nothing but its
+//! count; the rewriters' tables it changes are shared, under their locks); the counts are
+//! summed.
+//!
 //! Example: `IPRewriterPatterns(pat 198.18.0.1 1024-65535# - -);
 //! rw :: TCPRewriter(pattern pat 0 1, drop);
 //! inside -> FTPPortMapper(rw, rw, 0) -> [0]rw;`
@@ -43,7 +47,8 @@ use std::io::Write;
 use std::net::Ipv4Addr;
 
 use sluice_core::Timestamp;
-use sluice_core::{ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, Packet, Table};
+use sluice_core::{Concurrency, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx};
+use sluice_core::{Packet, Table};
 use sluice_lang::args::Args;
 use sluice_wire::checksum::{fold, pseudo_header_v4, sum16, update16};
 use sluice_wire::Ipv4Packet;
@@ -262,6 +267,10 @@ impl Element for FTPPortMapper {
 
     fn handler_table(&self) -> Handlers {
         Table::<Self>::new().read("mapped", |e| e.mapped).into()
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Replicated
     }
 }
 

@@ -40,13 +40,16 @@
 //!
 //! Handlers: `drops`, `drop_details` (r): packets dropped, by reason.
 //!
+//! Under `-j N` each thread that reaches it has its own copy (it keeps nothing but counts;
+//! the rewriters' tables it consults are shared); the counts are summed.
+//!
 //! Example: `rw :: IPRewriter(pattern 198.18.0.1 1024-65535# - - 0 1, drop);
 //! pr :: ICMPPingRewriter(pattern 198.18.0.1 - 0-65535# 0 1, drop);
 //! from_outside_errors -> ICMPRewriter(rw pr) -> inside;`
 
 use sluice_core::toolkit::{push_sorted, Verdict};
 use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
-use sluice_core::{InitCx, Packet, Table};
+use sluice_core::{Concurrency, InitCx, Packet, Table};
 use sluice_lang::args::{split_words, Args};
 
 use super::rewrite::{self, ICMP};
@@ -201,6 +204,10 @@ impl Element for ICMPRewriter {
 
     fn handler_table(&self) -> Handlers {
         Table::<Self>::new().drops(|e| &e.drops).into()
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Replicated
     }
 }
 
