@@ -100,11 +100,11 @@ fn key_files() -> (String, String) {
 }
 
 /// What accounts for the packets of one injector: the `count` handlers of the Discards its
-/// packets reach, and the names of the other elements they reach (whose drops count).
+/// packets reach, and the other elements they reach (whose drops count).
 #[derive(Default)]
 struct Account {
     counts: Vec<String>,
-    elements: Vec<String>,
+    elements: Vec<usize>,
 }
 
 /// The router and, per injector, what accounts for its packets.
@@ -173,11 +173,10 @@ fn account(r: &Router, from: usize) -> Account {
                 .filter(|c| c.from == e)
                 .map(|c| c.to),
         );
-        let name = r.element_name(e).to_string();
         if flat.elements[e].class == "Discard" {
-            a.counts.push(format!("{name}.count"));
+            a.counts.push(format!("{}.count", r.element_name(e)));
         } else {
-            a.elements.push(name);
+            a.elements.push(e);
         }
     }
     a
@@ -194,16 +193,10 @@ fn accounted(r: &mut Router, a: &Account) -> u64 {
     for h in &a.counts {
         n += num(&r.read_path(h).unwrap_or_else(|e| panic!("{h}: {e}")), h);
     }
-    let drops = r
-        .read_path("drops")
-        .unwrap_or_else(|e| panic!("drops: {e}"));
-    for line in drops.lines() {
-        let f: Vec<&str> = line.split('\t').collect();
-        if let [el, _, count] = f[..] {
-            if a.elements.iter().any(|x| x == el) {
-                n += num(count, line);
-            }
-        }
+    for &e in &a.elements {
+        n += r
+            .element_drops(e)
+            .unwrap_or_else(|err| panic!("drops of {}: {err}", r.element_name(e)));
     }
     n
 }

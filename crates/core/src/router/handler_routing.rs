@@ -402,6 +402,12 @@ impl Router {
         Ok(counts)
     }
 
+    /// Packets element `e` dropped, for every reason and on every thread, pushes to
+    /// unconnected outputs included: the sum of its lines in the router-wide `drops` handler.
+    pub fn element_drops(&mut self, e: usize) -> Result<u64, HandlerError> {
+        Ok(self.drop_counts(e)?.iter().map(|c| c.1).sum())
+    }
+
     /// The router-wide `drops` handler: every drop of every element, as `ELEMENT<TAB>REASON<TAB>COUNT`
     /// lines, in element order (reasons with no drops left out).
     pub(crate) fn all_drops(&mut self) -> Result<String, HandlerError> {
