@@ -34,6 +34,20 @@ pub struct Frame {
     pub checksum: bool,
 }
 
+impl Default for Frame {
+    /// The smallest frame, all addresses zero, with a UDP checksum.
+    fn default() -> Self {
+        Frame {
+            length: MIN_LENGTH,
+            src_eth: EtherAddr([0; 6]),
+            dst_eth: EtherAddr([0; 6]),
+            src: Ipv4Addr::UNSPECIFIED,
+            dst: Ipv4Addr::UNSPECIFIED,
+            checksum: true,
+        }
+    }
+}
+
 impl Frame {
     /// Reads LENGTH (raising it to [`MIN_LENGTH`] with a warning).
     pub fn read_length(args: &mut Args) -> Result<usize, ()> {

@@ -45,7 +45,7 @@ use sluice_lang::args::Args;
 use sluice_wire::checksum::fold;
 use sluice_wire::EtherAddr;
 
-use super::fast_source::{Frame, Pacing, MIN_LENGTH};
+use super::fast_source::{Frame, Pacing};
 
 /// Offset of the UDP header in the frame.
 const UDP_AT: usize = 14 + 20;
@@ -138,14 +138,7 @@ pub const CLASS: ElementClass = ElementClass {
     source: include_str!("fast_udp_flows.rs"),
     make: || {
         Box::new(FastUDPFlows {
-            frame: Frame {
-                length: MIN_LENGTH,
-                src_eth: EtherAddr([0; 6]),
-                dst_eth: EtherAddr([0; 6]),
-                src: Ipv4Addr::UNSPECIFIED,
-                dst: Ipv4Addr::UNSPECIFIED,
-                checksum: true,
-            },
+            frame: Frame::default(),
             flows: 1,
             flow_size: 1,
             seed: 1,

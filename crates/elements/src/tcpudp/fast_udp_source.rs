@@ -42,10 +42,11 @@ use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx, 
 use sluice_lang::args::Args;
 use sluice_wire::EtherAddr;
 
-use super::fast_source::{Frame, Pacing, MIN_LENGTH};
+use super::fast_source::{Frame, Pacing};
 use crate::ip::common::PortArg;
 
 /// The FastUDPSource element.
+#[derive(Default)]
 pub struct FastUDPSource {
     frame: Frame,
     sport: u16,
@@ -112,21 +113,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "l/l",
     flow: "",
     source: include_str!("fast_udp_source.rs"),
-    make: || {
-        Box::new(FastUDPSource {
-            frame: Frame {
-                length: MIN_LENGTH,
-                src_eth: EtherAddr([0; 6]),
-                dst_eth: EtherAddr([0; 6]),
-                src: Ipv4Addr::UNSPECIFIED,
-                dst: Ipv4Addr::UNSPECIFIED,
-                checksum: true,
-            },
-            sport: 0,
-            dport: 0,
-            interval: 0,
-            pacing: Pacing::default(),
-            sent: None,
-        })
-    },
+    make: || Box::<FastUDPSource>::default(),
 };
