@@ -1,18 +1,19 @@
-//! LPM benchmark: loads the IPv4 routing table into each lookup structure and measures build
-//! time, memory and batched lookups per second on random destinations, checking a sample of
-//! answers against an exact reference.
+//! LPM benchmark: loads the IPv4 and the IPv6 routing tables into each lookup structure and
+//! measures build time, memory and batched lookups per second on random destinations,
+//! checking a sample of answers against an exact reference.
 //!
-//! Run: `cargo run --release -p sluice-elements --example lpm_bench -- [TABLE.gz] [LOOKUPS]`
-//! (default table ../shared/data/ipv4-prefixes.txt.gz, derived from RouteViews, the RIRs
-//! via NRO, and DB-IP, CC BY 4.0). LinearIPLookup's structure is measured on a 10K-prefix
-//! subset only.
+//! Run: `cargo run --release -p sluice-elements --example lpm_bench -- [TABLE.gz] [LOOKUPS]
+//! [TABLE6.gz]` (default tables ../shared/data/ipv4-prefixes.txt.gz and ipv6-prefixes.txt.gz,
+//! derived from RouteViews, the RIRs via NRO, and DB-IP, CC BY 4.0). The linear structure
+//! (LinearIPLookup's, and Click's LookupIP6Route's) is measured on a 10K-prefix subset only.
 
 use std::collections::HashMap;
 use std::time::Instant;
 
 use sluice_elements::lookup::dir24::Dir24;
 use sluice_elements::lookup::radix::Radix;
-use sluice_elements::lookup::table::{mask_of, Linear, Lpm, Route, RouteTable, NH_NONE};
+use sluice_elements::lookup::table::{mask_of, Linear, Lpm, Route, RouteAddr, RouteTable, NH_NONE};
+use sluice_elements::lookup::trie6::Trie6;
 
 struct XorShift(u64);
 
@@ -25,7 +26,7 @@ impl XorShift {
     }
 }
 
-fn load(path: &str) -> Vec<Route> {
+fn load<A: RouteAddr>(path: &str) -> Vec<Route<A>> {
     let out = std::process::Command::new("gzip")
         .args(["-dc", path])
         .output()
@@ -38,17 +39,26 @@ fn load(path: &str) -> Vec<Route> {
         .collect()
 }
 
-fn reference_lookup(map: &HashMap<(u32, u8), (u32, u32)>, a: u32) -> Option<(u32, u32)> {
-    (0..=32u8)
+type Reference<A> = HashMap<(A, u8), (A, u32)>;
+
+fn reference<A: RouteAddr>(routes: &[Route<A>]) -> Reference<A> {
+    routes
+        .iter()
+        .map(|r| ((r.addr, r.len), (r.gw, r.port)))
+        .collect()
+}
+
+fn reference_lookup<A: RouteAddr>(map: &Reference<A>, a: A) -> Option<(A, u32)> {
+    (0..=A::BITS)
         .rev()
-        .find_map(|l| map.get(&(a & mask_of(l), l)).copied())
+        .find_map(|l| map.get(&(a.masked(l), l)).copied())
 }
 
 fn bench<T: Lpm + Default>(
     name: &str,
-    routes: &[Route],
-    addrs: &[u32],
-    reference: &HashMap<(u32, u8), (u32, u32)>,
+    routes: &[Route<T::Addr>],
+    addrs: &[T::Addr],
+    reference: &Reference<T::Addr>,
 ) {
     let t0 = Instant::now();
     let mut t: RouteTable<T> = RouteTable::default();
@@ -92,6 +102,25 @@ fn bench<T: Lpm + Default>(
     assert_eq!(bad, 0, "{} disagrees with the reference", name);
 }
 
+/// A random sample of `n` routes.
+fn subset<A: RouteAddr>(routes: &[Route<A>], n: usize) -> Vec<Route<A>> {
+    let mut rng = XorShift(9);
+    (0..n)
+        .map(|_| routes[rng.next() as usize % routes.len()])
+        .collect()
+}
+
+fn header(path: &str, prefixes: usize, n: usize, what: &str) {
+    println!(
+        "table {} ({} prefixes), {} destinations ({}), batches of 32",
+        path, prefixes, n, what
+    );
+    println!(
+        "{:<14} {:>9} {:>10} {:>12} {:>12} {:>8} {:>8}",
+        "structure", "prefixes", "build s", "memory MiB", "Mlookups/s", "ns/look", "check"
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let path = args.get(1).map(String::as_str).unwrap_or(concat!(
@@ -102,11 +131,13 @@ fn main() {
         .get(2)
         .and_then(|s| s.parse().ok())
         .unwrap_or(10_000_000);
-    let routes = load(path);
-    let reference: HashMap<(u32, u8), (u32, u32)> = routes
-        .iter()
-        .map(|r| ((r.addr, r.len), (r.gw, r.port)))
-        .collect();
+    let path6 = args.get(3).map(String::as_str).unwrap_or(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/ipv6-prefixes.txt.gz"
+    ));
+
+    let routes: Vec<Route<u32>> = load(path);
+    let refs = reference(&routes);
     let mut rng = XorShift(0x5eed);
     // Half uniformly random destinations, half inside announced prefixes.
     let addrs: Vec<u32> = (0..n)
@@ -120,25 +151,41 @@ fn main() {
             }
         })
         .collect();
-    println!(
-        "table {} ({} prefixes), {} random destinations, batches of 32",
+    header(
         path,
         routes.len(),
-        n
+        n,
+        "half random, half inside announced prefixes",
     );
-    println!(
-        "{:<14} {:>9} {:>10} {:>12} {:>12} {:>8} {:>8}",
-        "structure", "prefixes", "build s", "memory MiB", "Mlookups/s", "ns/look", "check"
+    let sub = subset(&routes, 10_000);
+    bench::<Linear>(
+        "linear (10K)",
+        &sub,
+        &addrs[..n.min(20_000)],
+        &reference(&sub),
     );
-    let mut rng = XorShift(9);
-    let subset: Vec<Route> = (0..10_000)
-        .map(|_| routes[rng.next() as usize % routes.len()])
+    bench::<Radix>("radix", &routes, &addrs, &refs);
+    bench::<Dir24>("dir-24-8", &routes, &addrs, &refs);
+
+    let routes: Vec<Route<u128>> = load(path6);
+    let refs = reference(&routes);
+    // Random addresses inside announced prefixes (a uniformly random IPv6 address is
+    // almost never routed).
+    let addrs: Vec<u128> = (0..n)
+        .map(|_| {
+            let r = routes[rng.next() as usize % routes.len()];
+            let host = (rng.next() as u128) << 64 | rng.next() as u128;
+            r.addr | (host & !u128::MAX.masked(r.len))
+        })
         .collect();
-    let sub_ref: HashMap<(u32, u8), (u32, u32)> = subset
-        .iter()
-        .map(|r| ((r.addr, r.len), (r.gw, r.port)))
-        .collect();
-    bench::<Linear>("linear (10K)", &subset, &addrs[..n.min(20_000)], &sub_ref);
-    bench::<Radix>("radix", &routes, &addrs, &reference);
-    bench::<Dir24>("dir-24-8", &routes, &addrs, &reference);
+    println!();
+    header(path6, routes.len(), n, "inside announced prefixes");
+    let sub = subset(&routes, 10_000);
+    bench::<Linear<u128>>(
+        "linear (10K)",
+        &sub,
+        &addrs[..n.min(20_000)],
+        &reference(&sub),
+    );
+    bench::<Trie6>("trie6", &routes, &addrs, &refs);
 }

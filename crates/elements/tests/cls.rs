@@ -631,7 +631,7 @@ impl Reference {
     }
 }
 
-fn check_same<T: Lpm>(t: &RouteTable<T>, lin: &RouteTable<Linear>, addrs: &[u32], what: &str) {
+fn check_same<T: Lpm<Addr = u32>>(t: &RouteTable<T>, lin: &RouteTable<Linear>, addrs: &[u32], what: &str) {
     for &a in addrs {
         assert_eq!(t.lookup(a), lin.lookup(a), "{what}: address {:08x}", a);
     }
@@ -648,7 +648,7 @@ fn check_same<T: Lpm>(t: &RouteTable<T>, lin: &RouteTable<Linear>, addrs: &[u32]
     }
 }
 
-fn random_ops<T: Lpm + Default>(seed: u64, what: &str) {
+fn random_ops<T: Lpm<Addr = u32> + Default>(seed: u64, what: &str) {
     let mut rng = XorShift(seed);
     let mut t: RouteTable<T> = RouteTable::default();
     let mut lin: RouteTable<Linear> = RouteTable::default();

@@ -91,6 +91,8 @@ impl Dir24 {
 }
 
 impl Lpm for Dir24 {
+    type Addr = u32;
+
     const DEFAULT_ROUTE_FIRST: bool = true;
 
     fn set(&mut self, addr: u32, len: u8, nh: u32) {

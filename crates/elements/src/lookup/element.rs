@@ -1,13 +1,10 @@
-//! The push path and handlers shared by the IPv4 route lookup elements.
-
-use std::net::Ipv4Addr;
+//! The push path and handlers shared by the IPv4 and IPv6 route lookup elements.
 
 use sluice_core::toolkit::{push_by_port, NO_PORT};
 use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, Handlers, Table, BATCH_MAX};
 use sluice_lang::args::Args;
-use sluice_wire::Ipv4Packet;
 
-use super::table::{parse_prefix, Lpm, Route, RouteTable, NH_NONE};
+use super::table::{Lpm, Route, RouteAddr, RouteTable, NH_NONE};
 
 drop_reasons! {
     /// Why a lookup element drops a packet.
@@ -51,7 +48,7 @@ fn route_items(v: &str) -> impl Iterator<Item = &str> {
 }
 
 impl<T: Lpm> LookupElem<T> {
-    fn parse_route(&self, s: &str) -> Result<Route, String> {
+    fn parse_route(&self, s: &str) -> Result<Route<T::Addr>, String> {
         let r = Route::parse(s)?;
         if r.port as usize >= self.noutputs {
             return Err(format!("route '{}': output port out of range", s.trim()));
@@ -61,39 +58,101 @@ impl<T: Lpm> LookupElem<T> {
 
     /// The `lookup ADDR` handler: `OUT GW`, `OUT` without gateway, `-1` for no route.
     fn lookup(&self, param: &str) -> Result<String, String> {
-        let a: Ipv4Addr = param
-            .trim()
-            .parse()
-            .map_err(|_| format!("lookup: expected an IP address, got '{}'", param.trim()))?;
-        Ok(match self.table.lookup(u32::from(a)) {
-            Some((0, port)) => port.to_string(),
-            Some((gw, port)) => format!("{} {}", port, Ipv4Addr::from(gw)),
+        let a = T::Addr::parse_addr(param.trim()).map_err(|e| format!("lookup: {}", e))?;
+        Ok(match self.table.lookup(a) {
+            Some((gw, port)) if gw == T::Addr::default() => port.to_string(),
+            Some((gw, port)) => format!("{} {}", port, gw.show()),
             None => "-1".to_string(),
         })
     }
 
-    /// The `add` handler (`set` with `replace`): adds the routes of `value`.
-    fn add_routes(&mut self, value: &str, replace: bool) -> Result<(), String> {
-        let routes: Vec<Route> = route_items(value)
-            .map(|s| self.parse_route(s))
-            .collect::<Result<_, _>>()?;
-        for r in routes {
-            self.table.add(r, replace)?;
+    /// Parses one route change: `add ROUTE`, `set ROUTE` or `remove PREFIX`.
+    fn parse_change(&self, verb: &str, item: &str) -> Result<Change<T::Addr>, String> {
+        match verb {
+            "add" | "set" => {
+                let replace = verb == "set" || T::Addr::ADD_REPLACES;
+                Ok(Change::Add(self.parse_route(item)?, replace))
+            }
+            "remove" => {
+                let w = item.split_whitespace().next().unwrap_or("");
+                let (addr, len) = T::Addr::parse_prefix(w)?;
+                Ok(Change::Remove(addr, len))
+            }
+            _ => Err(format!(
+                "bad command '{}' (expected add, set or remove)",
+                verb
+            )),
         }
-        Ok(())
     }
 
-    /// The `remove` handler: removes the routes of the prefixes of `value`.
-    fn remove_routes(&mut self, value: &str) -> Result<(), String> {
-        for item in route_items(value) {
-            let w = item.split_whitespace().next().unwrap_or("");
-            let (addr, len) = parse_prefix(w)?;
-            if self.table.remove(addr, len).is_none() {
-                return Err(format!("remove: no route for '{}'", w));
+    /// The `add`, `set` and `remove` handlers: the change `verb` for each item of `value`.
+    fn change_each(&mut self, verb: &str, value: &str) -> Result<(), String> {
+        let changes = route_items(value)
+            .map(|item| self.parse_change(verb, item))
+            .collect::<Result<_, _>>()?;
+        self.apply(changes)
+    }
+
+    /// The `ctrl` handler: one `add ROUTE`, `set ROUTE` or `remove PREFIX` per line.
+    fn ctrl(&mut self, value: &str) -> Result<(), String> {
+        let changes = value
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|l| {
+                let (verb, rest) = l.split_once(char::is_whitespace).unwrap_or((l, ""));
+                self.parse_change(verb, rest)
+            })
+            .collect::<Result<_, _>>()?;
+        self.apply(changes)
+    }
+
+    /// Applies `changes` in order, all or none: on the first failure the ones made are
+    /// undone and the error returned.
+    fn apply(&mut self, changes: Vec<Change<T::Addr>>) -> Result<(), String> {
+        let mut undo: Vec<Change<T::Addr>> = Vec::new();
+        for c in changes {
+            let done = match c {
+                Change::Add(r, replace) => {
+                    let old = self.table.get(r.addr, r.len);
+                    self.table.add(r, replace).map(|()| match old {
+                        Some(o) => Change::Add(o, true),
+                        None => Change::Remove(r.addr, r.len),
+                    })
+                }
+                Change::Remove(addr, len) => self
+                    .table
+                    .remove(addr, len)
+                    .map(|o| Change::Add(o, true))
+                    .ok_or_else(|| format!("remove: no route for '{}/{}'", addr.show(), len)),
+            };
+            match done {
+                Ok(u) => undo.push(u),
+                Err(e) => {
+                    for u in undo.into_iter().rev() {
+                        match u {
+                            Change::Add(r, _) => {
+                                let _ = self.table.add(r, true);
+                            }
+                            Change::Remove(addr, len) => {
+                                self.table.remove(addr, len);
+                            }
+                        }
+                    }
+                    return Err(e);
+                }
             }
         }
         Ok(())
     }
+}
+
+/// One route change of a handler.
+enum Change<A> {
+    /// Add a route; replacing one for the same prefix if the flag is set.
+    Add(Route<A>, bool),
+    /// Remove the route of a prefix.
+    Remove(A, u8),
 }
 
 impl<T: Lpm + 'static> Element for LookupElem<T> {
@@ -102,7 +161,11 @@ impl<T: Lpm + 'static> Element for LookupElem<T> {
         let mut ok = true;
         self.configured = args.rest();
         for a in self.configured.clone() {
-            match self.parse_route(&a).and_then(|r| self.table.add(r, false)) {
+            let replace = T::Addr::ADD_REPLACES;
+            match self
+                .parse_route(&a)
+                .and_then(|r| self.table.add(r, replace))
+            {
                 Ok(()) => {}
                 Err(e) => {
                     args.error(e);
@@ -128,27 +191,18 @@ impl<T: Lpm + 'static> Element for LookupElem<T> {
     }
 
     fn push(&mut self, _port: usize, mut batch: Batch, cx: &mut Cx) {
-        let mut addrs = [0u32; BATCH_MAX];
+        let mut addrs = [T::Addr::default(); BATCH_MAX];
         let mut nhs = [NH_NONE; BATCH_MAX];
         let n = batch.len();
         for (p, a) in batch.iter_mut().zip(addrs.iter_mut()) {
-            let mut dst = p.dst_ip_anno();
-            if dst.is_unspecified() {
-                // No annotation: take the IP destination (network header, else data start).
-                let hdr = p.network_header().unwrap_or_else(|| p.data());
-                if let Ok(ip) = Ipv4Packet::new_checked(hdr) {
-                    dst = ip.dst();
-                    p.set_dst_ip_anno(dst);
-                }
-            }
-            *a = u32::from(dst);
+            *a = T::Addr::packet_dst(p);
         }
         self.table.lpm.lookup_batch(&addrs[..n], &mut nhs[..n]);
         let mut ports = [NO_PORT; BATCH_MAX];
         for ((p, &nh), o) in batch.iter_mut().zip(nhs.iter()).zip(ports.iter_mut()) {
             if let Some(&(gw, port)) = self.table.nexthops.get(nh as usize) {
-                if gw != 0 {
-                    p.set_dst_ip_anno(Ipv4Addr::from(gw));
+                if gw != T::Addr::default() {
+                    T::Addr::set_packet_dst(p, gw);
                 }
                 *o = port;
             }
@@ -163,9 +217,10 @@ impl<T: Lpm + 'static> Element for LookupElem<T> {
             .read_param("lookup", Self::lookup);
         if self.dynamic {
             t = t
-                .write("add", |e, v, _| e.add_routes(v, false))
-                .write("set", |e, v, _| e.add_routes(v, true))
-                .write("remove", |e, v, _| e.remove_routes(v))
+                .write("add", |e, v, _| e.change_each("add", v))
+                .write("set", |e, v, _| e.change_each("set", v))
+                .write("remove", |e, v, _| e.change_each("remove", v))
+                .write("ctrl", |e, v, _| e.ctrl(v))
                 .action("flush", |e| e.table.flush());
         }
         t.drops(|e| &e.drops)

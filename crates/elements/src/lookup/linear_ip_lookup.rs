@@ -27,6 +27,8 @@
 //!   without gateway, `-1` for no route), e.g. `READ rt.lookup 198.18.1.7`.
 //! - `add` (w): add routes `ADDR/MASK [GW] OUT` (comma-separated); fails if the prefix exists.
 //! - `set` (w): add or replace routes. `remove` (w): remove routes by `ADDR/MASK`.
+//! - `ctrl` (w): one `add ROUTE`, `set ROUTE` or `remove ADDR/MASK` per line, applied all or
+//!   none (a failing line undoes the ones before it).
 //! - `flush` (w): remove every route.
 //! - `drops` (r): packets with no route. `drop_details` (r): the same, by reason.
 //!   `reset_counts` (w).

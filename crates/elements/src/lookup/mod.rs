@@ -1,13 +1,16 @@
-//! IPv4 route lookup elements: LinearIPLookup, StaticIPLookup, LookupIPRoute, RadixIPLookup,
-//! DirectIPLookup, RangeIPLookup. The route table and lookup structures are shared (`table`,
-//! `radix`, `dir24`, `range`); the element files are thin.
+//! Route lookup elements: LinearIPLookup, StaticIPLookup, LookupIPRoute, RadixIPLookup,
+//! DirectIPLookup, RangeIPLookup for IPv4 and LookupIP6Route for IPv6. The route table, the
+//! address families and the lookup structures are shared (`table`, `family`, `radix`,
+//! `dir24`, `range`, `trie6`); the element files are thin.
 
 use sluice_core::ElementClass;
 
 pub mod dir24;
 mod direct_ip_lookup;
 pub mod element;
+pub mod family;
 mod linear_ip_lookup;
+mod lookup_ip6_route;
 mod lookup_ip_route;
 pub mod radix;
 mod radix_ip_lookup;
@@ -15,11 +18,13 @@ pub mod range;
 mod range_ip_lookup;
 mod static_ip_lookup;
 pub mod table;
+pub mod trie6;
 
 /// Classes of this family.
 pub const CLASSES: &[ElementClass] = &[
     direct_ip_lookup::CLASS,
     linear_ip_lookup::CLASS,
+    lookup_ip6_route::CLASS,
     lookup_ip_route::CLASS,
     radix_ip_lookup::CLASS,
     range_ip_lookup::CLASS,

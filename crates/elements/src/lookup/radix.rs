@@ -128,6 +128,8 @@ impl Radix {
 }
 
 impl Lpm for Radix {
+    type Addr = u32;
+
     fn set(&mut self, addr: u32, len: u8, nh: u32) {
         let info = ((len as u32 + 1) << 24) | nh;
         let slots: &mut [Slot] = if len as u32 <= ROOT_BITS {

@@ -46,6 +46,8 @@ impl Ranges {
 }
 
 impl Lpm for Ranges {
+    type Addr = u32;
+
     const DEFAULT_ROUTE_FIRST: bool = true;
 
     fn set(&mut self, addr: u32, len: u8, nh: u32) {

@@ -1,15 +1,18 @@
-//! Route tables shared by the IPv4 lookup elements: route parsing and printing in Click's
-//! syntax, the authoritative route set, next-hop interning, and the [`Lpm`] interface that
-//! each lookup structure (linear, radix, DIR-24-8) implements.
+//! Route tables shared by the IPv4 and IPv6 lookup elements: route parsing and printing in
+//! Click's syntax, the authoritative route set, next-hop interning, and the [`Lpm`] interface
+//! that each lookup structure (linear, radix, DIR-24-8, the IPv6 trie) implements.
 //!
 //! The structures store small *next-hop ids* (an index into a table of distinct
 //! `(gateway, port)` pairs) together with the matching prefix length, so that the hot lookup
 //! touches only the structure and a tiny next-hop table. Removing a prefix asks the route set
 //! for the longest shorter prefix covering it, which then takes its place.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::fmt::Write;
 use std::net::Ipv4Addr;
+
+pub use super::family::RouteAddr;
 
 /// No next hop (lookup miss).
 pub const NH_NONE: u32 = u32::MAX;
@@ -90,29 +93,29 @@ fn parse_literal_prefix(s: &str) -> Result<(u32, u8), String> {
     Ok((addr & mask_of(len), len))
 }
 
-/// One route: `ADDR/LEN [GW] OUT`.
+/// One route: `ADDR/LEN [GW] OUT`, of address family `A` (IPv4 by default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Route {
+pub struct Route<A = u32> {
     /// Network address (host bits clear).
-    pub addr: u32,
+    pub addr: A,
     /// Prefix length.
     pub len: u8,
     /// Gateway, or 0 for none.
-    pub gw: u32,
+    pub gw: A,
     /// Output port.
     pub port: u32,
 }
 
-impl Route {
+impl<A: RouteAddr> Route<A> {
     /// Parses `ADDR/MASK [GW] OUT` (also `ADDR MASK [GW] OUT`).
-    pub fn parse(s: &str) -> Result<Route, String> {
+    pub fn parse(s: &str) -> Result<Route<A>, String> {
         let w: Vec<&str> = s.split_whitespace().collect();
         let (pfx, rest) = match w.len() {
             2 => (w[0].to_string(), &w[1..]),
             // `ADDR MASK OUT` when the second word is a netmask, else `ADDR GW OUT`.
             3 if !w[0].contains('/')
-                && parse_prefix(&format!("0/{}", w[1])).is_ok()
-                && w[1].contains('.') =>
+                && w[1].contains('.')
+                && A::parse_prefix(&format!("{}/{}", w[0], w[1])).is_ok() =>
             {
                 (format!("{}/{}", w[0], w[1]), &w[2..])
             }
@@ -120,13 +123,13 @@ impl Route {
             4 => (format!("{}/{}", w[0], w[1]), &w[2..]),
             _ => return Err(format!("expected 'ADDR/MASK [GW] OUT', got '{}'", s.trim())),
         };
-        let (addr, len) = parse_prefix(&pfx)?;
+        let (addr, len) = A::parse_prefix(&pfx)?;
         let (gw, out) = match rest {
-            [out] => (0, *out),
+            [out] => (A::default(), *out),
             [gw, out] => {
-                let g = <Ipv4Addr as sluice_lang::args::FromArg>::from_arg(gw)
+                let g = A::parse_addr(gw)
                     .map_err(|_| format!("bad gateway '{}' in route '{}'", gw, s.trim()))?;
-                (u32::from(g), *out)
+                (g, *out)
             }
             _ => unreachable!(),
         };
@@ -141,52 +144,30 @@ impl Route {
         })
     }
 
-    /// Click's unparse of a route: `ADDR/LEN GW OUT` (`-` for no gateway) separated by
-    /// spaces, or for `table` by tabs, padded with a second tab after a prefix shorter than 16
-    /// characters and a gateway shorter than 8, as Click pads its columns.
+    /// Click's unparse of a route: as a configuration argument, or for `table` (`tabs`)
+    /// in the columns of Click's listing.
     pub fn unparse(&self, tabs: bool) -> String {
-        let sep = if tabs { "\t" } else { " " };
-        let pfx = format!("{}/{}", Ipv4Addr::from(self.addr), self.len);
-        let gw = if self.gw == 0 {
-            "-".to_string()
-        } else {
-            Ipv4Addr::from(self.gw).to_string()
-        };
-        let pad = |field: &str, width: usize| {
-            if tabs && field.len() + 1 < width {
-                "\t"
-            } else {
-                ""
-            }
-        };
-        format!(
-            "{}{}{}{}{}{}{}",
-            pfx,
-            sep,
-            pad(&pfx, 17),
-            gw,
-            sep,
-            pad(&gw, 9),
-            self.port
-        )
+        A::unparse_route(self, tabs)
     }
 }
 
 /// A longest-prefix-match structure over next-hop ids.
 pub trait Lpm: Send {
+    /// The address family.
+    type Addr: RouteAddr;
     /// True if `table` lists the default route first, as Click's DirectIPLookup and
     /// RangeIPLookup do (their default route has a fixed first slot).
     const DEFAULT_ROUTE_FIRST: bool = false;
     /// Sets `addr/len` to next hop `nh`, replacing a route for the same prefix.
-    fn set(&mut self, addr: u32, len: u8, nh: u32);
+    fn set(&mut self, addr: Self::Addr, len: u8, nh: u32);
     /// Removes `addr/len`; `cover` is the longest shorter route covering it, which takes its
     /// place (`(len, nh)`).
-    fn remove(&mut self, addr: u32, len: u8, cover: Option<(u8, u32)>);
+    fn remove(&mut self, addr: Self::Addr, len: u8, cover: Option<(u8, u32)>);
     /// The next hop of `addr`, or [`NH_NONE`].
-    fn lookup(&self, addr: u32) -> u32;
+    fn lookup(&self, addr: Self::Addr) -> u32;
     /// Looks up a batch of addresses.
     #[inline]
-    fn lookup_batch(&self, addrs: &[u32], out: &mut [u32]) {
+    fn lookup_batch(&self, addrs: &[Self::Addr], out: &mut [u32]) {
         for (a, o) in addrs.iter().zip(out.iter_mut()) {
             *o = self.lookup(*a);
         }
@@ -197,30 +178,32 @@ pub trait Lpm: Send {
     fn clear(&mut self);
 }
 
+/// Address of the table of structure `T`.
+type AddrOf<T> = <T as Lpm>::Addr;
+
+/// A prefix: address and length.
+type PrefixOf<T> = (AddrOf<T>, u8);
+
 /// The authoritative route set plus the lookup structure `T`.
 pub struct RouteTable<T: Lpm> {
     /// Each route with its slot in `slots`.
-    routes: HashMap<(u32, u8), (Route, usize)>,
+    routes: HashMap<PrefixOf<T>, (Route<AddrOf<T>>, usize)>,
     /// The prefixes in Click's listing order: a new route takes the first free slot.
-    slots: Vec<Option<(u32, u8)>>,
+    slots: Vec<Option<PrefixOf<T>>>,
+    /// The free slots, lowest first.
+    free_slots: BinaryHeap<Reverse<usize>>,
     /// Distinct `(gw, port)` next hops; structures store indices into it.
-    pub nexthops: Vec<(u32, u32)>,
-    nh_index: HashMap<(u32, u32), u32>,
-    lens: [u32; 33],
+    pub nexthops: Vec<(AddrOf<T>, u32)>,
+    nh_index: HashMap<(AddrOf<T>, u32), u32>,
+    /// Number of routes of each prefix length.
+    lens: [u32; 129],
     /// The lookup structure.
     pub lpm: T,
 }
 
 impl<T: Lpm + Default> Default for RouteTable<T> {
     fn default() -> Self {
-        RouteTable {
-            routes: HashMap::new(),
-            slots: Vec::new(),
-            nexthops: Vec::new(),
-            nh_index: HashMap::new(),
-            lens: [0; 33],
-            lpm: T::default(),
-        }
+        RouteTable::with(T::default())
     }
 }
 
@@ -230,14 +213,15 @@ impl<T: Lpm> RouteTable<T> {
         RouteTable {
             routes: HashMap::new(),
             slots: Vec::new(),
+            free_slots: BinaryHeap::new(),
             nexthops: Vec::new(),
             nh_index: HashMap::new(),
-            lens: [0; 33],
+            lens: [0; 129],
             lpm,
         }
     }
 
-    fn intern(&mut self, gw: u32, port: u32) -> Result<u32, String> {
+    fn intern(&mut self, gw: AddrOf<T>, port: u32) -> Result<u32, String> {
         if let Some(&i) = self.nh_index.get(&(gw, port)) {
             return Ok(i);
         }
@@ -261,7 +245,7 @@ impl<T: Lpm> RouteTable<T> {
     }
 
     /// Adds a route; with `replace` false an existing route for the prefix is an error.
-    pub fn add(&mut self, r: Route, replace: bool) -> Result<(), String> {
+    pub fn add(&mut self, r: Route<AddrOf<T>>, replace: bool) -> Result<(), String> {
         let key = (r.addr, r.len);
         if !replace && self.routes.contains_key(&key) {
             return Err(format!(
@@ -274,8 +258,8 @@ impl<T: Lpm> RouteTable<T> {
             Some(&(_, slot)) => slot,
             None => {
                 self.lens[r.len as usize] += 1;
-                match self.slots.iter().position(Option::is_none) {
-                    Some(i) => {
+                match self.free_slots.pop() {
+                    Some(Reverse(i)) => {
                         self.slots[i] = Some(key);
                         i
                     }
@@ -291,10 +275,16 @@ impl<T: Lpm> RouteTable<T> {
         Ok(())
     }
 
+    /// The route for exactly `addr/len`.
+    pub fn get(&self, addr: AddrOf<T>, len: u8) -> Option<Route<AddrOf<T>>> {
+        self.routes.get(&(addr, len)).map(|(r, _)| *r)
+    }
+
     /// Removes the route for `addr/len`; returns it.
-    pub fn remove(&mut self, addr: u32, len: u8) -> Option<Route> {
+    pub fn remove(&mut self, addr: AddrOf<T>, len: u8) -> Option<Route<AddrOf<T>>> {
         let (r, slot) = self.routes.remove(&(addr, len))?;
         self.slots[slot] = None;
+        self.free_slots.push(Reverse(slot));
         self.lens[len as usize] -= 1;
         let cover = self.covering(addr, len);
         self.lpm.remove(addr, len, cover);
@@ -302,12 +292,12 @@ impl<T: Lpm> RouteTable<T> {
     }
 
     /// The longest route strictly shorter than `len` that covers `addr/len`, as `(len, nh)`.
-    pub fn covering(&self, addr: u32, len: u8) -> Option<(u8, u32)> {
+    pub fn covering(&self, addr: AddrOf<T>, len: u8) -> Option<(u8, u32)> {
         (0..len).rev().find_map(|l| {
             if self.lens[l as usize] == 0 {
                 return None;
             }
-            let (r, _) = self.routes.get(&(addr & mask_of(l), l))?;
+            let (r, _) = self.routes.get(&(addr.masked(l), l))?;
             Some((l, self.nh_index[&(r.gw, r.port)]))
         })
     }
@@ -316,21 +306,22 @@ impl<T: Lpm> RouteTable<T> {
     pub fn flush(&mut self) {
         self.routes.clear();
         self.slots.clear();
-        self.lens = [0; 33];
+        self.free_slots.clear();
+        self.lens = [0; 129];
         self.lpm.clear();
     }
 
     /// Looks up `addr`: `(gw, port)`.
     #[inline]
-    pub fn lookup(&self, addr: u32) -> Option<(u32, u32)> {
+    pub fn lookup(&self, addr: AddrOf<T>) -> Option<(AddrOf<T>, u32)> {
         let nh = self.lpm.lookup(addr);
         self.nexthops.get(nh as usize).copied()
     }
 
     /// The routes in Click's listing order (for `table`): in the order they were added, a
     /// route added after a removal taking the removed route's place.
-    pub fn routes(&self) -> Vec<Route> {
-        let mut v: Vec<Route> = self
+    pub fn routes(&self) -> Vec<Route<AddrOf<T>>> {
+        let mut v: Vec<Route<AddrOf<T>>> = self
             .slots
             .iter()
             .flatten()
@@ -345,6 +336,9 @@ impl<T: Lpm> RouteTable<T> {
     /// Click's `table` text.
     pub fn unparse(&self) -> String {
         let mut s = String::new();
+        if !self.routes.is_empty() {
+            s.push_str(AddrOf::<T>::TABLE_HEADING);
+        }
         for r in self.routes() {
             let _ = writeln!(s, "{}", r.unparse(true));
         }
@@ -352,33 +346,44 @@ impl<T: Lpm> RouteTable<T> {
     }
 }
 
-/// Linear search over the routes: the reference structure (and LinearIPLookup's).
+/// Linear search over the routes: the reference structure (and LinearIPLookup's), for
+/// address family `A`.
 ///
 /// Entries are kept sorted by decreasing prefix length with their masks precomputed, so
 /// the first match is the longest one and the search stops there.
-#[derive(Default)]
-pub struct Linear {
+pub struct Linear<A = u32> {
     /// `(addr, mask, len, nh)`, longest prefixes first.
-    entries: Vec<(u32, u32, u8, u32)>,
+    entries: Vec<(A, A, u8, u32)>,
 }
 
-impl Lpm for Linear {
-    fn set(&mut self, addr: u32, len: u8, nh: u32) {
+impl<A> Default for Linear<A> {
+    fn default() -> Self {
+        Linear {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<A: RouteAddr> Lpm for Linear<A> {
+    type Addr = A;
+
+    fn set(&mut self, addr: A, len: u8, nh: u32) {
         match self.entries.iter_mut().find(|e| e.0 == addr && e.2 == len) {
             Some(e) => e.3 = nh,
             None => {
                 let at = self.entries.partition_point(|e| e.2 >= len);
-                self.entries.insert(at, (addr, mask_of(len), len, nh));
+                self.entries
+                    .insert(at, (addr, A::ONES.masked(len), len, nh));
             }
         }
     }
 
-    fn remove(&mut self, addr: u32, len: u8, _cover: Option<(u8, u32)>) {
+    fn remove(&mut self, addr: A, len: u8, _cover: Option<(u8, u32)>) {
         self.entries.retain(|e| !(e.0 == addr && e.2 == len));
     }
 
     #[inline]
-    fn lookup(&self, addr: u32) -> u32 {
+    fn lookup(&self, addr: A) -> u32 {
         for &(a, m, _, nh) in &self.entries {
             if addr & m == a {
                 return nh;
@@ -390,8 +395,8 @@ impl Lpm for Linear {
     /// A run of packets to one destination (a flow's burst) costs one scan, like the
     /// last-address cache of Click's LinearIPLookup.
     #[inline]
-    fn lookup_batch(&self, addrs: &[u32], out: &mut [u32]) {
-        let mut last: Option<(u32, u32)> = None;
+    fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
+        let mut last: Option<(A, u32)> = None;
         for (&a, o) in addrs.iter().zip(out.iter_mut()) {
             *o = match last {
                 Some((la, nh)) if la == a => nh,
@@ -405,7 +410,7 @@ impl Lpm for Linear {
     }
 
     fn mem_bytes(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<(u32, u32, u8, u32)>()
+        self.entries.capacity() * std::mem::size_of::<(A, A, u8, u32)>()
     }
 
     fn clear(&mut self) {
@@ -441,17 +446,17 @@ mod tests {
 
     #[test]
     fn routes_parse_and_print() {
-        let r = Route::parse("0/0 18.26.4.1 1").unwrap();
+        let r = Route::<u32>::parse("0/0 18.26.4.1 1").unwrap();
         assert_eq!((r.addr, r.len, r.gw, r.port), (0, 0, 0x121a0401, 1));
         assert_eq!(r.unparse(true), "0.0.0.0/0\t\t18.26.4.1\t1");
         assert_eq!(r.unparse(false), "0.0.0.0/0 18.26.4.1 1");
-        let r = Route::parse("18.26.4.0/24 2").unwrap();
+        let r = Route::<u32>::parse("18.26.4.0/24 2").unwrap();
         assert_eq!(r.unparse(true), "18.26.4.0/24\t\t-\t\t2");
-        let r = Route::parse("198.162.100.200/32 2").unwrap();
+        let r = Route::<u32>::parse("198.162.100.200/32 2").unwrap();
         assert_eq!(r.unparse(true), "198.162.100.200/32\t-\t\t2");
-        let r = Route::parse("18.26.4.0 255.255.255.0 3").unwrap();
+        let r = Route::<u32>::parse("18.26.4.0 255.255.255.0 3").unwrap();
         assert_eq!((r.len, r.gw, r.port), (24, 0, 3));
-        assert!(Route::parse("18.26.4.0/24").is_err());
-        assert!(Route::parse("18.26.4.0/24 x").is_err());
+        assert!(Route::<u32>::parse("18.26.4.0/24").is_err());
+        assert!(Route::<u32>::parse("18.26.4.0/24 x").is_err());
     }
 }
