@@ -528,6 +528,18 @@ impl Packet {
         self.0.anno.dst_ip = a;
     }
 
+    /// Destination IPv6 annotation.
+    #[inline]
+    pub fn dst_ip6_anno(&self) -> Ipv6Addr {
+        self.0.anno.dst_ip6
+    }
+
+    /// Sets the destination IPv6 annotation.
+    #[inline]
+    pub fn set_dst_ip6_anno(&mut self, a: Ipv6Addr) {
+        self.0.anno.dst_ip6 = a;
+    }
+
     /// Timestamp annotation.
     #[inline]
     pub fn timestamp(&self) -> Timestamp {

@@ -11,6 +11,7 @@ pub mod fuzzing;
 pub mod icmp;
 pub mod io;
 pub mod ip;
+pub mod ip6;
 pub mod ipsec;
 pub mod lookup;
 pub mod nat;
@@ -34,6 +35,7 @@ pub fn library() -> Library {
         classify::CLASSES,
         lookup::CLASSES,
         ip::CLASSES,
+        ip6::CLASSES,
         analysis::CLASSES,
         ethernet::CLASSES,
         icmp::CLASSES,

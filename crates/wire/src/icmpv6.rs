@@ -51,6 +51,32 @@ pub const NDP_OPT_MTU: u8 = 5;
 pub const HEADER_LEN: usize = 8;
 /// Length of a neighbour solicitation/advertisement before its options.
 pub const ND_HEADER_LEN: usize = 24;
+/// Length of an NDP link-layer address option for Ethernet.
+pub const NDP_LLADDR_OPT_LEN: usize = 8;
+
+/// The all-nodes link-local multicast address, ff02::1.
+pub const ALL_NODES: Ipv6Addr = Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1);
+
+/// The solicited-node multicast address of `a`: ff02::1:ff00:0 with the low 24 bits of `a`
+/// (RFC 4291 §2.7.1).
+pub fn solicited_node(a: &Ipv6Addr) -> Ipv6Addr {
+    let o = a.octets();
+    let mut s = [0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0, 0, 0];
+    s[13..].copy_from_slice(&o[13..]);
+    Ipv6Addr::from(s)
+}
+
+/// True if `a` is a solicited-node multicast address (ff02::1:ffXX:XXXX).
+pub fn is_solicited_node(a: &Ipv6Addr) -> bool {
+    a.octets()[..13] == [0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff]
+}
+
+/// The Ethernet group address IPv6 multicast address `a` is sent to: 33:33 followed by the
+/// low 32 bits of `a` (RFC 2464 §7).
+pub fn multicast_ether(a: &Ipv6Addr) -> EtherAddr {
+    let o = a.octets();
+    EtherAddr([0x33, 0x33, o[12], o[13], o[14], o[15]])
+}
 
 mod field {
     use std::ops::Range;
@@ -111,6 +137,11 @@ impl<T: AsRef<[u8]>> Icmpv6Packet<T> {
     /// Message type (`TYPE_*`).
     pub fn msg_type(&self) -> u8 {
         self.buffer.as_ref()[field::TYPE]
+    }
+
+    /// True for error messages (types below 128, RFC 4443 §2.1).
+    pub fn is_error(&self) -> bool {
+        self.msg_type() < 128
     }
 
     /// Message code.
@@ -247,6 +278,110 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Icmpv6Packet<T> {
     }
 }
 
+/// A neighbour solicitation or advertisement (RFC 4861 §4.3, §4.4): the fields NDP uses,
+/// with the link-layer address option that belongs to the message (source link-layer
+/// address in a solicitation, target link-layer address in an advertisement).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NeighborRepr {
+    /// [`TYPE_NEIGHBOR_SOLICIT`] or [`TYPE_NEIGHBOR_ADVERT`].
+    pub msg_type: u8,
+    /// Advertisement flags (`NA_*`); zero in a solicitation.
+    pub flags: u32,
+    /// The target address.
+    pub target: Ipv6Addr,
+    /// The link-layer address option's address, if the message has one.
+    pub lladdr: Option<EtherAddr>,
+}
+
+impl NeighborRepr {
+    /// The link-layer option type of a message of type `msg_type`.
+    fn lladdr_kind(msg_type: u8) -> u8 {
+        if msg_type == TYPE_NEIGHBOR_SOLICIT {
+            NDP_OPT_SOURCE_LLADDR
+        } else {
+            NDP_OPT_TARGET_LLADDR
+        }
+    }
+
+    /// Reads a solicitation or advertisement: `Unsupported` for another type, `Truncated`
+    /// when shorter than 24 bytes, `BadOption` when an option has length zero, overruns the
+    /// message, or is a link-layer option too short for an Ethernet address. The first
+    /// link-layer option of the right kind is kept; other options are skipped.
+    pub fn parse<T: AsRef<[u8]>>(p: &Icmpv6Packet<T>) -> Result<NeighborRepr> {
+        let msg_type = p.msg_type();
+        if msg_type != TYPE_NEIGHBOR_SOLICIT && msg_type != TYPE_NEIGHBOR_ADVERT {
+            return Err(WireError::Unsupported);
+        }
+        p.check_len()?;
+        let kind = Self::lladdr_kind(msg_type);
+        let mut lladdr = None;
+        for o in p.ndp_options() {
+            let o = o?;
+            if o.kind == kind {
+                let a = o.link_layer_addr().ok_or(WireError::BadOption)?;
+                lladdr.get_or_insert(a);
+            }
+        }
+        Ok(NeighborRepr {
+            msg_type,
+            flags: if msg_type == TYPE_NEIGHBOR_ADVERT {
+                p.na_flags()
+            } else {
+                0
+            },
+            target: p.target().ok_or(WireError::Truncated)?,
+            lladdr,
+        })
+    }
+
+    /// The message's length: 24 bytes, and 8 more with a link-layer option.
+    pub fn buffer_len(&self) -> usize {
+        ND_HEADER_LEN + self.lladdr.map_or(0, |_| NDP_LLADDR_OPT_LEN)
+    }
+
+    /// Writes the message in the first [`NeighborRepr::buffer_len`] bytes of `buf` (code 0,
+    /// checksum zero: see [`emit_ipv6_icmp`]); `Truncated` if `buf` is too short.
+    pub fn emit(&self, buf: &mut [u8]) -> Result<()> {
+        let b = buf
+            .get_mut(..self.buffer_len())
+            .ok_or(WireError::Truncated)?;
+        b.fill(0);
+        b[field::TYPE] = self.msg_type;
+        put32(b, field::REST, self.flags & 0xe000_0000);
+        b[field::TARGET].copy_from_slice(&self.target.octets());
+        if let Some(a) = self.lladdr {
+            let o = &mut b[field::ND_OPTIONS..];
+            o[0] = Self::lladdr_kind(self.msg_type);
+            o[1] = (NDP_LLADDR_OPT_LEN / 8) as u8;
+            o[2..8].copy_from_slice(&a.0);
+        }
+        Ok(())
+    }
+}
+
+/// Completes an IPv6 packet in `buf` around the ICMPv6 message in `buf[40..]`: writes the
+/// fixed IPv6 header (traffic class and flow label 0, next header ICMPv6, hop limit
+/// `hop_limit`, payload length the rest of `buf`) and fills the message's checksum.
+/// `Truncated` if `buf` is shorter than 48 bytes, `BadTotalLength` if the message is longer
+/// than 65535 bytes.
+pub fn emit_ipv6_icmp(buf: &mut [u8], src: &Ipv6Addr, dst: &Ipv6Addr, hop_limit: u8) -> Result<()> {
+    use crate::ipv6::{Ipv6Packet, HEADER_LEN as IP6_LEN, NH_ICMPV6};
+    if buf.len() < IP6_LEN + HEADER_LEN {
+        return Err(WireError::Truncated);
+    }
+    let plen = u16::try_from(buf.len() - IP6_LEN).map_err(|_| WireError::BadTotalLength)?;
+    let (h, msg) = buf.split_at_mut(IP6_LEN);
+    h[..4].copy_from_slice(&[0x60, 0, 0, 0]);
+    let mut ip = Ipv6Packet::new_unchecked(h);
+    ip.set_payload_len(plen);
+    ip.set_next_header(NH_ICMPV6);
+    ip.set_hop_limit(hop_limit);
+    ip.set_src(src);
+    ip.set_dst(dst);
+    Icmpv6Packet::new_unchecked(msg).fill_checksum(src, dst);
+    Ok(())
+}
+
 /// One neighbour-discovery option: its type and the bytes after type and length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NdpOption<'a> {
@@ -360,5 +495,62 @@ mod tests {
             Icmpv6Packet::new_checked(&b[..]).unwrap_err(),
             WireError::Truncated
         );
+    }
+
+    #[test]
+    fn addresses() {
+        let a: Ipv6Addr = "2001:db8::12:3456:789a".parse().unwrap();
+        let s = solicited_node(&a);
+        assert_eq!(s, "ff02::1:ff56:789a".parse::<Ipv6Addr>().unwrap());
+        assert!(is_solicited_node(&s));
+        assert!(!is_solicited_node(&ALL_NODES));
+        assert_eq!(
+            multicast_ether(&s),
+            EtherAddr([0x33, 0x33, 0xff, 0x56, 0x78, 0x9a])
+        );
+    }
+
+    #[test]
+    fn neighbour_repr_round_trip() {
+        let na = NeighborRepr {
+            msg_type: TYPE_NEIGHBOR_ADVERT,
+            flags: NA_ROUTER | NA_SOLICITED | 0x1234,
+            target: "fe80::1".parse().unwrap(),
+            lladdr: Some(EtherAddr([2, 0, 0, 0, 0, 1])),
+        };
+        let mut b = vec![0xaau8; 40 + na.buffer_len()];
+        assert_eq!(na.buffer_len(), 32);
+        na.emit(&mut b[40..]).unwrap();
+        let src: Ipv6Addr = "fe80::1".parse().unwrap();
+        emit_ipv6_icmp(&mut b, &src, &ALL_NODES, 255).unwrap();
+        let ip = crate::Ipv6Packet::new_checked(&b[..]).unwrap();
+        assert_eq!(
+            (ip.version(), ip.payload_len(), ip.hop_limit()),
+            (6, 32, 255)
+        );
+        assert_eq!((ip.next_header(), ip.dst()), (58, ALL_NODES));
+        let m = Icmpv6Packet::new_checked(ip.payload()).unwrap();
+        assert!(m.verify_checksum(&src, &ALL_NODES));
+        let back = NeighborRepr::parse(&m).unwrap();
+        assert_eq!(back.flags, NA_ROUTER | NA_SOLICITED);
+        assert_eq!((back.target, back.lladdr), (na.target, na.lladdr));
+        // An NS reads the source link-layer option, not the target one.
+        let mut ns = b[40..].to_vec();
+        ns[0] = TYPE_NEIGHBOR_SOLICIT;
+        let p = Icmpv6Packet::new_checked(&ns[..]).unwrap();
+        assert_eq!(NeighborRepr::parse(&p).unwrap().lladdr, None);
+        ns[24] = NDP_OPT_SOURCE_LLADDR;
+        ns[25] = 0;
+        let p = Icmpv6Packet::new_checked(&ns[..]).unwrap();
+        assert_eq!(NeighborRepr::parse(&p), Err(WireError::BadOption));
+        assert_eq!(
+            NeighborRepr::parse(&Icmpv6Packet::new_unchecked(&b[40..60])),
+            Err(WireError::Truncated)
+        );
+        assert_eq!(
+            emit_ipv6_icmp(&mut [0u8; 47], &src, &src, 1),
+            Err(WireError::Truncated)
+        );
+        assert_eq!(na.emit(&mut [0u8; 31]), Err(WireError::Truncated));
     }
 }

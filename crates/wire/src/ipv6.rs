@@ -205,6 +205,104 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv6Packet<T> {
     }
 }
 
+/// Length of the fragment header.
+pub const FRAG_HEADER_LEN: usize = 8;
+
+/// A fragment header (RFC 8200 §4.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ipv6FragRepr {
+    /// Next header of the fragmentable part.
+    pub next_header: u8,
+    /// Fragment offset, in 8-octet units.
+    pub offset: u16,
+    /// More Fragments flag.
+    pub more: bool,
+    /// Identification.
+    pub ident: u32,
+}
+
+impl Ipv6FragRepr {
+    /// Parses the fragment header at the start of `b`.
+    pub fn parse(b: &[u8]) -> Result<Self> {
+        if b.len() < FRAG_HEADER_LEN {
+            return Err(WireError::Truncated);
+        }
+        let w = be16(b, 2);
+        Ok(Ipv6FragRepr {
+            next_header: b[0],
+            offset: w >> 3,
+            more: w & 1 != 0,
+            ident: be32(b, 4),
+        })
+    }
+
+    /// Writes the header into the first [`FRAG_HEADER_LEN`] bytes of `b` (reserved fields
+    /// zero; `offset` keeps its low 13 bits). Panics if `b` is shorter.
+    pub fn emit(&self, b: &mut [u8]) {
+        b[0] = self.next_header;
+        b[1] = 0;
+        put16(b, 2, ((self.offset & 0x1fff) << 3) | self.more as u16);
+        put32(b, 4, self.ident);
+    }
+}
+
+/// Where an IPv6 packet divides for fragmentation (RFC 8200 §4.5), from [`frag_split`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FragSplit {
+    /// Length of the unfragmentable part: the IPv6 header and the extension headers that
+    /// nodes on the path process (up to the last Routing header, else the Hop-by-Hop Options
+    /// header), or everything before the fragment header of a packet that has one.
+    pub unfrag_len: usize,
+    /// Offset of the Next Header byte that names the first header after the unfragmentable
+    /// part (6 for the IPv6 header's own).
+    pub next_header_at: usize,
+    /// The packet's fragment header, if it already is a fragment; its fragmentable part then
+    /// starts after that header, at `unfrag_len + FRAG_HEADER_LEN`.
+    pub fragment: Option<Ipv6FragRepr>,
+}
+
+/// Walks the extension headers of `packet` (an IPv6 header and its payload, nothing after)
+/// to find its unfragmentable part. Errors if the packet is shorter than an IPv6 header or an
+/// extension header runs past its end.
+pub fn frag_split(packet: &[u8]) -> Result<FragSplit> {
+    if packet.len() < HEADER_LEN {
+        return Err(WireError::Truncated);
+    }
+    let mut split = FragSplit {
+        unfrag_len: HEADER_LEN,
+        next_header_at: field::NEXT_HEADER,
+        fragment: None,
+    };
+    let (mut pos, mut nh_at) = (HEADER_LEN, field::NEXT_HEADER);
+    loop {
+        match packet[nh_at] {
+            nh @ (NH_HOPOPTS | NH_ROUTING | NH_DSTOPTS) => {
+                let len = match packet.get(pos + 1) {
+                    Some(&l) => (l as usize + 1) * 8,
+                    None => return Err(WireError::Truncated),
+                };
+                if pos + len > packet.len() {
+                    return Err(WireError::Truncated);
+                }
+                if nh != NH_DSTOPTS {
+                    split.unfrag_len = pos + len;
+                    split.next_header_at = pos;
+                }
+                nh_at = pos;
+                pos += len;
+            }
+            NH_FRAGMENT => {
+                let f = Ipv6FragRepr::parse(&packet[pos..])?;
+                split.unfrag_len = pos;
+                split.next_header_at = nh_at;
+                split.fragment = Some(f);
+                return Ok(split);
+            }
+            _ => return Ok(split),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,5 +366,76 @@ mod tests {
             Ipv6Packet::new_checked(&b[..]).unwrap_err(),
             WireError::BadVersion
         );
+    }
+
+    #[test]
+    fn fragment_header_round_trip() {
+        let f = Ipv6FragRepr {
+            next_header: NH_UDP,
+            offset: 0x1fff,
+            more: true,
+            ident: 0xdead_beef,
+        };
+        let mut b = [0xffu8; 8];
+        f.emit(&mut b);
+        assert_eq!(b, [17, 0, 0xff, 0xf9, 0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(Ipv6FragRepr::parse(&b), Ok(f));
+        assert_eq!(Ipv6FragRepr::parse(&b[..7]), Err(WireError::Truncated));
+    }
+
+    /// An IPv6 header whose next header is `nh`, followed by `rest`.
+    fn with_headers(nh: u8, rest: &[u8]) -> Vec<u8> {
+        let mut v = PKT[..40].to_vec();
+        v[6] = nh;
+        v[4..6].copy_from_slice(&(rest.len() as u16).to_be_bytes());
+        v.extend_from_slice(rest);
+        v
+    }
+
+    #[test]
+    fn unfragmentable_part() {
+        // No extension headers: the IPv6 header alone.
+        let p = with_headers(NH_UDP, &[0; 8]);
+        let s = frag_split(&p).unwrap();
+        assert_eq!((s.unfrag_len, s.next_header_at, s.fragment), (40, 6, None));
+        // Hop-by-hop (8), destination options (16), routing (8), destination options (8), UDP.
+        let mut rest = vec![NH_DSTOPTS, 0, 0, 0, 0, 0, 0, 0];
+        rest.extend_from_slice(&[NH_ROUTING, 1]);
+        rest.extend_from_slice(&[0; 14]);
+        rest.extend_from_slice(&[NH_DSTOPTS, 0, 0, 0, 0, 0, 0, 0]);
+        rest.extend_from_slice(&[NH_UDP, 0, 0, 0, 0, 0, 0, 0]);
+        rest.extend_from_slice(&[0; 8]);
+        let p = with_headers(NH_HOPOPTS, &rest);
+        let s = frag_split(&p).unwrap();
+        assert_eq!((s.unfrag_len, s.next_header_at), (72, 64));
+        // Hop-by-hop then a fragment header: the packet already is a fragment.
+        let mut rest = vec![NH_FRAGMENT, 0, 0, 0, 0, 0, 0, 0];
+        rest.extend_from_slice(&[NH_UDP, 0, 0, 0x11, 0, 0, 0, 9]);
+        let p = with_headers(NH_HOPOPTS, &rest);
+        let s = frag_split(&p).unwrap();
+        assert_eq!((s.unfrag_len, s.next_header_at), (48, 40));
+        assert_eq!(
+            s.fragment,
+            Some(Ipv6FragRepr {
+                next_header: NH_UDP,
+                offset: 2,
+                more: true,
+                ident: 9
+            })
+        );
+        // Extension headers running past the end.
+        assert_eq!(
+            frag_split(&with_headers(NH_HOPOPTS, &[NH_UDP])),
+            Err(WireError::Truncated)
+        );
+        assert_eq!(
+            frag_split(&with_headers(NH_HOPOPTS, &[NH_UDP, 1, 0, 0, 0, 0, 0, 0])),
+            Err(WireError::Truncated)
+        );
+        assert_eq!(
+            frag_split(&with_headers(NH_FRAGMENT, &[NH_UDP, 0, 0])),
+            Err(WireError::Truncated)
+        );
+        assert_eq!(frag_split(&PKT[..39]), Err(WireError::Truncated));
     }
 }

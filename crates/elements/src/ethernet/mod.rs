@@ -10,6 +10,8 @@ mod ether_encap;
 mod ether_rewrite;
 mod ether_vlan_encap;
 mod host_ether_filter;
+mod ip6_nd_advertiser;
+mod ip6_nd_solicitor;
 mod mark_mac_header;
 mod set_vlan_anno;
 mod strip_ether_vlan_header;
@@ -26,6 +28,8 @@ pub const CLASSES: &[ElementClass] = &[
     ether_encap::CLASS,
     ether_rewrite::CLASS,
     host_ether_filter::CLASS,
+    ip6_nd_advertiser::CLASS,
+    ip6_nd_solicitor::CLASS,
     mark_mac_header::CLASS,
     ether_vlan_encap::CLASS,
     set_vlan_anno::CLASS,

@@ -7,6 +7,7 @@ mod align;
 mod alignment_info;
 mod average_counter;
 mod bypass;
+mod check_length;
 mod check_paint;
 mod clicky_info;
 mod clipboard;
@@ -73,6 +74,7 @@ pub const CLASSES: &[ElementClass] = &[
     rated_splitter::BANDWIDTH_CLASS,
     rated_unqueue::BANDWIDTH_CLASS,
     bypass::CLASS,
+    check_length::CLASS,
     check_paint::CLASS,
     clipboard::CLASS,
     counter::CLASS,
