@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Generates the Click configuration of an N-interface IPv4 router (Figure 8 of the Click
-paper, in the spirit of Click's make-ip-conf.pl).
+"""Generates the Click configuration of an N-interface IPv4 or dual-stack router (Figure 8 of
+the Click paper, in the spirit of Click's make-ip-conf.pl).
 
 Each interface is given as comma-separated KEY=VALUE pairs:
 
@@ -9,7 +9,8 @@ Each interface is given as comma-separated KEY=VALUE pairs:
 
 Keys: name (mandatory), addr (ADDR/LEN, mandatory), eth (mandatory), mtu (default 1500),
 in/out (pcap files, --mode pcap; default NAME-in.pcap / NAME-out.pcap), dev (device name,
---mode device; default NAME), proxy (extra prefixes answered by proxy ARP, space-separated).
+--mode device; default NAME), proxy (extra prefixes answered by proxy ARP, space-separated),
+addr6 (IPv6 ADDR/LEN: the interface also routes IPv6).
 
 In --mode bench (for `sluice bench iprouter`) each interface's input is an InfiniteSource of
 64-byte UDP frames from host .2 of its network to host .2 of the next interface's network
@@ -18,7 +19,25 @@ Discard, and the ARP tables start with those hosts (written by a Script at initi
 In pcap and bench modes the inputs stop at their end, and a DriverManager stops the router
 (after the packets in flight drain) when every input is done.
 
-Extra routes: --route PREFIX[:GATEWAY]:IFNAME (e.g. 0.0.0.0/0:198.18.0.254:eth0).
+Extra routes: --route PREFIX[:GATEWAY]:IFNAME (e.g. 0.0.0.0/0:198.18.0.254:eth0), and for
+IPv6 --route6 PREFIX[,GATEWAY],IFNAME (e.g. ::/0,2001:db8::fe,eth0).
+
+IPv6 (interfaces with addr6): the per-interface Classifier also sends neighbour solicitations
+to an IP6NDAdvertiser (answering for the interface's address and its EUI-64 link-local
+address, with the router flag), neighbour advertisements to the interface's IP6NDSolicitor,
+and other IPv6 frames to Strip(14), CheckIP6Header, GetIP6Address(24) and the shared
+LookupIP6Route. Its output 0 holds packets for the router (an ICMP6PingResponder answers
+echo requests), output k interface k, then one output for destinations with no route (ICMPv6
+destination unreachable, RFC 4443) and one for link-local and multicast destinations, which a
+router does not forward (counted and dropped). On the way out: DecIP6HLIM (hop limit exceeded
+answered with ICMPv6 time exceeded), CheckLength(MTU) (larger packets answered with ICMPv6
+packet too big carrying the link MTU, RFC 8200 §5: routers do not fragment), and the
+IP6NDSolicitor. IPv6 packets are painted with their interface's number on the way in, and a
+PaintSwitch per error kind sends time exceeded and destination unreachable from the address
+of the interface the offending packet arrived on (what traceroute6 shows as the hop); packet
+too big comes from the outgoing interface, whose MTU it carries. In --mode bench with --bench6 the inputs send 78-byte UDP-in-IPv6 frames
+between hosts ::2 of the interfaces' networks (neighbour entries inserted at start) instead
+of IPv4.
 
 With --names the interfaces' addresses are declared once, in an AddressInfo element (NAME
 ADDR/LEN ETH), and every element refers to them by name as Click configurations do: the bare
@@ -34,9 +53,9 @@ GetIPAddress(16) into the shared route lookup; and on the way out DropBroadcasts
 FixIPSrc, DecIPTTL, IPFragmenter(MTU), each error path to an ICMPError that goes back into
 the route lookup. Route lookup output 0 holds packets for the router itself (host output).
 
-Usage: make-ip-conf.py [--mode pcap|device|bench] [--lookup CLASS] [--names]
+Usage: make-ip-conf.py [--mode pcap|device|bench] [--lookup CLASS] [--names] [--bench6]
                        [--host FILE|discard|tap:DEVNAME:ADDR/LEN]
-                       [--route R]... [--timing] IFSPEC...
+                       [--route R]... [--route6 R]... [--timing] IFSPEC...
 """
 import argparse
 import ipaddress
@@ -62,6 +81,13 @@ def parse_if(spec, mode):
     d["bcast"] = str(iface.network.broadcast_address)
     d["prefix"] = str(iface.network)
     d["mtu"] = int(d.get("mtu", 1500))
+    if "addr6" in d:
+        i6 = ipaddress.ip_interface(d["addr6"])
+        if i6.version != 6:
+            raise SystemExit(f"make-ip-conf: addr6 '{d['addr6']}' is not an IPv6 address")
+        d["ip6"] = str(i6.ip)
+        d["prefix6"] = str(i6.network)
+        d["ll6"] = link_local(d["eth"])
     if mode == "pcap":
         d.setdefault("in", f"{d['name']}-in.pcap")
         d.setdefault("out", f"{d['name']}-out.pcap")
@@ -72,6 +98,19 @@ def parse_if(spec, mode):
 
 def eth_bytes(e):
     return bytes(int(x, 16) for x in e.split(":"))
+
+
+def link_local(eth):
+    """The EUI-64 link-local address of Ethernet address eth (RFC 4291 appendix A)."""
+    b = bytearray(eth_bytes(eth))
+    b[0] ^= 0x02
+    iid = bytes(b[:3]) + b"\xff\xfe" + bytes(b[3:])
+    return str(ipaddress.IPv6Address(b"\xfe\x80" + bytes(6) + iid))
+
+
+def host6_of(i, n=2):
+    """Address ::n of interface i's IPv6 network."""
+    return str(ipaddress.ip_network(i["prefix6"]).network_address + n)
 
 
 def host_of(i, n=2):
@@ -96,11 +135,35 @@ def bench_frame(src_if, dst_if, k):
     return '"\\<' + " ".join(f"{b:02x}" for b in frame) + '>"'
 
 
+def bench_frame6(src_if, dst_if, k):
+    """A 78-byte Ethernet frame: UDP (16 bytes of data) from ::2 of src_if to ::2 of dst_if."""
+    import struct
+    src = ipaddress.ip_address(host6_of(src_if)).packed
+    dst = ipaddress.ip_address(host6_of(dst_if)).packed
+    data = b"\x55" * 16
+    ulen = 8 + len(data)
+    pseudo = src + dst + struct.pack("!IxxxB", ulen, 17)
+    udp = struct.pack("!HHHH", 1234, 5678, ulen, 0) + data
+    words = pseudo + udp
+    s = sum(struct.unpack(f"!{len(words) // 2}H", words))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    udp = udp[:6] + struct.pack("!H", (~s & 0xFFFF) or 0xFFFF) + udp[8:]
+    hdr = struct.pack("!IHBB", 6 << 28, ulen, 17, 64) + src + dst
+    frame = eth_bytes(src_if["eth"]) + bytes([2, 0, 0, 0, 0, k]) + b"\x86\xdd" + hdr + udp
+    return '"\\<' + " ".join(f"{b:02x}" for b in frame) + '>"'
+
+
 def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", timing=False,
-             by_name=False):
+             by_name=False, routes6=(), bench6=False):
     out = []
     w = out.append
     names = [i["name"] for i in ifs]
+    v6 = [i for i in ifs if "ip6" in i]
+    if (routes6 or bench6) and not v6:
+        raise SystemExit("make-ip-conf: IPv6 routes or traffic need an interface with addr6=")
+    if bench6 and len(v6) != len(ifs):
+        raise SystemExit("make-ip-conf: --bench6 needs addr6= on every interface")
 
     def spell(i, what):
         """How the configuration spells interface i's address, prefix, Ethernet address..."""
@@ -114,10 +177,12 @@ def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", 
                 "net32": f"{i['net']}/32", "prefix": i["prefix"]}[what]
     if mode == "bench":
         w("define($LIMIT 1000000, $BURST 32);")
-    w(f"// IPv4 router with {len(ifs)} interfaces ({', '.join(names)}), Figure 8 of the Click paper.")
+    kind = "Dual-stack (IPv4 and IPv6)" if v6 else "IPv4"
+    w(f"// {kind} router with {len(ifs)} interfaces ({', '.join(names)}), Figure 8 of the Click paper.")
     w("// Generated by scripts/make-ip-conf.py.")
     for i in ifs:
-        w(f"// {i['name']}: {i['ip']}/{i['len']} {i['eth']} mtu {i['mtu']}")
+        a6 = f" {i['addr6']}" if "ip6" in i else ""
+        w(f"// {i['name']}: {i['ip']}/{i['len']}{a6} {i['eth']} mtu {i['mtu']}")
     w("")
     if by_name:
         w("AddressInfo(" + ",\n\t".join(f"{i['name']} {i['ip']}/{i['len']} {i['eth']}" for i in ifs) + ");")
@@ -172,6 +237,8 @@ def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", 
     else:
         w(f"rt[0] -> EtherEncap(0x0800, 1:1:1:1:1:1, 2:2:2:2:2:2) -> host :: ToDump({host});")
     w("")
+    if v6:
+        generate_ip6_core(w, ifs, names, routes6)
     for k, i in enumerate(ifs, 1):
         n = i["name"]
         w(f"// ---- interface {n}: {i['ip']}/{i['len']} {i['eth']}")
@@ -180,15 +247,26 @@ def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", 
             w(f"out_{n} :: ToDump({i['out']});")
         elif mode == "bench":
             nxt = ifs[k % len(ifs)]
-            w(f"// in-memory traffic: {host_of(i)} -> {host_of(nxt)}")
-            w(f"in_{n} :: InfiniteSource(DATA {bench_frame(i, nxt, k)},")
+            if bench6:
+                w(f"// in-memory traffic: {host6_of(i)} -> {host6_of(nxt)}")
+                frame = bench_frame6(i, nxt, k)
+            else:
+                w(f"// in-memory traffic: {host_of(i)} -> {host_of(nxt)}")
+                frame = bench_frame(i, nxt, k)
+            w(f"in_{n} :: InfiniteSource(DATA {frame},")
             w("    LIMIT $LIMIT, BURST $BURST, STOP true, TIMESTAMP false);")
             w(f"out_{n} :: Queue(1024) -> sink_{n} :: Discard;")
             w(f"Script(write arpq_{n}.insert {host_of(i)} 02:00:00:00:00:{k:02x});")
+            if "ip6" in i:
+                w(f"Script(write nds_{n}.insert {host6_of(i)} 02:00:00:00:00:{k:02x});")
         else:
             w(f"in_{n} :: FromDevice({i['dev']});")
             w(f"out_{n} :: Queue(1000) -> ToDevice({i['dev']});")
-        w(f"c_{n} :: Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800, -);")
+        if "ip6" in i:
+            w(f"c_{n} :: Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800,")
+            w("    12/86dd 20/3a 54/87, 12/86dd 20/3a 54/88, 12/86dd, -);")
+        else:
+            w(f"c_{n} :: Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800, -);")
         w(f"in_{n} -> hf_{n} :: HostEtherFilter({spell(i, 'eth')}) -> c_{n};")
         proxy = " ".join(i.get("proxy", "").split())
         if by_name:
@@ -201,7 +279,11 @@ def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", 
         w(f"arpq_{n} :: ARPQuerier({aq}) -> out_{n};")
         w(f"c_{n}[1] -> [1]arpq_{n};")
         w(f"c_{n}[2] -> Paint({k}) -> ip;")
-        w(f"c_{n}[3] -> other_{n} :: Discard;")
+        if "ip6" in i:
+            generate_ip6_interface(w, i, k)
+            w(f"c_{n}[6] -> other_{n} :: Discard;")
+        else:
+            w(f"c_{n}[3] -> other_{n} :: Discard;")
         w(f"rt[{k}] -> db_{n} :: DropBroadcasts")
         w(f"   -> cp_{n} :: PaintTee({k})")
         w(f"   -> gio_{n} :: IPGWOptions({spell(i, 'ip')})")
@@ -220,6 +302,77 @@ def generate(ifs, routes, mode="pcap", lookup="StaticIPLookup", host="discard", 
     return "\n".join(out) + "\n"
 
 
+def generate_ip6_core(w, ifs, names, routes6):
+    """The shared IPv6 part: route table, input checks, the router's own ICMPv6 answers."""
+    v6 = [i for i in ifs if "ip6" in i]
+    n = len(ifs)
+    unreach, scope = n + 1, n + 2
+    w("// IPv6: shared route table. Output 0: packets for the router itself; output k:")
+    w(f"// interface k; output {unreach}: no route; output {scope}: link-local and multicast")
+    w("// destinations (not forwarded).")
+    rt = []
+    for i in v6:
+        rt.append(f"{i['ip6']}/128 0")
+        rt.append(f"{i['ll6']}/128 0")
+    for k, i in enumerate(ifs, 1):
+        if "ip6" in i:
+            rt.append(f"{i['prefix6']} {k}")
+    has_default = False
+    for r in routes6:
+        parts = r.split(",")
+        if len(parts) == 2:
+            pfx, gw, ifn = parts[0], None, parts[1]
+        elif len(parts) == 3:
+            pfx, gw, ifn = parts
+        else:
+            raise SystemExit(f"make-ip-conf: bad IPv6 route '{r}' (PREFIX[,GATEWAY],IFNAME)")
+        if ifn not in names or "ip6" not in ifs[names.index(ifn)]:
+            raise SystemExit(f"make-ip-conf: IPv6 route '{r}': no IPv6 interface {ifn}")
+        net = ipaddress.ip_network(pfx, strict=False)
+        has_default |= net.prefixlen == 0
+        k = names.index(ifn) + 1
+        rt.append(f"{net} {gw} {k}" if gw else f"{net} {k}")
+    if not has_default:
+        rt.append(f"::/0 {unreach}")
+    rt.append(f"fe80::/10 {scope}")
+    rt.append(f"ff00::/8 {scope}")
+    w("rt6 :: LookupIP6Route(" + ",\n\t".join(rt) + ");")
+    w("")
+    w("// Incoming IPv6 packets: strip Ethernet, check the header, look up the route.")
+    w("ip6 :: Strip(14)\n   -> chk6 :: CheckIP6Header\n   -> GetIP6Address(24)\n   -> rt6;")
+    w("// The router answers echo requests; other packets for it are dropped (counted).")
+    w("rt6[0] -> ping6 :: ICMP6PingResponder -> rt6;")
+    w("ping6[1] -> host6 :: Discard;")
+    w(f"rt6[{scope}] -> scope6 :: Discard;")
+    w("// Time exceeded and unreachable come from the address of the interface the packet")
+    w("// arrived on (its paint).")
+    errors = [("unreach", "unreachable, 0"), ("hlim", "timeexceeded, 0")]
+    for kind, _ in errors:
+        w(f"err6_{kind} :: PaintSwitch;")
+        w(f"err6_{kind}[0] -> Discard;")
+    for k, i in enumerate(ifs, 1):
+        if "ip6" not in i:
+            continue
+        for kind, what in errors:
+            w(f"err6_{kind}[{k}] -> icmp6_{kind}_{i['name']} :: ICMP6Error({i['ip6']}, {what}) -> rt6;")
+    w(f"rt6[{unreach}] -> err6_unreach;")
+    w("")
+
+
+def generate_ip6_interface(w, i, k):
+    """Interface k's IPv6 paths: neighbour discovery both ways and the output checks."""
+    n = i["name"]
+    w(f"c_{n}[3] -> nda_{n} :: IP6NDAdvertiser({i['ip6']}/128 {i['ll6']}/128 {i['eth']}) -> out_{n};")
+    w(f"nds_{n} :: IP6NDSolicitor({i['ip6']}, {i['eth']}) -> out_{n};")
+    w(f"c_{n}[4] -> [1]nds_{n};")
+    w(f"c_{n}[5] -> Paint({k}) -> ip6;")
+    w(f"rt6[{k}] -> dh_{n} :: DecIP6HLIM")
+    w(f"   -> mtu6_{n} :: CheckLength({i['mtu']})")
+    w(f"   -> [0]nds_{n};")
+    w(f"dh_{n}[1] -> err6_hlim;")
+    w(f"mtu6_{n}[1] -> icmp6_toobig_{n} :: ICMP6Error({i['ip6']}, packettoobig, 0, MTU {i['mtu']}) -> rt6;")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mode", choices=["pcap", "device", "bench"], default="pcap")
@@ -229,6 +382,9 @@ def main(argv=None):
                     help="pcap file for packets to the router, 'discard', or tap:DEVNAME:ADDR/LEN "
                          "(a KernelTap to the host's own stack)")
     ap.add_argument("--route", action="append", default=[], help="PREFIX[:GATEWAY]:IFNAME")
+    ap.add_argument("--route6", action="append", default=[], help="PREFIX[,GATEWAY],IFNAME")
+    ap.add_argument("--bench6", action="store_true",
+                    help="--mode bench: the inputs send IPv6 frames (every interface has addr6)")
     ap.add_argument("--names", action="store_true",
                     help="declare the addresses in an AddressInfo and refer to them by name")
     ap.add_argument("--timing", action="store_true", help="FromDump TIMING true (pcap mode)")
@@ -237,7 +393,8 @@ def main(argv=None):
     ifs = [parse_if(s, a.mode) for s in a.interfaces]
     if len({i["name"] for i in ifs}) != len(ifs):
         raise SystemExit("make-ip-conf: interface names must be unique")
-    sys.stdout.write(generate(ifs, a.route, a.mode, a.lookup, a.host, a.timing, a.names))
+    sys.stdout.write(generate(ifs, a.route, a.mode, a.lookup, a.host, a.timing, a.names,
+                              a.route6, a.bench6))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@
 #   netns_cleanup                   delete everything (called by the trap)
 #   fail MSG                        report a test failure (with the Sluice log), return 1
 #   check_full_size_and_flood DST N 1500-byte pings and a flood of N pings h1 -> DST, no loss
-#   check_tcp_transfer DST          4 MB over TCP h1 -> h2 (at DST), same bytes received
+#   check_tcp_transfer DST          4 MB over TCP h1 -> h2 (at DST, IPv4 or IPv6), same bytes
+#                                   received
 
 NETNS_TAG="sluice-${SLUICE_NETNS_RUN:-}$(head -c3 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 NETNS_LIST=()
@@ -173,9 +174,10 @@ check_full_size_and_flood() {
 # 4 MB of random data over TCP (nc) from h1 to h2 listening at DST: the bytes received must
 # hash the same as the bytes sent.
 check_tcp_transfer() {
-  local dst="$1" a b
+  local dst="$1" a b family=""
+  [[ "$dst" == *:* ]] && family=-6
   head -c 4000000 /dev/urandom >"$NETNS_TMP/data"
-  nsbg h2 sh -c "nc -l -N 5001 > $NETNS_TMP/recv" >/dev/null
+  nsbg h2 sh -c "nc $family -l -N 5001 > $NETNS_TMP/recv" >/dev/null
   sleep 0.3
   nsx h1 timeout 20 nc -N "$dst" 5001 <"$NETNS_TMP/data" || { fail "nc send"; return 1; }
   for _ in $(seq 50); do
