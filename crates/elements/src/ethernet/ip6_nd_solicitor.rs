@@ -174,7 +174,7 @@ pub struct IP6NDSolicitor {
     max_solicit: u32,
     capacity: usize,
     entry_packet_capacity: usize,
-    table: HashMap<Ipv6Addr, Entry>,
+    table: HashMap<Ipv6Addr, Entry, ahash::RandomState>,
     /// Packets waiting in all entries.
     pending: usize,
     /// When timer 0 fires, if it is scheduled.
@@ -616,7 +616,7 @@ pub const CLASS: ElementClass = ElementClass {
             max_solicit: 3,
             capacity: 2048,
             entry_packet_capacity: 0,
-            table: HashMap::new(),
+            table: HashMap::default(),
             pending: 0,
             timer_at: None,
             wake: None,
