@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod classify;
 pub mod device;
 pub mod ethernet;
+pub mod etherswitch;
 pub mod fuzzing;
 pub mod icmp;
 pub mod io;
@@ -38,6 +39,7 @@ pub fn library() -> Library {
         ip6::CLASSES,
         analysis::CLASSES,
         ethernet::CLASSES,
+        etherswitch::CLASSES,
         icmp::CLASSES,
         tcpudp::CLASSES,
         threads::CLASSES,

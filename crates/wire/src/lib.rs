@@ -33,6 +33,7 @@ pub mod icmpv6;
 pub mod ipv4;
 pub mod ipv6;
 pub mod pcap;
+pub mod stp;
 pub mod tcp;
 pub mod udp;
 
