@@ -1,4 +1,4 @@
-//! Shared bodies of the packet fuzz targets (`ip_*`, `esp_decap`, `nat_rewriters` in
+//! Shared bodies of the packet fuzz targets (`ip_*`, `ip6_*`, `esp_decap`, `nat_rewriters` in
 //! `fuzz/fuzz_targets/`), also run over their seed corpora (`fuzz/corpus/TARGET`) and random
 //! mutations by `tests/ip.rs`, so CI exercises them without a fuzzing run. Each body pushes
 //! arbitrary bytes, as one packet, into real router configurations of the header-parsing
@@ -79,6 +79,23 @@ const CONFIG: &str = "
     icmperr :: FuzzInject -> MarkIPHeader -> ICMPRewriter(rw ipr) -> Discard;
     addr0 :: FuzzInject -> MarkIPHeader -> ar0 :: IPAddrRewriter(pattern 198.18.0.0/24 - 0 1, drop);
     addr1 :: FuzzInject -> MarkIPHeader -> [1]ar0; ar0[0] -> Discard; ar0[1] -> Discard;
+    ip6 :: FuzzInject -> c6 :: CheckIP6Header -> GetIP6Address(24) -> h6 :: DecIP6HLIM
+        -> l6 :: CheckLength(1280) -> rt6 :: LookupIP6Route(2001:db8::/32 0, ::/0 2001:db8::1 1)
+        -> Discard;
+    rt6[1] -> Discard; c6[1] -> Discard;
+    h6[1] -> eh6 :: ICMP6Error(2001:db8::1, timeexceeded) -> Discard; eh6[1] -> Discard;
+    l6[1] -> el6 :: ICMP6Error(2001:db8::1, packettoobig, MTU 1280) -> Discard; el6[1] -> Discard;
+    ip6b :: FuzzInject -> MarkIP6Header -> IP6Mirror -> SetIP6DSCP(10) -> SetIP6Address(2001:db8::9)
+        -> pr6 :: ICMP6PingResponder -> IP6Encap(41, 2001:db8::1, 2001:db8::2) -> Discard;
+    pr6[1] -> Discard;
+    ip6err :: FuzzInject -> MarkIP6Header -> e61 :: ICMP6Error(2001:db8::1, unreachable, 3) -> Discard;
+    e61[1] -> e62 :: ICMP6Error(2001:db8::1, parameterproblem, 0) -> Discard; e62[1] -> Discard;
+    ip6frag :: FuzzInject -> MarkIP6Header -> f6 :: IP6Fragmenter(1280) -> Discard; f6[1] -> Discard;
+    ip6frag2 :: FuzzInject -> MarkIP6Header -> f62 :: IP6Fragmenter(56) -> Discard; f62[1] -> Discard;
+    nda :: FuzzInject -> a6 :: IP6NDAdvertiser(2001:db8::1/128 fe80::1/128 00:00:c0:ae:67:ef) -> Discard;
+    a6[1] -> Discard;
+    nds0 :: FuzzInject -> MarkIP6Header -> s6 :: IP6NDSolicitor(2001:db8::1, 00:00:c0:ae:67:ef) -> Discard;
+    nds1 :: FuzzInject -> [1]s6;
 ";
 
 /// The ESP key files of the configuration, written once per process.
@@ -306,6 +323,32 @@ pub fn nat_rewriters(data: &[u8]) {
     });
 }
 
+/// The IPv6 header elements: CheckIP6Header, DecIP6HLIM, CheckLength and LookupIP6Route
+/// with the ICMP6Errors behind them; IP6Mirror, SetIP6DSCP, ICMP6PingResponder, IP6Encap;
+/// ICMP6Error of other types; IP6Fragmenter with the minimum and with a tiny MTU.
+pub fn ip6_headers(data: &[u8]) {
+    with_router(|r| {
+        inject(r, "ip6", data, tweak(data), Expect::Once);
+        inject(r, "ip6b", data, tweak(data), Expect::Once);
+        inject(r, "ip6err", data, tweak(data), Expect::Once);
+        inject(r, "ip6frag", data, tweak(data), Expect::AtLeastOnce);
+        inject(r, "ip6frag2", data, tweak(data), Expect::AtLeastOnce);
+    });
+}
+
+/// Neighbour discovery: IP6NDAdvertiser on arbitrary frames, IP6NDSolicitor on arbitrary
+/// advertisements (input 1, which consumes valid ones, as ARPQuerier does replies) and packets
+/// (input 0, which may wait for resolution).
+pub fn ip6_nd(data: &[u8]) {
+    with_router(|r| {
+        inject(r, "nda", data, tweak(data), Expect::Once);
+        inject(r, "nds1", data, tweak(data), Expect::Held);
+        inject(r, "nds0", data, tweak(data), Expect::Held);
+        // Keep the solicitor's table small across a long run.
+        let _ = r.router.write_path("s6.clear", "");
+    });
+}
+
 /// A fuzz body: one input, any bytes.
 pub type FuzzBody = fn(&[u8]);
 
@@ -318,4 +361,6 @@ pub const TARGETS: &[(&str, FuzzBody)] = &[
     ("ip_fragmenter", ip_fragmenter),
     ("esp_decap", esp_decap),
     ("nat_rewriters", nat_rewriters),
+    ("ip6_headers", ip6_headers),
+    ("ip6_nd", ip6_nd),
 ];

@@ -313,9 +313,9 @@ mod tests {
         let mut lin: RouteTable<Linear<u128>> = RouteTable::default();
         let base: u128 = 0x2001_0db8 << 96;
         let mut live: Vec<(u128, u8)> = Vec::new();
-        for step in 0..3000 {
+        for step in 0..3000u32 {
             let r = rng.next();
-            if r % 4 == 0 && !live.is_empty() {
+            if r.is_multiple_of(4) && !live.is_empty() {
                 let (a, l) = live.swap_remove((r >> 8) as usize % live.len());
                 assert!(t.remove(a, l).is_some());
                 assert!(lin.remove(a, l).is_some());
@@ -336,7 +336,7 @@ mod tests {
                 t.add(route, true).unwrap();
                 lin.add(route, true).unwrap();
             }
-            if step % 100 == 0 {
+            if step.is_multiple_of(100) {
                 let addrs: Vec<u128> = live
                     .iter()
                     .flat_map(|&(a, _)| [a, a | 1, a | (rng.next() as u128) << 40, a ^ (1 << 80)])
