@@ -125,6 +125,7 @@ fn example_configurations_balance() {
             &[("LIMIT", "20000"), ("BURST", "32")][..],
         ),
         ("iprouter-bench.click", &[("LIMIT", "20000")][..]),
+        ("ip6router-bench.click", &[("LIMIT", "20000")][..]),
         ("smp/pipeline.click", &[("LIMIT", "20000")][..]),
         ("smp/flow-split.click", &[("LIMIT", "3000")][..]),
         ("smp/qos-replicated.click", &[("LIMIT", "2000")][..]),
