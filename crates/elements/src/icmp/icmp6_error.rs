@@ -141,6 +141,9 @@ fn upper_layer(b: &[u8]) -> Option<(u8, usize)> {
         };
         nh = *b.get(at)?;
         at += len;
+        if at > b.len() {
+            return None;
+        }
     }
 }
 
@@ -371,5 +374,6 @@ mod tests {
         assert_eq!(upper_layer(&b), Some((ipv6::NH_NONE, 48)));
         // Truncated extension headers.
         assert_eq!(upper_layer(&b[..41]), None);
+        assert_eq!(upper_layer(&b[..47]), None, "extension header past the data");
     }
 }
