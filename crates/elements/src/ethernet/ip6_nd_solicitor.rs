@@ -279,8 +279,14 @@ impl IP6NDSolicitor {
         p: Packet,
         now: Timestamp,
         queries: &mut Vec<Packet>,
+        last: &mut Option<(Ipv6Addr, EtherAddr)>,
     ) -> Option<Packet> {
         let nh = Self::next_hop(&p);
+        if let Some((a, eth)) = *last {
+            if a == nh {
+                return Some(self.encap(p, eth));
+            }
+        }
         if nh.is_multicast() {
             return Some(self.encap(p, multicast_ether(&nh)));
         }
@@ -300,6 +306,7 @@ impl IP6NDSolicitor {
                     queries.push(self.solicitation(&nh, Some(eth), p.timestamp()));
                     self.queries += 1;
                 }
+                *last = Some((nh, eth));
                 return Some(self.encap(p, eth));
             }
         }
@@ -493,7 +500,9 @@ impl Element for IP6NDSolicitor {
         let now = cx.now();
         self.last_now = now;
         let mut queries = Vec::new();
-        batch.filter_map(|p| self.handle_ip(p, now, &mut queries));
+        // The next hop just resolved: the rest of a batch usually goes to it as well.
+        let mut last = None;
+        batch.filter_map(|p| self.handle_ip(p, now, &mut queries, &mut last));
         self.sync_timer(cx);
         for q in queries {
             cx.push_one(cx.noutputs() - 1, q);
