@@ -4,6 +4,8 @@ Classifier, IPClassifier and IPFilter: a scapy-crafted pcap of varied frames (AR
 UDP, ICMP, fragments, IP options, TOS values, short frames) goes through a configuration
 whose outputs each go to their own ToDump; each output pcap is dissected with scapy and
 compared with what a Python predicate (the pattern's meaning, written independently) says.
+IPv6 patterns run on a mix of IPv4 and IPv6 frames (TCP, UDP, ICMPv6 echo, neighbor
+solicitations and advertisements, extension headers, traffic classes, hop limits).
 
 Route lookups: a table taken from ../shared/data/ipv4-prefixes.txt.gz (every Nth prefix
 plus some nested ones) and a few thousand random destinations (inside table prefixes and
@@ -17,8 +19,9 @@ import random
 from pathlib import Path
 
 import pytest
-from scapy.all import (ARP, ICMP, IP, TCP, UDP, Ether, IPOption_RR, IPv6, Raw, rdpcap,
-                       wrpcap)
+from scapy.all import (ARP, ICMP, IP, TCP, UDP, Ether, ICMPv6EchoReply, ICMPv6EchoRequest,
+                       ICMPv6ND_NA, ICMPv6ND_NS, IPOption_RR, IPv6, IPv6ExtHdrFragment,
+                       IPv6ExtHdrHopByHop, Raw, rdpcap, wrpcap)
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "ipv4-prefixes.txt.gz"
 MAC_R, MAC_H = "00:00:c0:ae:67:ef", "02:00:00:00:00:02"
@@ -278,6 +281,151 @@ def test_ipfilter_rules(run_sluice, ip_pcap, tmp_path):
         return None
 
     check(tmp_path, ip_frames(), 2, choose, handler(proc, "e.drops"))
+
+
+# ---------------------------------------------------------------- IPv6 (mixed with IPv4)
+
+
+def mixed_frames():
+    """IPv4 and IPv6 frames; an IPv4 frame is tagged by its IP id, an IPv6 one by its flow
+    label."""
+    rnd = random.Random(11)
+    out = []
+    for i in range(1, 301):
+        if rnd.random() < 0.3:
+            ip = IP(src=rnd.choice(["198.18.0.2", "198.18.0.77"]), dst="198.18.1.2", id=i,
+                    tos=rnd.choice([0, 0xB8]), ttl=rnd.choice([1, 64]))
+            l4 = rnd.choice([TCP(dport=80, flags="S"), TCP(dport=22, flags="SA"),
+                             UDP(dport=53), ICMP(type=8)])
+            out.append(Ether(src=MAC_H, dst=MAC_R) / ip / l4)
+            continue
+        ip = IPv6(src=rnd.choice(["2001:db8::1", "2001:db8:1::5", "2001:db8:1:2::7", "fe80::1"]),
+                  dst=rnd.choice(["2001:db8::2", "2001:db8:1::9", "ff02::1:ff00:2"]),
+                  fl=i, tc=rnd.choice([0, 0, 0xB8, 0xB9, 0x03]), hlim=rnd.choice([1, 64, 255]))
+        kind = rnd.choice(["tcp", "tcp", "udp", "udp", "echo", "reply", "ns", "na", "hbh", "frag"])
+        l4 = {
+            "tcp": lambda: TCP(sport=40000, dport=rnd.choice([22, 80, 443]),
+                               flags=rnd.choice(["S", "SA", "A"])),
+            "udp": lambda: UDP(sport=5353, dport=rnd.choice([53, 123])),
+            "echo": lambda: ICMPv6EchoRequest(id=7, seq=i),
+            "reply": lambda: ICMPv6EchoReply(id=7, seq=i),
+            "ns": lambda: ICMPv6ND_NS(tgt="2001:db8::2"),
+            "na": lambda: ICMPv6ND_NA(tgt="2001:db8::2"),
+            "hbh": lambda: IPv6ExtHdrHopByHop() / UDP(dport=53),
+            "frag": lambda: IPv6ExtHdrFragment(offset=0, m=1, id=i) / UDP(dport=53),
+        }[kind]()
+        out.append(Ether(src=MAC_H, dst="33:33:ff:00:00:02") / ip / l4)
+    for k, p in enumerate(out):
+        p.time = 1 + k * 0.001
+    return out
+
+
+def tag6(p):
+    return ("ip6", p[IPv6].fl) if IPv6 in p else ("ip", p[IP].id)
+
+
+@pytest.fixture(scope="module")
+def mixed_pcap(tmp_path_factory):
+    f = tmp_path_factory.mktemp("cls6") / "in.pcap"
+    wrpcap(str(f), mixed_frames())
+    return f
+
+
+def after6(p, nh):
+    """The layer right after the IPv6 fixed header if its next header is `nh`, else None."""
+    if IPv6 not in p or p[IPv6].nh != nh:
+        return None
+    return p[IPv6].payload
+
+
+def tcp_of(p):
+    """The TCP header that a transport primitive reads (IPv4 first fragments, IPv6 packets
+    whose next header is TCP), or None."""
+    if IPv6 in p:
+        return after6(p, 6)
+    return p[TCP] if p[IP].proto == 6 and p[IP].frag == 0 and TCP in p else None
+
+
+def in6(a, net):
+    return ipaddress.ip_address(a) in ipaddress.ip_network(net)
+
+
+def run_mixed(run_sluice, pcap, element, nout, tmp_path):
+    conf = (f"FromDump({pcap}, STOP true) -> MarkIPHeader(14) -> e :: {element};"
+            + "".join(f"e[{k}] -> ToDump(out{k}.pcap);" for k in range(nout)))
+    proc = run_sluice(conf, "-h", "e.drops")
+    return read_outs(tmp_path, nout), int(handler(proc, "e.drops"))
+
+
+def check_mixed(outs, drops, choose):
+    expect = [[] for _ in outs]
+    dropped = 0
+    for p in mixed_frames():
+        k = choose(p)
+        if k is None:
+            dropped += 1
+        else:
+            expect[k].append(tag6(p))
+    assert all(expect), [len(e) for e in expect]  # every output has traffic
+    for k, got in enumerate(outs):
+        assert [tag6(Ether(bytes(p))) for p in got] == expect[k], f"output {k}"
+    assert drops == dropped
+
+
+MIXED_PATTERNS = [
+    ("icmp6 type echo-request", lambda p: (m := after6(p, 58)) is not None and m.type == 128),
+    ("icmp6 type neighbor-solicitation and ip6 hlim 255",
+     lambda p: (m := after6(p, 58)) is not None and m.type == 135 and p[IPv6].hlim == 255),
+    ("ip6 src net 2001:db8:1::/48 and tcp dst port 80",
+     lambda p: IPv6 in p and in6(p[IPv6].src, "2001:db8:1::/48")
+     and (t := tcp_of(p)) is not None and t.dport == 80),
+    ("dst host 2001:db8::2 and udp", lambda p: IPv6 in p and p[IPv6].dst == "2001:db8::2"
+     and p[IPv6].nh == 17),
+    ("tcp opt syn and not tcp opt ack",
+     lambda p: (t := tcp_of(p)) is not None and t.flags.S and not t.flags.A),
+    ("ip6 dscp 46 or ip dscp 46",
+     lambda p: (p[IPv6].tc if IPv6 in p else p[IP].tos) >> 2 == 46),
+    ("src host 198.18.0.2", lambda p: IP in p and p[IP].src == "198.18.0.2"),
+    ("ip6 hlim < 2 or ip ttl < 2", lambda p: (p[IPv6].hlim if IPv6 in p else p[IP].ttl) < 2),
+    ("ip6 frag", lambda p: IPv6 in p and p[IPv6].nh == 44),
+    ("ip6", lambda p: IPv6 in p),
+    ("-", lambda p: True),
+]
+
+
+def test_ipclassifier_ipv6_mixed(run_sluice, mixed_pcap, tmp_path):
+    el = "IPClassifier(" + ", ".join(pat for pat, _ in MIXED_PATTERNS) + ")"
+    outs, drops = run_mixed(run_sluice, mixed_pcap, el, len(MIXED_PATTERNS), tmp_path)
+
+    def choose(p):
+        return next(k for k, (_, f) in enumerate(MIXED_PATTERNS) if f(p))
+
+    check_mixed(outs, drops, choose)
+
+
+def test_ipfilter_ipv6_mixed(run_sluice, mixed_pcap, tmp_path):
+    el = ("IPFilter(allow icmp6 echo-reply, 1 ip6 dst net ff02::/16, drop ip6 hlim < 2, "
+          "allow ip6 tcp dst port 22 or 443, 1 udp dst port domain, allow ip, deny all)")
+    outs, drops = run_mixed(run_sluice, mixed_pcap, el, 2, tmp_path)
+
+    def choose(p):
+        if (m := after6(p, 58)) is not None and m.type == 129:
+            return 0
+        if IPv6 in p and in6(p[IPv6].dst, "ff02::/16"):
+            return 1
+        if IPv6 in p and p[IPv6].hlim < 2:
+            return None
+        if IPv6 in p and (t := after6(p, 6)) is not None and t.dport in (22, 443):
+            return 0
+        if IPv6 in p and (u := after6(p, 17)) is not None and u.dport == 53:
+            return 1
+        if IP in p and (u := p.getlayer(UDP)) is not None and p[IP].frag == 0 and u.dport == 53:
+            return 1
+        if IP in p:
+            return 0
+        return None
+
+    check_mixed(outs, drops, choose)
 
 
 # ---------------------------------------------------------------- route lookups

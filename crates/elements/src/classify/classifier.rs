@@ -120,7 +120,7 @@ pub fn parse_pattern(pat: &str) -> Result<Expr, String> {
 
 /// Compiles Classifier patterns (pattern i → output i).
 pub fn compile(patterns: &[String]) -> Result<Program, String> {
-    compile_patterns(patterns, parse_pattern)
+    compile_patterns(patterns, parse_pattern, Start::Data)
 }
 
 classify_element!(

@@ -18,16 +18,21 @@ drop_reasons! {
     }
 }
 
-/// Compiles one pattern per output (pattern i → output i), each parsed by `parse`.
+/// Compiles one pattern per output (pattern i → output i), each parsed by `parse`, into a
+/// program reading from `start` (an IP program from the network header).
 pub fn compile_patterns(
     patterns: &[String],
     parse: fn(&str) -> Result<Expr, String>,
+    start: Start,
 ) -> Result<Program, String> {
     let mut rules = Vec::with_capacity(patterns.len());
     for (i, p) in patterns.iter().enumerate() {
         rules.push((parse(p)?, Some(i as u32)));
     }
-    Ok(Program::compile(&rules))
+    Ok(match start {
+        Start::Data => Program::compile(&rules),
+        Start::Network => Program::compile_ip(&rules),
+    })
 }
 
 /// Where a compiled program reads from.
@@ -35,7 +40,8 @@ pub fn compile_patterns(
 pub enum Start {
     /// The packet data start (Classifier).
     Data,
-    /// The network header annotation, or the data start when none is set (IPClassifier).
+    /// The network header annotation, or the data start when none is set (IPClassifier,
+    /// IPFilter): IPv4 and IPv6 headers, told apart by their version.
     Network,
 }
 
@@ -78,7 +84,7 @@ impl ClassifyElem {
             ));
             return Err(());
         }
-        match compile_patterns(&pats, parse) {
+        match compile_patterns(&pats, parse, self.start) {
             Ok(p) => {
                 self.set_program(p, pats.len());
                 Ok(())

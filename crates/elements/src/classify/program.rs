@@ -9,6 +9,11 @@
 //! later `12/0800` is known to fail), so a packet never repeats a test already decided.
 //!
 //! A test whose bytes lie past the end of the packet fails; malformed packets never panic.
+//!
+//! IP programs ([`Program::compile_ip`]) are compiled twice: once for IPv6 packets (version
+//! nibble 6) and once for all others, each with the tests that the version decides folded
+//! away, so that one byte chooses the program and IPv4 packets run no test for the IPv6 half
+//! of a pattern (nor IPv6 packets for the IPv4 half).
 
 use std::fmt::Write;
 
@@ -17,7 +22,9 @@ use std::fmt::Write;
 pub enum Base {
     /// The packet data start (Classifier) or the network header (IPClassifier).
     Net,
-    /// The transport header: the network header plus the IP header length (IHL × 4).
+    /// The transport header: the network header plus the IP header length (IHL × 4); for an
+    /// IPv6 packet in an IP program ([`Program::compile_ip`]), the end of the 40-byte fixed
+    /// header.
     Transp,
     /// The MAC (Ethernet) header, where the packet has one (IPClassifier's `ether host`),
     /// counted from two bytes before it as in Click, so that its addresses fill aligned words.
@@ -95,6 +102,27 @@ impl Test {
         let last = (0..4).rev().find(|i| self.mask >> (24 - 8 * i) & 0xff != 0);
         self.off as usize + last.map_or(0, |l| l + 1)
     }
+}
+
+/// The test IP programs dispatch on: the IP version nibble is 6 ([`Program::compile_ip`]).
+pub const IS_IPV6: Test = Test {
+    base: Base::Net,
+    off: 0,
+    mask: VERSION,
+    value: 0x6000_0000,
+    op: Op::Eq,
+};
+
+/// The version nibble of the word at the network header.
+const VERSION: u32 = 0xf000_0000;
+
+/// Where an IPv6 packet's transport header starts (no extension header is followed).
+pub const IPV6_TRANSP: u16 = 40;
+
+/// True if [`IS_IPV6`] holds for the packet at `net`.
+#[inline]
+fn is_ipv6(net: &[u8]) -> bool {
+    net.first().is_some_and(|b| b >> 4 == 6)
 }
 
 /// A boolean expression over word tests. Dropping one is iterative, so expressions of any
@@ -197,7 +225,7 @@ pub enum Next {
 }
 
 /// One instruction of the decision DAG.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Insn {
     /// What it tests.
     pub test: Test,
@@ -213,11 +241,13 @@ pub struct Insn {
 pub struct Program {
     insns: Vec<Insn>,
     start: Next,
-    /// Some test reads the MAC header.
+    /// Some test (of either half of an IP program) reads the MAC header.
     mac: bool,
     /// When every test reads from the network header: the check-free form, for packets
     /// that hold every test's word.
     safe: Option<SafePath>,
+    /// An IP program's half for IPv6 packets (this one then decides all others).
+    v6: Option<Box<Program>>,
 }
 
 /// Edge codes of a [`SafePath`] at and above this one are outputs (`SAFE_OUT + port`).
@@ -291,6 +321,7 @@ impl Default for Program {
             start: Next::Drop,
             mac: false,
             safe: None,
+            v6: None,
         }
     }
 }
@@ -298,6 +329,29 @@ impl Default for Program {
 impl Program {
     /// Compiles `(expression, output)` rules, first match wins; no match means drop.
     pub fn compile(rules: &[(Expr, Option<u32>)]) -> Program {
+        let mut p = Program::emit_rules(rules);
+        p.finish();
+        p
+    }
+
+    /// Compiles rules over IP headers: one program for IPv6 packets (the [`IS_IPV6`] test
+    /// holds) and one for all others, chosen by the packet's first byte. In each, the tests
+    /// that the version decides are folded away; in the IPv6 one, transport tests read at
+    /// [`IPV6_TRANSP`]. The result decides as the single program would, with transport
+    /// headers found by version.
+    pub fn compile_ip(rules: &[(Expr, Option<u32>)]) -> Program {
+        let mut p = Program::emit_rules(rules);
+        let mut p6 = p.clone();
+        p6.specialize(true);
+        p6.finish();
+        p.specialize(false);
+        p.finish();
+        p.mac |= p6.mac;
+        p.v6 = Some(Box::new(p6));
+        p
+    }
+
+    fn emit_rules(rules: &[(Expr, Option<u32>)]) -> Program {
         let mut p = Program::default();
         let mut next = Next::Drop;
         for (e, out) in rules.iter().rev() {
@@ -308,10 +362,76 @@ impl Program {
             next = p.emit(e, yes, next);
         }
         p.start = next;
-        p.optimize();
-        p.mac = p.insns.iter().any(|i| i.test.base == Base::Mac);
-        p.safe = SafePath::of(&p);
         p
+    }
+
+    fn finish(&mut self) {
+        self.optimize();
+        self.mac = self.insns.iter().any(|i| i.test.base == Base::Mac);
+        self.safe = SafePath::of(self);
+    }
+
+    /// What a test becomes on packets whose version is known to be 6 (`v6`) or known not to
+    /// be: `Some` outcome when the version decides it, else `None` (the test may have been
+    /// narrowed to the bits left undecided, or moved to where the IPv6 transport header is).
+    fn on_family(t: &mut Test, v6: bool) -> Option<bool> {
+        match t.base {
+            Base::Transp if v6 => match t.off.checked_add(IPV6_TRANSP) {
+                Some(off) => {
+                    t.base = Base::Net;
+                    t.off = off;
+                    None
+                }
+                None => Some(false),
+            },
+            Base::Net if t.off == 0 && t.mask & VERSION == VERSION => {
+                let six = IS_IPV6.value;
+                if !v6 {
+                    (t.op == Op::Eq && t.value & VERSION == six).then_some(false)
+                } else if t.mask == VERSION {
+                    Some(t.holds(six))
+                } else if t.op == Op::Eq {
+                    if t.value & VERSION != six {
+                        return Some(false);
+                    }
+                    t.mask &= !VERSION;
+                    t.value &= !VERSION;
+                    None
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Specialises a freshly emitted program to IPv6 packets (`v6`) or to all others: tests
+    /// the version decides are bypassed (their predecessors jump to the decided edge).
+    fn specialize(&mut self, v6: bool) {
+        // Edges point to lower indices: by the time an instruction is seen, where each of
+        // its targets really leads is known.
+        let mut to: Vec<Next> = Vec::with_capacity(self.insns.len());
+        let fwd = |to: &[Next], n: Next| match n {
+            Next::Insn(k) => to[k as usize],
+            n => n,
+        };
+        for j in 0..self.insns.len() {
+            let ins = &mut self.insns[j];
+            ins.yes = fwd(&to, ins.yes);
+            ins.no = fwd(&to, ins.no);
+            let decided = if ins.yes == ins.no {
+                Some(true)
+            } else {
+                Self::on_family(&mut ins.test, v6)
+            };
+            ins.need = ins.test.need().min(u16::MAX as usize) as u16;
+            to.push(match decided {
+                Some(true) => ins.yes,
+                Some(false) => ins.no,
+                None => Next::Insn(j as u32),
+            });
+        }
+        self.start = fwd(&to, self.start);
     }
 
     /// True if a test reads the MAC header ([`Program::classify_with_mac`]).
@@ -504,7 +624,7 @@ impl Program {
         self.start = map(self.start);
     }
 
-    /// Number of instructions.
+    /// Number of instructions (of an IP program, of its half for packets other than IPv6).
     pub fn len(&self) -> usize {
         self.insns.len()
     }
@@ -523,10 +643,26 @@ impl Program {
     /// `None` for a drop.
     #[inline]
     pub fn classify(&self, net: &[u8]) -> Option<u32> {
+        match &self.v6 {
+            Some(p6) if is_ipv6(net) => p6.classify_v6(net),
+            _ => self.classify_half(net),
+        }
+    }
+
+    /// Classifies `net` by this program, not choosing a half.
+    #[inline]
+    fn classify_half(&self, net: &[u8]) -> Option<u32> {
         match &self.safe {
             Some(safe) if net.len() >= safe.len => safe.classify(net),
-            _ => self.classify_with_mac(net, &[]),
+            _ => self.checked(net, &[]),
         }
+    }
+
+    /// [`Program::classify_half`] of an IPv6 packet, out of line: so the other packets' path
+    /// is a predicted branch, its first test's load never waiting for the version byte.
+    #[inline(never)]
+    fn classify_v6(&self, net: &[u8]) -> Option<u32> {
+        self.classify_half(net)
     }
 
     /// Follows the program from its start, taking each instruction's yes branch where
@@ -550,6 +686,21 @@ impl Program {
     /// the MAC header (a test past their end fails, as a test past the packet's end does).
     #[inline]
     pub fn classify_with_mac(&self, net: &[u8], mac: &[u8]) -> Option<u32> {
+        match &self.v6 {
+            Some(p6) if is_ipv6(net) => p6.checked_v6(net, mac),
+            _ => self.checked(net, mac),
+        }
+    }
+
+    /// [`Program::checked`] of an IPv6 packet, out of line (see [`Program::classify_v6`]).
+    #[inline(never)]
+    fn checked_v6(&self, net: &[u8], mac: &[u8]) -> Option<u32> {
+        self.checked(net, mac)
+    }
+
+    /// Runs this program (not choosing a half), checking each test's bytes.
+    #[inline]
+    fn checked(&self, net: &[u8], mac: &[u8]) -> Option<u32> {
         // Transport header offset, computed lazily.
         let mut transp: Option<usize> = None;
         self.walk(|ins| {
@@ -592,7 +743,22 @@ impl Program {
     /// read) and the alignment offset. Offsets from the network header start at `net_base`
     /// and those from the transport header at `2 * net_base` (Click's IPFilter shows them
     /// from 256 and 512; Classifier from 0); MAC header offsets from 0.
+    ///
+    /// An IP program shows the half for packets other than IPv6 first, then a line
+    /// `ipv6 (version 6) packets:` and the IPv6 half, unless that half drops every packet or
+    /// is the same as the other (IPv4-only patterns thus print as in Click).
     pub fn unparse(&self, net_base: usize) -> String {
+        let mut s = self.unparse_half(net_base);
+        if let Some(p6) = &self.v6 {
+            if p6.start != Next::Drop && (p6.insns != self.insns || p6.start != self.start) {
+                s += "ipv6 (version 6) packets:\n";
+                s += &p6.unparse_half(net_base);
+            }
+        }
+        s
+    }
+
+    fn unparse_half(&self, net_base: usize) -> String {
         let nx = |n: Next| match n {
             Next::Insn(j) => format!("step {}", j),
             Next::Out(o) => format!("[{}]", o),
