@@ -631,7 +631,12 @@ impl Reference {
     }
 }
 
-fn check_same<T: Lpm<Addr = u32>>(t: &RouteTable<T>, lin: &RouteTable<Linear>, addrs: &[u32], what: &str) {
+fn check_same<T: Lpm<Addr = u32>>(
+    t: &RouteTable<T>,
+    lin: &RouteTable<Linear>,
+    addrs: &[u32],
+    what: &str,
+) {
     for &a in addrs {
         assert_eq!(t.lookup(a), lin.lookup(a), "{what}: address {:08x}", a);
     }

@@ -374,6 +374,10 @@ mod tests {
         assert_eq!(upper_layer(&b), Some((ipv6::NH_NONE, 48)));
         // Truncated extension headers.
         assert_eq!(upper_layer(&b[..41]), None);
-        assert_eq!(upper_layer(&b[..47]), None, "extension header past the data");
+        assert_eq!(
+            upper_layer(&b[..47]),
+            None,
+            "extension header past the data"
+        );
     }
 }
