@@ -10,7 +10,9 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use crate::ethernet::{self, EthernetFrame};
 use crate::ipv4::{self, Ipv4OptionKind, Ipv4Packet};
 use crate::ipv6::{self, Ipv6Packet};
+use crate::icmpv6::NeighborRepr;
 use crate::pcap::{PcapReader, PcapWriter, MAX_CAPLEN};
+use crate::stp::BpduRepr;
 use crate::{ArpPacket, IcmpPacket, Icmpv6Packet, TcpPacket, UdpPacket};
 
 /// Parses `data` as an Ethernet frame and, independently, as each header type on its own.
@@ -25,6 +27,16 @@ pub fn wire_headers(data: &[u8]) {
     udp_packet(data, s4, d4, &s6, &d6);
     tcp_packet(data, s4, d4, &s6, &d6);
     icmpv6_packet(data, &s6, &d6);
+    bpdu_frame(data);
+}
+
+/// A BPDU frame that parses is emitted again and parses to the same.
+fn bpdu_frame(data: &[u8]) {
+    let Ok((src, repr)) = BpduRepr::parse_frame(data) else {
+        return;
+    };
+    let again = BpduRepr::parse_frame(&repr.frame(src)).expect("an emitted BPDU parses");
+    assert_eq!(again, (src, repr));
 }
 
 fn ethernet_frame(data: &[u8]) {
@@ -153,6 +165,7 @@ fn ipv6_packet(data: &[u8]) {
         ipv6::NH_TCP => tcp_packet(p.payload(), v4, v4, &src, &dst),
         _ => {}
     }
+    black_box(ipv6::frag_split(data).ok());
     let mut copy = data.to_vec();
     let mut m = Ipv6Packet::new_checked_truncated(&mut copy[..]).unwrap();
     m.set_traffic_class(0xff);
@@ -267,6 +280,7 @@ fn icmpv6_packet(data: &[u8], src: &Ipv6Addr, dst: &Ipv6Addr) {
     black_box((p.msg_type(), p.code(), p.checksum(), p.rest_of_header()));
     black_box((p.ident(), p.seq(), p.mtu(), p.pointer(), p.na_flags()));
     black_box((p.target(), p.payload(), p.verify_checksum(src, dst)));
+    black_box(NeighborRepr::parse(&p).ok());
     for o in p.ndp_options() {
         match o {
             Ok(o) => {
