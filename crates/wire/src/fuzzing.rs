@@ -8,9 +8,9 @@ use std::hint::black_box;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use crate::ethernet::{self, EthernetFrame};
+use crate::icmpv6::NeighborRepr;
 use crate::ipv4::{self, Ipv4OptionKind, Ipv4Packet};
 use crate::ipv6::{self, Ipv6Packet};
-use crate::icmpv6::NeighborRepr;
 use crate::pcap::{PcapReader, PcapWriter, MAX_CAPLEN};
 use crate::stp::BpduRepr;
 use crate::{ArpPacket, IcmpPacket, Icmpv6Packet, TcpPacket, UdpPacket};
