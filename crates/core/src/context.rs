@@ -629,6 +629,18 @@ impl Cx<'_> {
         self.rt.slots.get(idx)?.elem.as_deref()
     }
 
+    /// The name of element `idx`.
+    pub fn element_name(&self, idx: usize) -> &str {
+        &self.rt.graph.info[idx].name
+    }
+
+    /// The Storage interface of element `idx` (packets held, capacity), also when the queue
+    /// is shared between threads: what RED reads of the queues it watches. `None` if it is
+    /// no queue or is running now.
+    pub fn storage_of(&self, idx: usize) -> Option<(usize, usize)> {
+        self.rt.storage_of(idx)
+    }
+
     /// Reads handler `path` (`elem.handler`, or a router handler such as `config`).
     pub fn read_handler(&mut self, path: &str) -> Result<String, HandlerError> {
         self.rt.read_path(path)

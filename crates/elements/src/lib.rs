@@ -4,6 +4,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod analysis;
+pub mod aqm;
 pub mod classify;
 pub mod device;
 pub mod ethernet;
@@ -45,6 +46,7 @@ pub fn library() -> Library {
         threads::CLASSES,
         nat::CLASSES,
         ipsec::CLASSES,
+        aqm::CLASSES,
     ] {
         lib.add(family);
     }
