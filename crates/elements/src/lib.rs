@@ -17,6 +17,7 @@ pub mod ip6;
 pub mod ipsec;
 pub mod lookup;
 pub mod nat;
+pub mod qos;
 pub mod script;
 pub mod standard;
 pub mod tcpudp;
@@ -47,6 +48,7 @@ pub fn library() -> Library {
         nat::CLASSES,
         ipsec::CLASSES,
         aqm::CLASSES,
+        qos::CLASSES,
     ] {
         lib.add(family);
     }
