@@ -1,6 +1,6 @@
 //! DirectIPLookup — IPv4 route lookup in direct-indexed tables (DIR-24-8)
 //!
-//! Synopsis: `DirectIPLookup(ADDR1/MASK1 [GW1] OUT1, ADDR2/MASK2 [GW2] OUT2, ...)`
+//! Synopsis: `DirectIPLookup(ADDR1/MASK1 [GW1] OUT1, ADDR2/MASK2 [GW2] OUT2, ..., [CACHE K])`
 //!
 //! Ports: 1 input, any number of outputs, push.
 //!
@@ -13,7 +13,12 @@
 //!
 //! Arguments: routes `ADDR/MASK [GW] OUT` (also `ADDR MASK [GW] OUT`; abbreviated networks such
 //! as `18.26.4/24` and `0/0` work). A prefix may appear only once; OUT must be an existing
-//! output.
+//! output. `CACHE K` (0 to 20, default 0: none; a Sluice extension) puts an aggregate route
+//! cache of 2^K entries in front of the table (Panama's, 003_*; the paper's 1024 entries are
+//! `CACHE 10`): K address bits chosen from the table's structure index it, and each entry holds
+//! the largest address block around a looked-up address in which the answer cannot differ, so
+//! one entry answers a whole aggregate. Route changes empty exactly the entries they could
+//! affect; the bits are chosen again after many changes. See `route_cache.rs`.
 //!
 //! Implements DIR-24-8-BASIC (Gupta, Lin and McKeown): a 2^24-entry first-level table indexed
 //! by the top 24 address bits, and 256-entry second-level chunks for /24s holding longer
@@ -33,17 +38,24 @@
 //!   none (a failing line undoes the ones before it).
 //! - `flush` (w): remove every route.
 //! - `drops` (r): packets with no route. `drop_details` (r): the same, by reason.
-//!   `reset_counts` (w).
+//!   `reset_counts` (w): zeroes these and the cache counters.
+//! - `cache_hits`, `cache_misses` (r): lookups answered by the route cache and lookups that
+//!   went to the table (the hit ratio is `cache_hits / (cache_hits + cache_misses)`).
+//!   `cache_invalidations` (r): cache entries emptied by route changes, by a new choice of
+//!   index bits, or by `flush`. `cache_bits` (r): the index bits, as address bit positions
+//!   from 0 (most significant) to 31, most significant index bit first; empty without cache.
 //!
 //! Example — local host, local net, default route via a gateway:
 //! ```text
 //! rt :: DirectIPLookup(18.26.4.24/32 0, 18.26.4.255/32 0, 18.26.4/24 1, 0/0 18.26.4.1 1);
 //! ```
+//! With a 1024-entry route cache: `DirectIPLookup(..., CACHE 10)`.
 
 use sluice_core::ElementClass;
 
 use super::dir24::Dir24;
 use super::element::LookupElem;
+use super::route_cache::Cached;
 
 /// Class description.
 pub const CLASS: ElementClass = ElementClass {
@@ -52,5 +64,5 @@ pub const CLASS: ElementClass = ElementClass {
     processing: "h/h",
     flow: "",
     source: include_str!("direct_ip_lookup.rs"),
-    make: || Box::new(LookupElem::<Dir24>::new(true)),
+    make: || Box::new(LookupElem::<Cached<Dir24>>::new(true)),
 };

@@ -1,9 +1,12 @@
-//! The push path and handlers shared by the IPv4 and IPv6 route lookup elements.
+//! The push path and handlers shared by the IPv4 and IPv6 route lookup elements, with the
+//! `CACHE` keyword and `cache_*` handlers of those whose structure can have a route cache
+//! ([`Cached`](super::route_cache::Cached)).
 
 use sluice_core::toolkit::{push_by_port, NO_PORT};
 use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, Handlers, Table, BATCH_MAX};
 use sluice_lang::args::Args;
 
+use super::route_cache::CacheCtl;
 use super::table::{Lpm, Route, RouteAddr, RouteTable, NH_NONE};
 
 drop_reasons! {
@@ -21,6 +24,8 @@ pub struct LookupElem<T: Lpm> {
     configured: Vec<String>,
     /// Routes may be added, set and removed at run time.
     dynamic: bool,
+    /// The `CACHE` keyword: index bits of the route cache (0: none).
+    cache_bits: u8,
     noutputs: usize,
     outs: Vec<Batch>,
     drops: Drops<Reason>,
@@ -33,6 +38,7 @@ impl<T: Lpm + Default> LookupElem<T> {
             table: RouteTable::default(),
             configured: Vec::new(),
             dynamic,
+            cache_bits: 0,
             noutputs: 0,
             outs: Vec::new(),
             drops: Drops::default(),
@@ -155,10 +161,17 @@ enum Change<A> {
     Remove(A, u8),
 }
 
-impl<T: Lpm + 'static> Element for LookupElem<T> {
+impl<T: Lpm + CacheCtl + 'static> Element for LookupElem<T> {
     fn configure(&mut self, args: &mut Args, cx: &mut ConfigCx) -> Result<(), ()> {
         self.noutputs = cx.noutputs();
         let mut ok = true;
+        if T::CACHEABLE {
+            args.read_into("CACHE", &mut self.cache_bits)?;
+            if let Err(e) = self.table.lpm.set_cache_bits(self.cache_bits) {
+                args.error(e);
+                return Err(());
+            }
+        }
         self.configured = args.rest();
         for a in self.configured.clone() {
             let replace = T::Addr::ADD_REPLACES;
@@ -180,11 +193,15 @@ impl<T: Lpm + 'static> Element for LookupElem<T> {
         }
     }
 
-    /// Hot swap: a table that accepts updates and whose configured routes are unchanged
-    /// keeps the running table, routes added, set or removed since included.
+    /// Hot swap: a table that accepts updates and whose configured routes (and route cache
+    /// size) are unchanged keeps the running table, routes added, set or removed since
+    /// included.
     fn take_state(&mut self, old: &mut dyn Element, _cx: &mut Cx) {
         if let Some(old) = old.as_any_mut().downcast_mut::<LookupElem<T>>() {
-            if self.dynamic && old.configured == self.configured {
+            if self.dynamic
+                && old.configured == self.configured
+                && old.cache_bits == self.cache_bits
+            {
                 std::mem::swap(&mut self.table, &mut old.table);
             }
         }
@@ -223,8 +240,24 @@ impl<T: Lpm + 'static> Element for LookupElem<T> {
                 .write("ctrl", |e, v, _| e.ctrl(v))
                 .action("flush", |e| e.table.flush());
         }
+        if T::CACHEABLE {
+            t = t
+                .read("cache_hits", |e| e.table.lpm.cache_stats().hits)
+                .read("cache_misses", |e| e.table.lpm.cache_stats().misses)
+                .read("cache_invalidations", |e| {
+                    e.table.lpm.cache_stats().invalidations
+                })
+                .read("cache_bits", |e| {
+                    let bits = e.table.lpm.cache_stats().bits;
+                    bits.iter().map(u8::to_string).collect::<Vec<_>>().join(" ")
+                })
+                .setting();
+        }
         t.drops(|e| &e.drops)
-            .action("reset_counts", |e| e.drops.reset())
+            .action("reset_counts", |e| {
+                e.drops.reset();
+                e.table.lpm.reset_cache_counts();
+            })
             .into()
     }
 }

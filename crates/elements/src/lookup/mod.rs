@@ -1,7 +1,7 @@
 //! Route lookup elements: LinearIPLookup, StaticIPLookup, LookupIPRoute, RadixIPLookup,
 //! DirectIPLookup, RangeIPLookup for IPv4 and LookupIP6Route for IPv6. The route table, the
 //! address families and the lookup structures are shared (`table`, `family`, `radix`,
-//! `dir24`, `range`, `trie6`); the element files are thin.
+//! `dir24`, `range`, `trie6`, and the route cache `route_cache`); the element files are thin.
 
 use sluice_core::ElementClass;
 
@@ -16,6 +16,7 @@ pub mod radix;
 mod radix_ip_lookup;
 pub mod range;
 mod range_ip_lookup;
+pub mod route_cache;
 mod static_ip_lookup;
 pub mod table;
 pub mod trie6;
