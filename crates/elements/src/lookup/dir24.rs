@@ -213,6 +213,12 @@ impl Lpm for Dir24 {
         (self.tbl24.len() + self.tbl8.capacity() + self.chunk_base.capacity()) * 4
     }
 
+    fn shrink(&mut self) {
+        self.tbl8.shrink_to_fit();
+        self.chunk_base.shrink_to_fit();
+        self.free.shrink_to_fit();
+    }
+
     fn clear(&mut self) {
         *self = Dir24::default();
     }

@@ -186,6 +186,7 @@ impl<T: Lpm + CacheCtl + 'static> Element for LookupElem<T> {
                 }
             }
         }
+        self.table.lpm.shrink();
         if ok {
             Ok(())
         } else {

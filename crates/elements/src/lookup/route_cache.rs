@@ -458,6 +458,10 @@ impl<T: Lpm<Addr = u32>> Lpm for Cached<T> {
         }
     }
 
+    fn shrink(&mut self) {
+        self.inner.shrink();
+    }
+
     fn mem_bytes(&self) -> usize {
         self.inner.mem_bytes()
             + self.entries.len() * std::mem::size_of::<Entry>()

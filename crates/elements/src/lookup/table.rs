@@ -174,6 +174,8 @@ pub trait Lpm: Send {
     }
     /// Bytes of memory held by the structure.
     fn mem_bytes(&self) -> usize;
+    /// Gives back memory reserved for growth (after the configured routes are loaded).
+    fn shrink(&mut self) {}
     /// Removes every route.
     fn clear(&mut self);
 }

@@ -273,6 +273,11 @@ impl Lpm for Trie6 {
         (self.root.len() + self.chunks.capacity() + self.free.capacity()) * 4
     }
 
+    fn shrink(&mut self) {
+        self.chunks.shrink_to_fit();
+        self.free.shrink_to_fit();
+    }
+
     fn clear(&mut self) {
         *self = Trie6::default();
     }
