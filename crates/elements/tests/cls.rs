@@ -590,6 +590,15 @@ fn lookup_handlers() {
         r.write_path("rt.remove", "18.26.4.128/25").unwrap();
         assert_eq!(look(&mut r, "18.26.4.200"), "1");
         assert!(r.write_path("rt.remove", "18.26.4.128/25").is_err());
+        // `ctrl` is all or none: the failing removal undoes the addition before it.
+        assert!(r
+            .write_path("rt.ctrl", "add 18.26.5.0/24 1\nremove 18.26.99.0/24")
+            .is_err());
+        assert_eq!(
+            look(&mut r, "18.26.5.1"),
+            "0 18.26.4.1",
+            "{class}: rolled back"
+        );
         assert!(
             r.write_path("rt.add", "1.0.0.0/8 7").is_err(),
             "port out of range"

@@ -76,7 +76,7 @@ impl<T: Lpm> LookupElem<T> {
     fn parse_change(&self, verb: &str, item: &str) -> Result<Change<T::Addr>, String> {
         match verb {
             "add" | "set" => {
-                let replace = verb == "set" || T::Addr::ADD_REPLACES;
+                let replace = verb == "set" || T::Addr::LENIENT_CHANGES;
                 Ok(Change::Add(self.parse_route(item)?, replace))
             }
             "remove" => {
@@ -122,18 +122,18 @@ impl<T: Lpm> LookupElem<T> {
                 Change::Add(r, replace) => {
                     let old = self.table.get(r.addr, r.len);
                     self.table.add(r, replace).map(|()| match old {
-                        Some(o) => Change::Add(o, true),
-                        None => Change::Remove(r.addr, r.len),
+                        Some(o) => Some(Change::Add(o, true)),
+                        None => Some(Change::Remove(r.addr, r.len)),
                     })
                 }
-                Change::Remove(addr, len) => self
-                    .table
-                    .remove(addr, len)
-                    .map(|o| Change::Add(o, true))
-                    .ok_or_else(|| format!("remove: no route for '{}/{}'", addr.show(), len)),
+                Change::Remove(addr, len) => match self.table.remove(addr, len) {
+                    Some(o) => Ok(Some(Change::Add(o, true))),
+                    None if T::Addr::LENIENT_CHANGES => Ok(None),
+                    None => Err(format!("remove: no route for '{}/{}'", addr.show(), len)),
+                },
             };
             match done {
-                Ok(u) => undo.push(u),
+                Ok(u) => undo.extend(u),
                 Err(e) => {
                     for u in undo.into_iter().rev() {
                         match u {
@@ -174,7 +174,7 @@ impl<T: Lpm + CacheCtl + 'static> Element for LookupElem<T> {
         }
         self.configured = args.rest();
         for a in self.configured.clone() {
-            let replace = T::Addr::ADD_REPLACES;
+            let replace = T::Addr::LENIENT_CHANGES;
             match self
                 .parse_route(&a)
                 .and_then(|r| self.table.add(r, replace))

@@ -21,9 +21,10 @@ pub trait RouteAddr:
     const BITS: u8;
     /// The address with every bit set.
     const ONES: Self;
-    /// True if a prefix given twice replaces its route (Click's IPv6 table) rather than
-    /// being an error (Click's IPv4 tables, where `set` replaces).
-    const ADD_REPLACES: bool;
+    /// True for Click's IPv6 table, where a prefix given twice replaces its route and
+    /// removing a route that is not there does nothing; Click's IPv4 tables treat both as
+    /// errors (`set` replaces).
+    const LENIENT_CHANGES: bool;
     /// First line of the `table` listing, when there are routes.
     const TABLE_HEADING: &'static str;
     /// The address with the bits after the first `len` cleared.
@@ -47,7 +48,7 @@ pub trait RouteAddr:
 impl RouteAddr for u32 {
     const BITS: u8 = 32;
     const ONES: u32 = u32::MAX;
-    const ADD_REPLACES: bool = false;
+    const LENIENT_CHANGES: bool = false;
     const TABLE_HEADING: &'static str = "";
 
     #[inline]
@@ -121,7 +122,7 @@ impl RouteAddr for u32 {
 impl RouteAddr for u128 {
     const BITS: u8 = 128;
     const ONES: u128 = u128::MAX;
-    const ADD_REPLACES: bool = true;
+    const LENIENT_CHANGES: bool = true;
     const TABLE_HEADING: &'static str = "# Active routes\n";
 
     #[inline]

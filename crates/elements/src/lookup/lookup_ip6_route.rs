@@ -30,7 +30,8 @@
 //! - `lookup ADDR` (r, takes a parameter): the route for ADDR as `OUT GW` (or `OUT` without
 //!   gateway, `-1` for no route), e.g. `READ rt.lookup 2001:db8::7`.
 //! - `add` (w): add routes `DST/LEN [GW] OUT` (comma-separated), replacing a route for the
-//!   same prefix. `set` (w): the same. `remove` (w): remove routes by `DST/LEN`.
+//!   same prefix. `set` (w): the same. `remove` (w): remove routes by `DST/LEN` (a prefix
+//!   with no route is ignored, as in Click).
 //! - `ctrl` (w): one `add ROUTE`, `set ROUTE` or `remove DST/LEN` per line, applied all or
 //!   none. `flush` (w): remove every route.
 //! - `drops` (r): packets with no route. `drop_details` (r): the same, by reason.
