@@ -16,18 +16,31 @@
 //! Inputs behind empty notifiers (Queues) are not pulled while those say empty. DRRSched has
 //! no task and offers no notifier of its own: pullers downstream find the notifiers of the
 //! queues behind every input through it (router context). A pull returns nothing only when no
-//! packet is held, so a held packet never waits for a puller that sleeps. Nothing is dropped.
+//! packet is held, so a held packet never waits for a puller that sleeps. Nothing is dropped
+//! while the router runs.
 //!
 //! Arguments:
 //! - `QUANTUM` (integer > 0, default 500): bytes added to an input's deficit per round.
 //!
-//! Handlers: none besides the router's.
+//! Handlers: `drops`, `drop_details` (r): packets still held for a later round when the
+//! router stopped (Click frees them without counting).
 //!
 //! Example: `af :: Queue -> [0]drr :: DRRSched(QUANTUM 1500); be :: Queue -> [1]drr;
 //! drr -> Unqueue -> ToDevice(eth0)`
 
-use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass, InitCx, NotifierId, Packet};
+use sluice_core::{
+    drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers, InitCx, NotifierId,
+    Packet, Table, BATCH_MAX,
+};
 use sluice_lang::args::Args;
+
+drop_reasons! {
+    /// Why DRRSched drops a packet.
+    enum Reason {
+        /// A packet held for a later round when the router stopped.
+        HeldAtStop => "held at stop",
+    }
+}
 
 /// Click's default quantum, in bytes.
 const DEFAULT_QUANTUM: u32 = 500;
@@ -49,6 +62,7 @@ pub struct DRRSched {
     inputs: Vec<Input>,
     /// The input the round is on.
     next: usize,
+    drops: Drops<Reason>,
 }
 
 impl Default for DRRSched {
@@ -56,6 +70,7 @@ impl Default for DRRSched {
         DRRSched {
             quantum: DEFAULT_QUANTUM,
             inputs: Vec::new(),
+            drops: Drops::default(),
             next: 0,
         }
     }
@@ -126,7 +141,7 @@ impl Element for DRRSched {
 
     fn pull(&mut self, _port: usize, max: usize, cx: &mut Cx) -> Batch {
         let mut out = Batch::new();
-        while out.len() < max {
+        while out.len() < max.min(BATCH_MAX) {
             match self.pull_one(cx) {
                 Some(p) => {
                     let _ = out.push(p);
@@ -136,6 +151,19 @@ impl Element for DRRSched {
             }
         }
         out
+    }
+
+    /// Packets still held for a later round are counted as dropped.
+    fn cleanup(&mut self, _cx: &mut Cx) {
+        for i in &mut self.inputs {
+            if i.head.take().is_some() {
+                self.drops.count(Reason::HeldAtStop);
+            }
+        }
+    }
+
+    fn handler_table(&self) -> Handlers {
+        Table::<Self>::new().drops(|e| &e.drops).into()
     }
 }
 
