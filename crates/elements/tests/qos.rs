@@ -1,12 +1,14 @@
-//! Behaviour tests of the QoS elements (DRRSched, Meter, BandwidthMeter) through real
-//! configurations, on simulated time.
+//! Behaviour tests of the QoS elements (DRRSched, Meter, BandwidthMeter on simulated time;
+//! CPUSched on the wall clock, as it measures real cycles) through real configurations.
 //!
 //! Packets are injected by pushing out of an `Idle` element and collected by pulling through
 //! an inactive `Discard` (test kit). Expected orders and counts follow Click's algorithms
 //! step by step (drr.cc's pull loop; ewma.hh's rate estimator with one-millisecond epochs).
 
 use sluice_core::{Packet, Router, Timestamp};
-use sluice_testkit::{config_error, drain, inject_packets, num, pull, read, router};
+use sluice_testkit::{
+    assert_conserved, config_error, drain, inject_packets, num, pull, read, router, Kit,
+};
 
 /// A packet of `len` bytes whose data starts with `tag` and a `.`.
 fn tagged(tag: &str, len: usize) -> Packet {
@@ -313,4 +315,118 @@ fn meter_configuration_errors() {
     assert!(e.contains("argument 1 syntax error"), "{e}");
     let e = config_error("Idle -> m :: Meter(1000) -> Discard");
     assert!(!e.is_empty());
+}
+
+// ---- CPUSched ----
+
+/// Per input of CPUSched `cs`: (packets, cycles) from its `stats` handler.
+fn cpu_stats(r: &mut Router) -> Vec<(f64, f64)> {
+    read(r, "cs.stats")
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[1].parse().unwrap(), w[3].parse().unwrap())
+        })
+        .collect()
+}
+
+/// Two always-backlogged flows whose paths burn `cycles0` and `cycles1` cycles per packet,
+/// scheduled by `CPUSched(ARGS)` for a quarter of a second of wall-clock time; every packet
+/// is accounted for at the end.
+fn cpu_run(args: &str, cycles0: u32, cycles1: u32) -> Vec<(f64, f64)> {
+    let conf = format!(
+        "InfiniteSource(LENGTH 100, BURST 200) -> q0 :: Queue(200) -> [0]cs :: CPUSched({args});
+         InfiniteSource(LENGTH 100, BURST 200) -> q1 :: Queue(200) -> [1]cs;
+         cs[0] -> SyntheticLoad(0, 8, CYCLES {cycles0}) -> Discard;
+         cs[1] -> SyntheticLoad(0, 8, CYCLES {cycles1}) -> Discard;
+         Script(TYPE ACTIVE, wait 0.25, stop);"
+    );
+    let mut r = Kit::new().router(&conf);
+    r.run();
+    assert_conserved(&mut r, &conf);
+    cpu_stats(&mut r)
+}
+
+/// Shares divide the cycles, not the packets: with equal shares, a more expensive path gets
+/// as many cycles and fewer packets.
+#[test]
+fn cpu_sched_divides_cycles_by_share() {
+    let s = cpu_run("0.5, 0.5", 2000, 12000);
+    let (cycles, packets) = (s[0].1 / s[1].1, s[0].0 / s[1].0);
+    assert!(
+        (0.85..1.18).contains(&cycles),
+        "cycle ratio {cycles}: {s:?}"
+    );
+    assert!(packets > 1.5, "packet ratio {packets}: {s:?}");
+    let s = cpu_run("75%, 25%", 4000, 4000);
+    let cycles = s[0].1 / s[1].1;
+    assert!((2.5..3.5).contains(&cycles), "cycle ratio {cycles}: {s:?}");
+}
+
+/// Link reservations become the cycles their rates need on each path: equal paths share
+/// by rate, and a more expensive path gets more cycles for the same rate.
+#[test]
+fn cpu_sched_derives_reservations_from_link_rates() {
+    let s = cpu_run("2Mbps, 1Mbps", 4000, 4000);
+    let packets = s[0].0 / s[1].0;
+    assert!(
+        (1.7..2.35).contains(&packets),
+        "packet ratio {packets}: {s:?}"
+    );
+    let s = cpu_run("1Mbps, 1Mbps", 2000, 12000);
+    let (cycles, packets) = (s[1].1 / s[0].1, s[0].0 / s[1].0);
+    assert!(cycles > 1.5, "cycle ratio {cycles}: {s:?}");
+    assert!(
+        (0.85..1.18).contains(&packets),
+        "packet ratio {packets}: {s:?}"
+    );
+}
+
+/// A lower priority level runs first whenever it is backlogged; an input with reservation 0
+/// runs only when nothing else is backlogged.
+#[test]
+fn cpu_sched_priority_and_zero_reservation() {
+    for args in ["0.5, 0.5, PRIORITY 1 0", "0, 1"] {
+        let s = cpu_run(args, 2000, 2000);
+        assert!(s[1].0 > 1000.0, "{args}: {s:?}");
+        assert!(
+            s[0].0 < s[1].0 / 20.0,
+            "{args}: input 0 ran too much: {s:?}"
+        );
+    }
+}
+
+/// A flow that was idle does not bank processing: it joins at the system potential, so
+/// once both are backlogged they share by reservation from that moment.
+#[test]
+fn cpu_sched_idle_flow_takes_system_potential() {
+    let conf =
+        "InfiniteSource(LENGTH 100, BURST 200) -> q0 :: Queue(200) -> [0]cs :: CPUSched(0.5, 0.5);
+         late :: InfiniteSource(LENGTH 100, BURST 200, ACTIVE false) -> q1 :: Queue(200) -> [1]cs;
+         cs[0] -> SyntheticLoad(0, 8, CYCLES 4000) -> Discard;
+         cs[1] -> SyntheticLoad(0, 8, CYCLES 4000) -> Discard;
+         Script(TYPE ACTIVE, wait 0.15, write cs.reset, write late.active true, wait 0.15, stop);";
+    let mut r = Kit::new().router(conf);
+    r.run();
+    let s = cpu_stats(&mut r);
+    let packets = s[0].0 / s[1].0;
+    assert!(
+        (0.8..1.25).contains(&packets),
+        "packet ratio {packets}: {s:?}"
+    );
+}
+
+#[test]
+fn cpu_sched_configuration_errors() {
+    let two = "Idle -> q0 :: Queue -> [0]c :: CPUSched(ARGS); Idle -> q1 :: Queue -> [1]c;
+               c[0] -> Discard; c[1] -> Discard;";
+    for (args, want) in [
+        ("0.5", "need 2 reservations"),
+        ("0.5, 2Mbps", "all shares or all bandwidths"),
+        ("0.5, fast", "expected share or bandwidth"),
+        ("0.5, 0.5, PRIORITY 1", "need 2 reservations and priorities"),
+    ] {
+        let e = config_error(&two.replace("ARGS", args));
+        assert!(e.contains(want), "{args}: {e}");
+    }
 }
