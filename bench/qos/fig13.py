@@ -2,8 +2,10 @@
 """Panama's Figure 13 on this machine: integrated CPU and link scheduling.
 
 Runs bench/qos/fig13.click three times: once with both flows flooding, to measure what the
-processor can deliver (K packets/s through the processing path); then with flow 1 sending
-at its reservation (2/3 K) and flow 2 at twice its own (2/3 K), without and with CPUSched.
+processor can deliver (K packets/s through the processing path); then, with a link of K
+packets/s reserved 2/3 by flow 1 and 1/3 by flow 2 (CPUSched derives their processor
+reservations from these), with flow 1 sending at its reservation (2/3 K) and flow 2 at twice
+its own (2/3 K), without and with CPUSched.
 Writes the time lines to fig13.csv and plots them to fig13.png beside this script; with
 --check, exits non-zero unless the outcome is the paper's within tolerances (both flows at
 the same rate without CPU scheduling; with it, flow 1 receives at least 95% of its
@@ -22,6 +24,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONF = os.path.join(HERE, "fig13.click")
 WARMUP = 0.5
+# The packet length the configuration uses.
+LENGTH = 1000
 # Both runs keep the processor busy, so each must deliver the capacity measured just before
 # it, within this fraction either way; otherwise other load on the machine changed it
 # between the runs and the measurement is taken again, at most ATTEMPTS times.
@@ -29,11 +33,13 @@ STEADY = 0.1
 ATTEMPTS = 3
 
 
-def run(sluice, time, sched, rate1, rate2):
-    """Runs the configuration; returns [(seconds since start, flow 1, flow 2)]."""
+def run(sluice, time, sched, rate1, rate2, link=1e9):
+    """Runs the configuration with link rate `link` (bytes/s), reserved 2:1 by the flows;
+    returns [(seconds since start, flow 1, flow 2)]."""
     out = subprocess.run(
         [sluice, CONF, f"TIME={time}", f"SCHED={sched}", f"RATE1={rate1:.0f}",
-         f"RATE2={rate2:.0f}"],
+         f"RATE2={rate2:.0f}", f"LINK={link:.0f}Bps", f"RES1={2 * link / 3:.0f}Bps",
+         f"RES2={link / 3:.0f}Bps"],
         capture_output=True, text=True, timeout=time + 60, check=True).stdout
     rows = [tuple(float(x) for x in line.split()) for line in out.splitlines()
             if len(line.split()) == 3]
@@ -53,8 +59,9 @@ def measure(sluice, time):
     flood = run(sluice, 2.0, 0, 1e6, 1e6)
     cap = sum(steady_rates(flood, 2.0))
     offered = 2 * cap / 3
-    runs = [("without CPU scheduling", run(sluice, time, 0, offered, offered)),
-            ("with CPUSched", run(sluice, time, 1, offered, offered))]
+    link = cap * LENGTH
+    runs = [("without CPU scheduling", run(sluice, time, 0, offered, offered, link)),
+            ("with CPUSched", run(sluice, time, 1, offered, offered, link))]
     return cap, offered, runs, {name: steady_rates(rows, time) for name, rows in runs}
 
 
