@@ -356,3 +356,71 @@ fn aggregate_ip_flows_numbers_flows_and_holds_fragments() {
     assert_eq!(read(&mut r, "a.count"), "2");
     assert_eq!(read(&mut r, "a.drops"), "0");
 }
+
+/// AggregateIP reads its field in host order: address bits (shifted down, or in place with
+/// UNSHIFT_IP_ADDR), ports for TCP or UDP only, fields built up with INCREMENTAL, payload
+/// bytes after the transport header; packets without the field (ICMP for `dport`, later
+/// fragments, too short) go to output 1, or are dropped and counted when it is unconnected.
+#[test]
+fn aggregate_ip_sets_the_annotation_from_a_field() {
+    let input = "!data src sport dst dport proto ip_fragoff payload
+198.18.7.1 1000 198.19.0.2 5004 U 0 \"ABCD\"
+198.18.9.1 1001 198.19.0.3 80 T 0 \"WXYZ\"
+198.18.7.1 0 198.19.0.2 0 I 0 \"\"
+198.18.7.1 1000 198.19.0.2 5004 U 8 \"ABCD\"
+";
+    let run = |agg: &str, out1: bool| {
+        let other = if out1 {
+            "a[1] -> other :: TestCapture;"
+        } else {
+            ""
+        };
+        let mut r = router(&format!(
+            "FromIPSummaryDump(DATA \"{input}\", STOP true) -> AggregateIP(ip{{112-119}})
+               -> a :: AggregateIP({agg}) -> got :: TestCapture; {other}"
+        ));
+        r.run_until_idle();
+        let got: Vec<u32> = taken(&mut r, "got")
+            .iter()
+            .map(|p| p.anno().aggregate)
+            .collect();
+        let other = if out1 {
+            taken(&mut r, "other").len()
+        } else {
+            0
+        };
+        (got, other, read(&mut r, "a.drops"))
+    };
+    let want = |g: &[u32], o: usize, d: &str| (g.to_vec(), o, d.to_string());
+    assert_eq!(run("ip src/16", true), want(&[0xc612; 4], 0, "0"));
+    assert_eq!(
+        run("ip src & 0x0000FF00, UNSHIFT_IP_ADDR true", true),
+        want(&[0x700, 0x900, 0x700, 0x700], 0, "0")
+    );
+    assert_eq!(run("dport", true), want(&[5004, 80], 2, "0"));
+    assert_eq!(run("dport", false), want(&[5004, 80], 0, "2"));
+    assert_eq!(run("udp dport", false), want(&[5004], 0, "3"));
+    assert_eq!(
+        run("ip{152-159}, INCREMENTAL true", true),
+        want(
+            &[7 * 256 + 2, 9 * 256 + 3, 7 * 256 + 2, 7 * 256 + 2],
+            0,
+            "0"
+        )
+    );
+    assert_eq!(
+        run("data[1:2]", true),
+        want(&[u32::from(u16::from_be_bytes(*b"BC")), 0x5859], 2, "0")
+    );
+    let mut r = router("Idle -> a :: AggregateIP(tcp flags) -> Discard");
+    assert_eq!(
+        (
+            read(&mut r, "a.header"),
+            read(&mut r, "a.bit_offset"),
+            read(&mut r, "a.bit_length")
+        ),
+        ("transp".to_string(), "104".to_string(), "8".to_string())
+    );
+    let e = config_error("Idle -> AggregateIP(ip src & 0xF0F0) -> Discard");
+    assert!(e.contains("one run of 1 bits"), "{e}");
+}

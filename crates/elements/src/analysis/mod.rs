@@ -3,7 +3,12 @@
 use sluice_core::ElementClass;
 
 mod aggregate_counter;
+mod aggregate_ip;
 mod aggregate_ip_flows;
 
 /// Classes of this family.
-pub const CLASSES: &[ElementClass] = &[aggregate_counter::CLASS, aggregate_ip_flows::CLASS];
+pub const CLASSES: &[ElementClass] = &[
+    aggregate_counter::CLASS,
+    aggregate_ip::CLASS,
+    aggregate_ip_flows::CLASS,
+];

@@ -612,12 +612,13 @@ impl<E: Sender> SenderTable for Table<E> {
     }
 }
 
-/// Keeps the packets of `b` that `keep` accepts and pushes the others out of output 1
-/// (dropped by the router when it is not connected), order kept in both.
-fn split_batch(b: &mut Batch, cx: &mut Cx, mut keep: impl FnMut(&Packet, &mut Cx) -> bool) {
+/// Keeps the packets of `b` that `keep` accepts (it may also change them) and pushes the
+/// others out of output 1 (dropped by the router when it is not connected), order kept in
+/// both.
+fn split_batch(b: &mut Batch, cx: &mut Cx, mut keep: impl FnMut(&mut Packet, &mut Cx) -> bool) {
     let mut other: Option<Batch> = None;
-    b.filter_map(|p| {
-        if keep(&p, cx) {
+    b.filter_map(|mut p| {
+        if keep(&mut p, cx) {
             return Some(p);
         }
         let _ = other.get_or_insert_with(Batch::new).push(p);
@@ -629,12 +630,12 @@ fn split_batch(b: &mut Batch, cx: &mut Cx, mut keep: impl FnMut(&Packet, &mut Cx
 }
 
 /// Push path of an element that passes the packets `keep` accepts to output 0 and the others
-/// to output 1 (CheckPaint, TimeFilter): `keep` sees every packet first, then the others
-/// leave by output 1, then the kept ones by output 0.
+/// to output 1 (CheckPaint, TimeFilter, AggregateIP): `keep` sees every packet first, then
+/// the others leave by output 1, then the kept ones by output 0.
 pub(crate) fn push_split(
     mut batch: Batch,
     cx: &mut Cx,
-    keep: impl FnMut(&Packet, &mut Cx) -> bool,
+    keep: impl FnMut(&mut Packet, &mut Cx) -> bool,
 ) {
     split_batch(&mut batch, cx, keep);
     if !batch.is_empty() {
@@ -647,7 +648,7 @@ pub(crate) fn push_split(
 pub(crate) fn pull_split(
     max: usize,
     cx: &mut Cx,
-    keep: impl FnMut(&Packet, &mut Cx) -> bool,
+    keep: impl FnMut(&mut Packet, &mut Cx) -> bool,
 ) -> Batch {
     let mut b = cx.pull(0, max);
     split_batch(&mut b, cx, keep);
