@@ -246,7 +246,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// Builds a router from `text` with `$N` set to the packet count and the extra `defines`.
 fn build(s: &Settings, text: &str, defines: &[(String, String)]) -> Result<Router, ()> {
-    let lib = sluice_elements::library();
+    let lib = crate::library();
     let mut d = vec![("N".to_string(), s.packets.to_string())];
     d.extend_from_slice(defines);
     let flat = sluice_lang::parse_config(text, "<bench>", &d).map_err(|d| {
@@ -716,7 +716,7 @@ mod tests {
 
     #[test]
     fn path_configs_parse_and_forward() {
-        let lib = sluice_elements::library();
+        let lib = crate::library();
         for skip in std::iter::once(None).chain((0..PATH.len()).map(Some)) {
             let text = path_config(skip, 2);
             let d = [

@@ -37,6 +37,13 @@ fn main() -> ExitCode {
     }
 }
 
+/// Every element class the command knows: the element library and WasmElement.
+fn library() -> sluice_core::Library {
+    let mut lib = sluice_elements::library();
+    lib.add(sluice_wasm::CLASSES);
+    lib
+}
+
 fn run(opts: Options) -> Result<u8, ()> {
     let done = match &opts.command {
         Command::Help => {
@@ -48,13 +55,13 @@ fn run(opts: Options) -> Result<u8, ()> {
             Ok(())
         }
         Command::Classes => {
-            for c in sluice_elements::library().classes() {
+            for c in crate::library().classes() {
                 println!("{}", c.name);
             }
             Ok(())
         }
         Command::Doc(class) => {
-            let lib = sluice_elements::library();
+            let lib = crate::library();
             match lib.get(class) {
                 Some(c) => {
                     print!("{}", c.doc());
@@ -131,7 +138,7 @@ fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
         }
     };
     let source = text.clone();
-    let lib = sluice_elements::library();
+    let lib = crate::library();
     let is_class = |n: &str| lib.get(n).is_some();
     match sluice_lang::parse_config_with_classes(&text, name, &opts.defines, &is_class) {
         Ok(flat) => {
@@ -192,7 +199,7 @@ fn build(
     check_only: bool,
 ) -> Result<Router, ()> {
     add_control_sockets(&mut flat, opts, false);
-    let lib = sluice_elements::library();
+    let lib = crate::library();
     let ropts = RouterOptions {
         simtime: opts.simtime,
         source,

@@ -142,7 +142,7 @@ pub fn main(args: &[String]) -> Result<(), ()> {
 
 /// One measured run: elapsed seconds, the router afterwards.
 fn run_once(text: &str, threads: usize) -> Result<(f64, Router), ()> {
-    let lib = sluice_elements::library();
+    let lib = crate::library();
     let flat = sluice_lang::parse_config(text, "<scaling>", &[]).map_err(|d| {
         for e in d {
             eprintln!("{}", e);
