@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod aqm;
 pub mod classify;
 pub mod device;
+pub mod dfq;
 pub mod ethernet;
 pub mod etherswitch;
 pub mod fuzzing;
@@ -49,6 +50,7 @@ pub fn library() -> Library {
         ipsec::CLASSES,
         aqm::CLASSES,
         qos::CLASSES,
+        dfq::CLASSES,
     ] {
         lib.add(family);
     }

@@ -24,6 +24,7 @@
 pub mod addr;
 pub mod arp;
 pub mod checksum;
+pub mod dfq;
 mod error;
 pub mod ethernet;
 #[doc(hidden)]
