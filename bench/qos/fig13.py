@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Panama's Figure 13 on this machine: integrated CPU and link scheduling.
 
-Runs bench/qos/fig13.click three times: once with both flows flooding, to measure what the
-processor can deliver (K packets/s through the processing path); then, with a link of K
+Runs bench/qos/fig13.click four times: twice with both flows sending more than the
+processor can take (flooding, then paced at the rate the flood reached, as the later runs
+are paced), to measure what it delivers (K packets/s through the processing path); then, with a link of K
 packets/s reserved 2/3 by flow 1 and 1/3 by flow 2 (CPUSched derives their processor
 reservations from these), with flow 1 sending at its reservation (2/3 K) and flow 2 at twice
 its own (2/3 K), without and with CPUSched.
@@ -58,6 +59,9 @@ def measure(sluice, time):
     """The capacity K, the rate each flow offers, the runs and their steady rates."""
     flood = run(sluice, 2.0, 0, 1e6, 1e6)
     cap = sum(steady_rates(flood, 2.0))
+    # Again with both sources paced at that rate, which costs what the runs' pacing costs.
+    paced = run(sluice, 2.0, 0, cap, cap)
+    cap = sum(steady_rates(paced, 2.0))
     offered = 2 * cap / 3
     link = cap * LENGTH
     runs = [("without CPU scheduling", run(sluice, time, 0, offered, offered, link)),
