@@ -87,8 +87,11 @@ impl<T: AsRef<[u8]>> DfqBatch<T> {
             return Err(WireError::BadTotalLength);
         }
         let bitmap = self.bitmap();
+        if bitmap & 1 == 0 {
+            return Err(WireError::Unsupported);
+        }
         let last = 63 - bitmap.leading_zeros();
-        if bitmap & 1 == 0 || self.first().checked_add(last).is_none() {
+        if self.first().checked_add(last).is_none() {
             return Err(WireError::Unsupported);
         }
         let mut at = HEADER_LEN;
@@ -282,6 +285,7 @@ mod tests {
         assert_eq!(check(&|b| b[3] = 30), Some(WireError::BadTotalLength));
         assert_eq!(check(&|b| b[3] = 19), Some(WireError::BadTotalLength));
         assert_eq!(check(&|b| b[19] = 0b1000), Some(WireError::Unsupported));
+        assert_eq!(check(&|b| b[19] = 0), Some(WireError::Unsupported));
         assert_eq!(
             check(&|b| b[8..12].fill(0xFF)),
             Some(WireError::Unsupported)
