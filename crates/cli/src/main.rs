@@ -206,6 +206,7 @@ fn build(
         check_only,
         threads: opts.threads,
         reconfigure: opts.reconfigure.then(|| reconfigure(opts, &lib)),
+        element_stats: false,
     };
     Router::new(flat, &lib, ropts).map_err(|errors| {
         for e in errors {

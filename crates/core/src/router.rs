@@ -49,6 +49,9 @@ pub struct RouterOptions {
     /// Click's `-R`: a `hotconfig` write handler that replaces the configuration while the
     /// router runs, built this way.
     pub reconfigure: Option<Reconfigure>,
+    /// Count the packets and bytes entering and leaving every element, for the
+    /// `element_stats` router handler (monitoring: two counter updates per batch moved).
+    pub element_stats: bool,
 }
 
 /// A running configuration: the shared [`Graph`] and this thread's worker state — the
@@ -72,6 +75,8 @@ pub struct Router {
     /// This worker's thread number.
     pub(crate) thread: usize,
     pub(crate) runtime: Arc<Runtime>,
+    /// True when the router counts packets per element (`RouterOptions::element_stats`).
+    counting: bool,
     /// Per-thread copies of replicated elements, gathered back after a multi-threaded run.
     replicas: Vec<Vec<Box<dyn Element>>>,
     /// True while workers run on several threads.
@@ -236,7 +241,13 @@ impl Router {
             ticket_scale: HashMap::new(),
             placement: None,
         };
-        let runtime = Runtime::new(opts.threads.max(1), n, opts.reconfigure, predecessors);
+        let runtime = Runtime::new(
+            opts.threads.max(1),
+            n,
+            opts.reconfigure,
+            predecessors,
+            opts.element_stats,
+        );
         let mut rt = Router::fresh(Arc::new(graph), slots, clock, Arc::new(runtime), 0);
         if errors.is_empty() {
             rt.graph_mut().resolve_processing(&mut errors);
@@ -285,6 +296,7 @@ impl Router {
     ) -> Router {
         let n = slots.len();
         Router {
+            counting: !runtime.counts.is_empty(),
             graph,
             slots,
             outs: Vec::new(),

@@ -102,6 +102,19 @@ pub(crate) struct WorkerLink {
     blocked: AtomicBool,
     /// eventfd that wakes the worker from its poll.
     pub(crate) efd: i32,
+    /// Cycles this worker spent in task runs that found work (written by the worker only).
+    pub(crate) busy_cycles: AtomicU64,
+}
+
+/// Packets and bytes that entered and left one element (see
+/// [`crate::RouterOptions::element_stats`]), on a cache line of its own.
+#[repr(align(64))]
+#[derive(Default)]
+pub(crate) struct ElementCounts {
+    pub(crate) in_packets: AtomicU64,
+    pub(crate) in_bytes: AtomicU64,
+    pub(crate) out_packets: AtomicU64,
+    pub(crate) out_bytes: AtomicU64,
 }
 
 /// State shared by all the workers of one router.
@@ -128,6 +141,9 @@ pub(crate) struct Runtime {
     pub(crate) migrating: AtomicUsize,
     /// Packets each element pushed to an output that is not connected (dropped), all threads.
     pub(crate) lost: Vec<AtomicU64>,
+    /// Per-element packet and byte counts, one per element when the router counts them
+    /// (empty otherwise).
+    pub(crate) counts: Box<[ElementCounts]>,
     /// How a `hotconfig` write builds a configuration (`None`: no hot swap).
     pub(crate) reconfigure: Option<crate::router::Reconfigure>,
     /// The router a `hotconfig` write built, waiting to be installed.
@@ -146,6 +162,7 @@ impl Runtime {
         elements: usize,
         reconfigure: Option<crate::router::Reconfigure>,
         predecessors: HashMap<String, &'static str>,
+        element_stats: bool,
     ) -> Runtime {
         let links = (0..n)
             .map(|_| WorkerLink {
@@ -157,6 +174,7 @@ impl Runtime {
                 // SAFETY: eventfd has no pointer arguments; a failure returns -1, which the
                 // poll loop treats as "no wake-up descriptor".
                 efd: unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) },
+                busy_cycles: AtomicU64::new(0),
             })
             .collect();
         Runtime {
@@ -172,6 +190,9 @@ impl Runtime {
             task_cycles: Vec::new(),
             migrating: AtomicUsize::new(0),
             lost: (0..elements).map(|_| AtomicU64::new(0)).collect(),
+            counts: (0..if element_stats { elements } else { 0 })
+                .map(|_| ElementCounts::default())
+                .collect(),
             reconfigure,
             hotswap: Mutex::new(None),
             predecessors,

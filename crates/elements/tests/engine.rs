@@ -25,6 +25,40 @@ fn queue_unqueue_pipeline_moves_every_packet() {
 }
 
 #[test]
+fn element_stats_count_every_element_in_and_out() {
+    let conf = "s :: InfiniteSource(LIMIT 1000, BURST 7, STOP true) -> c :: Counter -> t :: Tee(2);
+        t[0] -> q :: Queue(2000) -> d :: Discard; t[1] -> Null -> e :: Discard;";
+    let mut plain = Kit::new().build(conf).unwrap();
+    assert!(plain.read_path("element_stats").is_err());
+    for threads in [1, 2] {
+        let mut r = Kit::new()
+            .threads(threads)
+            .element_stats()
+            .build(conf)
+            .unwrap();
+        r.run();
+        let stats = r.read_path("element_stats").unwrap();
+        let line = |name: &str| -> Vec<u64> {
+            let l = stats.lines().find(|l| l.split(' ').next() == Some(name));
+            let l = l.unwrap_or_else(|| panic!("no {name} in {stats}"));
+            l.split(' ').skip(1).map(|v| v.parse().unwrap()).collect()
+        };
+        assert_eq!(line("s"), [0, 0, 1000, 69000], "-j {threads}");
+        assert_eq!(line("c"), [1000, 69000, 1000, 69000]);
+        assert_eq!(line("t"), [1000, 69000, 2000, 138000]);
+        assert_eq!(line("q"), [1000, 69000, 1000, 69000]);
+        assert_eq!(line("d"), [1000, 69000, 0, 0]);
+        assert_eq!(line("e"), [1000, 69000, 0, 0]);
+        let cycles = r.read_path("thread_cycles").unwrap();
+        assert_eq!(cycles.lines().count(), threads);
+        assert!(
+            cycles.lines().any(|l| l.split(' ').nth(1) != Some("0")),
+            "{cycles}"
+        );
+    }
+}
+
+#[test]
 fn pull_discard_drains_queue() {
     let mut r = router("InfiniteSource(LIMIT 300) -> q :: Queue(1000) -> d :: Discard");
     r.run_until_idle();

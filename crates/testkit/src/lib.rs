@@ -49,6 +49,7 @@ pub struct Kit {
     defines: Vec<(String, String)>,
     classes: Vec<ElementClass>,
     hot_swap: bool,
+    element_stats: bool,
 }
 
 impl Kit {
@@ -94,6 +95,12 @@ impl Kit {
         self
     }
 
+    /// Counts packets and bytes per element (the `element_stats` router handler).
+    pub fn element_stats(mut self) -> Kit {
+        self.element_stats = true;
+        self
+    }
+
     /// The element library, the kit's [`CLASSES`] and the extra classes.
     pub fn library(&self) -> Library {
         let mut lib = sluice_elements::library();
@@ -115,6 +122,7 @@ impl Kit {
             simtime: self.simtime,
             threads: self.threads,
             reconfigure,
+            element_stats: self.element_stats,
             ..Default::default()
         }
     }

@@ -70,9 +70,26 @@ impl Router {
     #[inline]
     pub(crate) fn push_out(&mut self, from: usize, port: usize, batch: Batch) {
         match self.outs[from].get(port).copied() {
-            Some(Some(to)) => self.push_into(to.elem, to.port, batch),
+            Some(Some(to)) => {
+                if self.counting {
+                    self.count(from, to.elem, &batch);
+                }
+                self.push_into(to.elem, to.port, batch)
+            }
             _ => self.lose(from, batch),
         }
+    }
+
+    /// Counts `batch` as leaving element `from` and entering element `to`.
+    #[cold]
+    fn count(&self, from: usize, to: usize, batch: &Batch) {
+        let packets = batch.len() as u64;
+        let bytes: u64 = batch.iter().map(|p| p.len() as u64).sum();
+        let c = &self.runtime.counts;
+        c[from].out_packets.fetch_add(packets, Ordering::Relaxed);
+        c[from].out_bytes.fetch_add(bytes, Ordering::Relaxed);
+        c[to].in_packets.fetch_add(packets, Ordering::Relaxed);
+        c[to].in_bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
     /// Drops `batch`, which element `e` pushed to an output that is not connected (Click's
@@ -173,6 +190,9 @@ impl Router {
             },
         );
         self.put_back(from.elem, el);
+        if self.counting && !b.is_empty() {
+            self.count(from.elem, to, &b);
+        }
         b
     }
 

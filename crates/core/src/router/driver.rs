@@ -252,6 +252,10 @@ impl Router {
                     let worked = ran == Some(true);
                     any_work |= worked;
                     self.tasks.note_run(id, worked, spent);
+                    if worked {
+                        let busy = &self.runtime.links[self.thread].busy_cycles;
+                        busy.store(busy.load(Ordering::Relaxed) + spent, Ordering::Relaxed);
+                    }
                     if let Some(c) = self.runtime.task_cycles.get(id) {
                         c.fetch_add(spent, Ordering::Relaxed);
                     }

@@ -61,6 +61,7 @@ const ROUTER_READ: &[&str] = &[
     "handlers",
     "timewarp",
     "drops",
+    "thread_cycles",
 ];
 
 /// What a read of an element's copies asks for.
@@ -90,6 +91,9 @@ impl Router {
                     .iter()
                     .map(|&h| (h.to_string(), if warpable(h) { "rw" } else { "r" }))
                     .collect();
+                if self.counting {
+                    v.push(("element_stats".into(), "r"));
+                }
                 v.push(("stop".into(), "w"));
                 if self.reconfigurable() {
                     v.push(("hotconfig".into(), "w"));
@@ -218,6 +222,14 @@ impl Router {
                 .map(|(n, m)| format!("{}\t{}\n", n, m))
                 .collect()),
             "tasks" => Ok(self.task_report()),
+            "element_stats" if self.counting => Ok(self.element_stats()),
+            "thread_cycles" => Ok(self
+                .runtime
+                .links
+                .iter()
+                .enumerate()
+                .map(|(t, l)| format!("{} {}\n", t, l.busy_cycles.load(Ordering::Relaxed)))
+                .collect()),
             "stop" => Err(HandlerError::NotReadable(h.into())),
             _ => Err(HandlerError::NoHandler(h.into())),
         }
@@ -611,6 +623,25 @@ impl Router {
             }
         }
         out
+    }
+
+    /// The `element_stats` router handler: for each element in configuration order, `NAME
+    /// IN_PACKETS IN_BYTES OUT_PACKETS OUT_BYTES` since the router started, all threads.
+    /// Elements that pass packets straight through count nothing.
+    fn element_stats(&self) -> String {
+        let mut s = String::new();
+        for (inf, c) in self.graph.info.iter().zip(self.runtime.counts.iter()) {
+            let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+            s.push_str(&format!(
+                "{} {} {} {} {}\n",
+                inf.name,
+                get(&c.in_packets),
+                get(&c.in_bytes),
+                get(&c.out_packets),
+                get(&c.out_bytes)
+            ));
+        }
+        s
     }
 
     pub(crate) fn task_report(&self) -> String {

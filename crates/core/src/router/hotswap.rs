@@ -69,6 +69,7 @@ impl Router {
             check_only: false,
             threads: self.runtime.nthreads(),
             reconfigure: Some(rc.clone()),
+            element_stats: self.counting,
         };
         let predecessors = (0..self.graph.info.len())
             .map(|e| {
