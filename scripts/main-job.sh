@@ -8,8 +8,9 @@
 # answered with ICMP (by type), and checks that every input frame is accounted for.
 #
 # Usage: scripts/main-job.sh [WORKDIR]   (default: a fresh temporary directory, kept)
-# Environment: CARGO_TARGET_DIR (default target), MAINJOB_SKIP_SETUP=1 to skip setup.sh,
-# MAINJOB_SKIP_BUILD=1 to use an already built binary.
+# Environment: CARGO_TARGET_DIR (default target), SLUICE_PROFILE (cargo profile, default
+# release), MAINJOB_SKIP_SETUP=1 to skip setup.sh, MAINJOB_SKIP_BUILD=1 to use an already built
+# binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -18,10 +19,10 @@ if [ "${MAINJOB_SKIP_SETUP:-0}" != 1 ]; then
   scripts/setup.sh
 fi
 if [ "${MAINJOB_SKIP_BUILD:-0}" != 1 ]; then
-  cargo build --release -q -p sluice-cli
+  cargo build --profile "${SLUICE_PROFILE:-release}" -q -p sluice-cli
 fi
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-BIN=$TARGET/release/sluice
+BIN=$TARGET/${SLUICE_PROFILE:-release}/sluice
 [ -x "$BIN" ] || { echo "main-job: $BIN not found" >&2; exit 1; }
 
 WORK=${1:-$(mktemp -d /tmp/sluice-main-job.XXXXXX)}

@@ -9,11 +9,20 @@ failed=()
 passed=0
 step() {
   local name=$1; shift
+  local t0=$SECONDS
   echo "=== $name"
-  if "$@"; then echo "=== $name: ok"; passed=$((passed + 1)); else echo "=== $name: FAILED"; failed+=("$name"); fi
+  if "$@"; then
+    echo "=== $name: ok ($((SECONDS - t0)) s)"; passed=$((passed + 1))
+  else
+    echo "=== $name: FAILED ($((SECONDS - t0)) s)"; failed+=("$name")
+  fi
 }
 
 bash scripts/setup.sh || { echo "setup failed"; exit 1; }
+
+# The suites run the binary `cargo test` builds (the optimised `tests` profile): the shipping
+# build's whole-program optimisation would add minutes and test nothing more.
+export SLUICE_PROFILE=tests
 
 step "cargo fmt" cargo fmt --all -- --check
 step "cargo clippy" cargo clippy --profile tests --workspace --all-targets -q -- -D warnings
@@ -22,7 +31,7 @@ step "cargo test" cargo test --profile tests --workspace -q
 # target dir, since `--cfg loom` rebuilds everything.
 step "loom (rings)" env RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
   cargo test --profile tests -q -p sluice-core --lib ring::loom_tests
-step "cargo build" cargo build --release -q -p sluice-cli
+step "cargo build" cargo build --profile tests -q -p sluice-cli
 step "e2e (scapy)" env SLUICE_SKIP_BUILD=1 .venv/bin/python -m pytest -q tests/e2e
 step "hostile input" env SLUICE_SKIP_BUILD=1 .venv/bin/python -m pytest -q tests/hostile
 step "differential (Click's recorded outputs)" env SLUICE_SKIP_BUILD=1 .venv/bin/python -m pytest -q tests/differential

@@ -3,29 +3,21 @@
 Packets are crafted and dissected with scapy (an independent implementation), never with
 Sluice's own parsers.
 """
-import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-BINARY = TARGET / "release" / "sluice"
-
-
-def _ensure_built():
-    if os.environ.get("SLUICE_SKIP_BUILD") != "1" or not BINARY.exists():
-        subprocess.run(
-            ["cargo", "build", "--release", "-q", "-p", "sluice-cli"], cwd=ROOT, check=True
-        )
-    return BINARY
+sys.path.insert(0, str(ROOT / "tests"))
+from sluice_binary import ensure_built  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def sluice_bin():
-    """Path to the release `sluice` binary, built once per test session."""
-    return _ensure_built()
+    """Path to the `sluice` binary (tests/sluice_binary.py), built once per test session."""
+    return ensure_built()
 
 
 @pytest.fixture

@@ -1,28 +1,24 @@
-"""Shared helpers for the hostile-input tests: the release binary and a runner that confines
+"""Shared helpers for the hostile-input tests: the binary and a runner that confines
 each run to 3 GB of address space and a wall-clock limit, so a crash, a runaway allocation or a
 hang shows up as a failed assertion rather than a stuck or killed test session."""
-import os
 import resource
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-BINARY = TARGET / "release" / "sluice"
+sys.path.insert(0, str(ROOT / "tests"))
+from sluice_binary import ensure_built  # noqa: E402
+
 MEMORY_LIMIT = 3_000_000 * 1024  # `ulimit -v 3000000`
 
 
 @pytest.fixture(scope="session")
 def sluice_bin():
-    """Path to the release `sluice` binary, built once per session unless
-    SLUICE_SKIP_BUILD=1 and it exists."""
-    if os.environ.get("SLUICE_SKIP_BUILD") != "1" or not BINARY.exists():
-        subprocess.run(
-            ["cargo", "build", "--release", "-q", "-p", "sluice-cli"], cwd=ROOT, check=True
-        )
-    return BINARY
+    """Path to the `sluice` binary (tests/sluice_binary.py), built once per session."""
+    return ensure_built()
 
 
 def _limit_memory():

@@ -7,8 +7,6 @@ captures, a failed output (ToDump on a full device) and IPGWOptions on malformed
 (checked against Click's elements/ip/ipgwoptions.cc). Captures are written and dissected by
 scapy.
 """
-import os
-import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +15,9 @@ import pytest
 from scapy.all import IP, UDP, Ether, IPOption, PcapNgWriter, Raw, rdpcap, wrpcap
 
 ROOT = Path(__file__).resolve().parents[2]
-BINARY = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "sluice"
+sys.path.insert(0, str(ROOT / "tests"))
+from sluice_binary import BINARY, ensure_built  # noqa: E402
+
 # `ulimit -v 3000000` (KiB).
 ADDRESS_SPACE = 3_000_000 * 1024
 
@@ -34,8 +34,7 @@ sys.exit(r.returncode if r.returncode >= 0 else 128 - r.returncode)
 
 @pytest.fixture(scope="module")
 def sluice():
-    if os.environ.get("SLUICE_SKIP_BUILD") != "1" or not BINARY.exists():
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "sluice-cli"], cwd=ROOT, check=True)
+    ensure_built()
 
     def run(*args, cwd=None, timeout=120, address_space=ADDRESS_SPACE):
         """Runs sluice; checks it ended by itself (0 or 1, no signal, no panic); returns

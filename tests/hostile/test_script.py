@@ -2,24 +2,25 @@
 variables, loops that never wait, stop signals during a long script step, oversized
 ControlSocket lines, and -u/-p on paths and ports that are taken. Every run must end by itself,
 in bounded time and memory, with a clear message."""
-import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-BINARY = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "sluice"
+sys.path.insert(0, str(ROOT / "tests"))
+from sluice_binary import ensure_built  # noqa: E402
+
 MIB = 1 << 20
 
 
 @pytest.fixture(scope="module")
 def sluice():
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "sluice-cli"], cwd=ROOT, check=True)
-    return str(BINARY)
+    return str(ensure_built())
 
 
 def peak_rss(pid):

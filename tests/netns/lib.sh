@@ -101,7 +101,7 @@ router_tune() {
 
 sluice_bin() {
   if [ -n "${SLUICE:-}" ]; then echo "$SLUICE"; return; fi
-  echo "${CARGO_TARGET_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/target}/release/sluice"
+  echo "${CARGO_TARGET_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/target}/${SLUICE_PROFILE:-release}/sluice"
 }
 
 # sluice_start NS CONF [ARGS...]: starts Sluice on CONF (a string) inside NS and waits until

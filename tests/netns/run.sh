@@ -6,7 +6,7 @@
 #   tests/netns/run.sh [PATTERN]     run the scenarios whose name contains PATTERN
 #
 # Needs root (namespaces, raw sockets). Missing tools are installed by scripts/setup.sh. The
-# sluice binary is built with cargo (release) unless $SLUICE names one. Every scenario runs in
+# sluice binary is built with cargo (the profile $SLUICE_PROFILE, default release) unless $SLUICE names one. Every scenario runs in
 # its own subshell with its own namespaces, deleted on exit even when it fails. A scenario that
 # needs what this kernel lacks and cannot be installed (ESP in Linux's IPsec) exits 77 with the
 # reason as its last line: it is listed as not run. The last line is "N passed, N failed,
@@ -32,12 +32,12 @@ done
 
 if [ -z "${SLUICE:-}" ]; then
   export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-  if ! cargo build -q --release -p sluice-cli; then
+  if ! cargo build -q --profile "${SLUICE_PROFILE:-release}" -p sluice-cli; then
     echo "cannot build sluice"
     echo "0 passed, 1 failed"
     exit 1
   fi
-  export SLUICE="$CARGO_TARGET_DIR/release/sluice"
+  export SLUICE="$CARGO_TARGET_DIR/${SLUICE_PROFILE:-release}/sluice"
 fi
 
 pattern="${1:-}"
