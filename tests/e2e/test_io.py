@@ -176,3 +176,31 @@ def test_hot_swap_over_control_socket(sluice_bin, tmp_path):
         while cl.read("d.count") != "5" and time.time() < deadline:
             time.sleep(0.05)
         assert cl.read("d.count") == "5"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_hot_swaps_under_load_lose_and_repeat_nothing(sluice_bin, tmp_path, threads):
+    """A source at a fixed rate runs through six hot swaps (alternating queue capacities, so
+    each is a new configuration): every packet it sent reaches the sink exactly once, with one
+    thread and with the source and the sink on different threads (the queue then a ring)."""
+    port = free_port()
+    total = 24000
+
+    def conf(cap):
+        c = (f"s :: RatedSource(RATE 12000, LIMIT {total}) -> q :: Queue({cap}) -> "
+             "u :: Unqueue(BURST 32) -> c :: Counter -> d :: Discard;")
+        return c + ("StaticThreadSched(s 0, u 1);" if threads > 1 else "")
+
+    args = [str(sluice_bin), "-R", "-j", str(threads), "-p", str(port), "-e", conf(4096)]
+    with control_session(args, port, tmp_path) as cl:
+        for i in range(6):
+            time.sleep(0.25)
+            reply = cl.cmd(f"WRITE hotconfig {conf(3000 + 1000 * (i % 2))}")
+            assert reply == "200 Write handler 'hotconfig' OK", reply
+        assert 0 < int(cl.read("s.count")) < total, "the swaps happened while packets flowed"
+        deadline = time.time() + 20
+        while cl.read("d.count") != str(total) and time.time() < deadline:
+            time.sleep(0.1)
+        got = {h: int(cl.read(h)) for h in ("s.count", "c.count", "d.count", "q.drops")}
+        assert got == {"s.count": total, "c.count": total, "d.count": total, "q.drops": 0}
+        assert "hot swap" not in cl.read("drops")

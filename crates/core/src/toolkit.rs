@@ -344,6 +344,17 @@ impl Trigger {
         }
     }
 
+    /// Disarms the call if `tally` is already at or past N (counts taken over at a hot swap:
+    /// the old configuration made that call, or the count passed it before this one ran).
+    pub fn disarm_if_reached(&mut self, tally: &Tally) {
+        if let Some(c) = &self.call {
+            self.fired |= match self.watch {
+                Watch::Packets => tally.count >= c.at,
+                Watch::Bytes => tally.bytes >= c.at,
+            };
+        }
+    }
+
     /// Arms the call again (a reset).
     pub fn rearm(&mut self) {
         self.fired = false;

@@ -113,10 +113,32 @@ fn hot_swap_works_with_two_threads() {
     let mut r = Kit::sim().threads(2).hot_swap().router(conf);
     r.run_until_idle();
     assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 2000);
-    r.write_path("hotconfig", &conf.replace("2000", "500"))
+    // The new source goes on from 2000 to its LIMIT; the counter keeps counting.
+    r.write_path("hotconfig", &conf.replace("2000", "2500"))
         .unwrap();
     r.run_until_idle();
-    assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 500);
+    assert_eq!(num(&mut r, "a.count"), 2500);
+    assert_eq!(num(&mut r, "c.count") + num(&mut r, "q.drops"), 2500);
+}
+
+#[test]
+fn sources_and_counters_go_on_from_where_the_old_ones_were() {
+    // The byte call stops the first run at its last packet; taken over, it is not made again.
+    let conf = |limit: u32| {
+        format!(
+            "s :: InfiniteSource(LIMIT {limit}, BURST 10) -> c :: Counter(BYTE_COUNT_CALL 41400 stop) \
+             -> q :: Queue(2000) -> d :: Discard; r :: RatedSource(RATE 1000, LIMIT {limit}) \
+             -> rc :: Counter -> Discard;"
+        )
+    };
+    let mut r = Kit::sim().hot_swap().router(&conf(600));
+    r.run_until_idle();
+    assert_eq!(num(&mut r, "c.count"), 600);
+    r.write_path("hotconfig", &conf(1000)).unwrap();
+    r.run_until_idle();
+    for h in ["s.count", "c.count", "d.count", "r.count", "rc.count"] {
+        assert_eq!(num(&mut r, h), 1000, "{h}");
+    }
 }
 
 #[test]

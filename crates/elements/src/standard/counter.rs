@@ -22,6 +22,9 @@
 //!   replaces it and re-arms it (a HANDLER that is not writable is refused).
 //!   `byte_count_call` (w): the same for BYTE_COUNT_CALL.
 //!
+//! Hot swap: a Counter of the same name keeps counting from the old one's counts and rates
+//! (its calls are those of the new configuration).
+//!
 //! Example: `... -> c :: Counter(COUNT_CALL 1000 stop) -> ...` (stop after 1000 packets)
 
 use sluice_core::toolkit::{OutBatch, Tally, Trigger, Watch};
@@ -85,6 +88,15 @@ impl Element for Counter {
             self.tally.update(cx.now());
         }
         b
+    }
+
+    fn take_state(&mut self, old: &mut dyn Element, _cx: &mut Cx) {
+        if let Some(old) = old.as_any_mut().downcast_mut::<Counter>() {
+            self.tally = old.tally.clone();
+            for c in &mut self.calls {
+                c.disarm_if_reached(&self.tally);
+            }
+        }
     }
 
     fn handler_table(&self) -> Handlers {

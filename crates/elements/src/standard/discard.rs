@@ -12,6 +12,8 @@
 //!   as a batch holds.
 //!
 //! Handlers: `count` (r, packets discarded), `reset_counts` (w), `active` (rw).
+//!
+//! Hot swap: a Discard of the same name keeps the old one's count.
 
 use sluice_core::{Batch, Concurrency, ConfigCx, Cx, Element, ElementClass, Handlers, InitCx};
 use sluice_core::{PullNotes, Table};
@@ -72,6 +74,12 @@ impl Element for Discard {
         drop(b);
         cx.reschedule_pull(&self.notifiers, got);
         got
+    }
+
+    fn take_state(&mut self, old: &mut dyn Element, _cx: &mut Cx) {
+        if let Some(old) = old.as_any_mut().downcast_mut::<Discard>() {
+            self.count = old.count;
+        }
     }
 
     fn handler_table(&self) -> Handlers {

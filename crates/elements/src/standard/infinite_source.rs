@@ -25,6 +25,9 @@
 //! Handlers: `count` (r), `reset` (w), `data` (rw), `burst` (rw), `limit` (rw), `active` (rw),
 //! `length` (rw).
 //!
+//! Hot swap: an InfiniteSource of the same name goes on from the old one's count (LIMIT counts
+//! the packets both sent).
+//!
 //! Example: `InfiniteSource(LIMIT 1000, STOP true) -> Counter -> Discard`
 
 use sluice_core::BATCH_MAX;
@@ -134,6 +137,12 @@ impl Element for InfiniteSource {
             cx.set_notifier(n, false);
         }
         Batch::new()
+    }
+
+    fn take_state(&mut self, old: &mut dyn Element, cx: &mut Cx) {
+        if let Some(old) = old.as_any_mut().downcast_mut::<InfiniteSource>() {
+            self.core.take_progress(&old.core, cx);
+        }
     }
 
     fn handler_table(&self) -> Handlers {

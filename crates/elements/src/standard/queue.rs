@@ -20,7 +20,8 @@
 //! ThreadSafeQueue's lock-free ring and has ThreadSafeQueue's handlers.
 //!
 //! Hot swap: a queue takes the packets of its predecessor of the same name and class, oldest
-//! first; those beyond its capacity are dropped and counted.
+//! first; those beyond its capacity are dropped and counted. It keeps the predecessor's drop
+//! counts and highwater mark too.
 //!
 //! Arguments:
 //! - `CAPACITY` (integer, default 1000): maximum packets held.
@@ -168,6 +169,9 @@ impl Element for Queue {
         let Some(old) = old.as_any_mut().downcast_mut::<Queue>() else {
             return;
         };
+        self.overflow += old.overflow;
+        self.drops.take(&mut old.drops);
+        self.highwater = old.highwater;
         let room = self.capacity.saturating_sub(self.q.len());
         let n = old.q.len();
         self.q.extend(old.q.drain(..n.min(room)));

@@ -22,6 +22,9 @@
 //!
 //! Each packet's timestamp annotation is set to the time it was emitted.
 //!
+//! Hot swap: a RatedSource of the same name goes on from the old one's count, on its schedule
+//! if RATE is unchanged (otherwise from now at the new rate).
+//!
 //! Handlers: `count` (r), `reset` (w, zero the count and restart), `data` (rw), `rate` (rw),
 //! `limit` (rw), `active` (rw), `length` (rw).
 //!
@@ -138,6 +141,18 @@ impl Element for RatedSource {
         let b = self.core.make_batch(n as usize, Some(now));
         self.core.check_end(cx);
         b
+    }
+
+    fn take_state(&mut self, old: &mut dyn Element, cx: &mut Cx) {
+        let Some(old) = old.as_any_mut().downcast_mut::<RatedSource>() else {
+            return;
+        };
+        self.core.take_progress(&old.core, cx);
+        if old.rate == self.rate {
+            (self.start, self.base) = (old.start, old.base);
+        } else {
+            self.restart();
+        }
     }
 
     fn handler_table(&self) -> Handlers {

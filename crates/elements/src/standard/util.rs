@@ -402,6 +402,15 @@ impl SourceCore {
         Ok(())
     }
 
+    /// Hot swap: goes on from `old`'s progress (packets sent; the end, if this LIMIT is
+    /// reached too), so that a swap neither repeats nor skips packets. Ends now if this LIMIT
+    /// is reached and `old`'s was not.
+    pub(crate) fn take_progress(&mut self, old: &SourceCore, cx: &mut Cx) {
+        self.count = old.count;
+        self.ended = old.ended && self.remaining() == 0;
+        self.check_end(cx);
+    }
+
     /// Packets still to send.
     pub(crate) fn remaining(&self) -> u64 {
         if self.limit < 0 {
