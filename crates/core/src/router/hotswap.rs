@@ -62,7 +62,14 @@ impl Router {
         let Some(rc) = self.runtime.reconfigure.clone() else {
             return Err(HandlerError::NoHandler("hotconfig".into()));
         };
-        let flat = (rc.parse)(text).map_err(|e| HandlerError::Failed(e.join("\n")))?;
+        let began = std::time::Instant::now();
+        let flat = (rc.parse)(text).map_err(|e| {
+            tracing::warn!(
+                errors = e.len(),
+                "hot swap refused: the configuration does not parse"
+            );
+            HandlerError::Failed(e.join("\n"))
+        })?;
         let opts = RouterOptions {
             simtime: self.clock.is_simulated(),
             source: text.to_string(),
@@ -81,9 +88,18 @@ impl Router {
             .collect();
         let new = Router::build(flat, &rc.library, opts, self.clock.clone(), predecessors);
         let new = new.map_err(|mut e| {
+            tracing::warn!(
+                errors = e.len(),
+                "hot swap refused: the configuration does not initialise"
+            );
             e.push("Router could not be initialized!".into());
             HandlerError::Failed(e.join("\n"))
         })?;
+        tracing::info!(
+            elements = new.graph.info.len(),
+            build_ms = began.elapsed().as_secs_f64() * 1e3,
+            "hot swap: new configuration built"
+        );
         if let Ok(mut slot) = self.runtime.hotswap.lock() {
             *slot = Some(Box::new(new));
         }
@@ -99,6 +115,7 @@ impl Router {
         let Some(mut new) = self.runtime.hotswap.lock().ok().and_then(|mut s| s.take()) else {
             return false;
         };
+        let mut taken = 0;
         for e in 0..new.slots.len() {
             let Some(&o) = self.graph.names.get(&new.graph.info[e].name) else {
                 continue;
@@ -111,15 +128,24 @@ impl Router {
             };
             new.with_element(e, |el, cx| el.take_state(&mut *old, cx));
             self.slots[o].elem = Some(old);
+            taken += 1;
         }
         // Packets no successor took (a queue removed, or replaced by another class) are
         // freed with their element and counted, with those of earlier swaps.
         let mut retired = std::mem::take(&mut *lock(&self.runtime.retired));
+        let mut freed = 0;
         for o in 0..self.slots.len() {
             if let Some((held, _)) = self.storage_of(o).filter(|s| s.0 > 0) {
                 retired.push((self.graph.info[o].name.clone(), held as u64));
+                freed += held;
             }
         }
+        tracing::info!(
+            elements = new.slots.len(),
+            took_state = taken,
+            freed_packets = freed,
+            "hot swap: new configuration installed"
+        );
         *lock(&new.runtime.retired) = retired;
         if self.run_failed() {
             new.runtime.failed.store(true, Ordering::Relaxed);

@@ -423,6 +423,13 @@ impl Router {
         self.balance_seen = tc;
         let moves = threads::rebalance(&p.groups, &cost, &current, self.runtime.nthreads());
         for (g, to) in moves {
+            tracing::info!(
+                group = g,
+                from = current[g],
+                to,
+                cycles = cost[g],
+                "adaptive placement: moving a task group"
+            );
             self.runtime.migrating.fetch_add(1, Ordering::AcqRel);
             self.runtime
                 .post(current[g], Request::Release { group: g, to });
