@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from scapy.all import (ARP, ICMP, IP, UDP, Ether, IPerror, IPOption_RR, IPOption_Timestamp,
                        Raw, defragment, rdpcap, wrpcap)
+from sluice_output import parse_handlers
 
 ROOT = Path(__file__).resolve().parents[2]
 GEN = ROOT / "scripts" / "make-ip-conf.py"
@@ -38,21 +39,6 @@ def arp_reply(mac, ip, router_mac, router_ip, t=0.0):
     p = Ether(src=mac, dst=router_mac) / ARP(op=2, hwsrc=mac, psrc=ip, hwdst=router_mac, pdst=router_ip)
     p.time = t
     return p
-
-
-def parse_handlers(out):
-    res, name = {}, None
-    for line in out.splitlines():
-        if name is None and line.endswith(":") and "." in line:
-            name, buf = line[:-1], []
-        elif name is not None and line == "" and buf is not None:
-            res[name] = "\n".join(buf)
-            name = None
-        elif name is not None:
-            buf.append(line)
-    if name is not None:
-        res[name] = "\n".join(buf)
-    return res
 
 
 def udp(src, dst, ttl=64, n=16, **kw):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from scapy.all import IP, TCP, UDP, Ether, Raw, rdpcap, wrpcap
+from sluice_output import parse_handlers
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf" / "diffserv-edge.click"
@@ -92,23 +93,6 @@ def traffic():
     runt.time = ms(2500)
     pkts.append(runt)
     return pkts, phase
-
-
-def parse_handlers(out):
-    """`-h` output: NAME:\\nVALUE\\n\\n blocks."""
-    res, lines = {}, out.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.endswith(":") and "." in line:
-            name, buf = line[:-1], []
-            i += 1
-            while i < len(lines) and lines[i] != "":
-                buf.append(lines[i])
-                i += 1
-            res[name] = "\n".join(buf)
-        i += 1
-    return res
 
 
 @pytest.fixture(scope="module")

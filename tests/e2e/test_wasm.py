@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from scapy.all import IP, UDP, Ether, Raw, rdpcap, wrpcap
+from sluice_output import parse_handlers
 
 ROOT = Path(__file__).resolve().parents[2]
 EXT = ROOT / "extensions"
@@ -31,23 +32,6 @@ def traffic():
         p.time = 1.0 + i / 1000
         pkts.append(Ether(bytes(p)))
     return pkts
-
-
-def parse_handlers(out):
-    """`-h` output: NAME:\\nVALUE\\n\\n blocks."""
-    res, lines = {}, out.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.endswith(":") and "." in line:
-            name, buf = line[:-1], []
-            i += 1
-            while i < len(lines) and lines[i] != "":
-                buf.append(lines[i])
-                i += 1
-            res[name] = "\n".join(buf)
-        i += 1
-    return res
 
 
 def dropped(details, reason):

@@ -128,6 +128,8 @@ pub struct CPUSched {
     batch: usize,
     /// The potential of the flow chosen last.
     system: f64,
+    /// Per input: found empty during the current task run (kept to avoid an allocation per run).
+    skip: Vec<bool>,
 }
 
 impl Default for CPUSched {
@@ -137,6 +139,7 @@ impl Default for CPUSched {
             burst: BATCH_MAX,
             batch: 1,
             system: 0.0,
+            skip: Vec::new(),
         }
     }
 }
@@ -287,7 +290,9 @@ impl Element for CPUSched {
     }
 
     fn run_task(&mut self, cx: &mut Cx) -> bool {
-        let mut skip = vec![false; self.flows.len()];
+        let mut skip = std::mem::take(&mut self.skip);
+        skip.clear();
+        skip.resize(self.flows.len(), false);
         let mut moved = 0;
         while moved < self.burst {
             let Some(i) = self.choose(cx, &skip) else {
@@ -310,6 +315,7 @@ impl Element for CPUSched {
             self.charge(i, n, bytes, cycles().wrapping_sub(t0));
             moved += n;
         }
+        self.skip = skip;
         let more = self
             .flows
             .iter()
