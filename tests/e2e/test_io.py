@@ -1,6 +1,7 @@
 """End-to-end tests of trace I/O and control: FromDump -> ToDump byte identity on pcaps
 written by scapy, and a ControlSocket driven by a TCP client while sluice runs."""
 import contextlib
+import json
 import socket
 import subprocess
 import time
@@ -9,6 +10,7 @@ from decimal import Decimal
 import pytest
 from scapy.all import IP, TCP, UDP, Ether, ICMP, Raw, rdpcap, wrpcap
 from scapy.layers.inet6 import IPv6
+from processes import free_port
 
 
 def sample_packets(nano):
@@ -77,14 +79,6 @@ def test_truncated_pcap_is_counted_not_fatal(run_sluice, tmp_path):
     assert "fd:" in proc.stderr and "truncated" in proc.stderr  # reported with the name
     assert "c.count:\n5\n" in proc.stdout
     assert "fd.errors:\n1\n" in proc.stdout
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Client:
@@ -204,3 +198,31 @@ def test_hot_swaps_under_load_lose_and_repeat_nothing(sluice_bin, tmp_path, thre
         got = {h: int(cl.read(h)) for h in ("s.count", "c.count", "d.count", "q.drops")}
         assert got == {"s.count": total, "c.count": total, "d.count": total, "q.drops": 0}
         assert "hot swap" not in cl.read("drops")
+
+
+def test_log_events_are_structured_and_quiet_by_default(sluice_bin, tmp_path):
+    """`--log info --log-format json` writes a hot swap as JSON events on standard error;
+    without `--log` the same run writes nothing there."""
+    conf = "i :: Idle -> q :: Queue -> d :: Discard;"
+    for log in (["--log", "info", "--log-format", "json"], []):
+        port = free_port()
+        args = [str(sluice_bin), *log, "-R", "-p", str(port), "-e", conf]
+        proc = subprocess.Popen(args, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+        try:
+            cl = Client(port)
+            assert cl.line() == "Click::ControlSocket/1.3"
+            assert cl.cmd(f"WRITE hotconfig {conf}") == "200 Write handler 'hotconfig' OK"
+            assert cl.cmd("WRITE stop") == "200 Write handler 'stop' OK"
+            _, err = proc.communicate(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        if not log:
+            assert err == ""
+            continue
+        events = [json.loads(line) for line in err.splitlines()]
+        messages = [e["fields"]["message"] for e in events]
+        assert messages == ["hot swap: new configuration built",
+                            "hot swap: new configuration installed"], err
+        assert all(e["level"] == "INFO" for e in events)
+        assert events[1]["fields"]["took_state"] == 4  # i, q, d and the ControlSocket

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod logging;
 mod options;
 mod scaling;
 
@@ -37,14 +38,16 @@ fn main() -> ExitCode {
     }
 }
 
-/// Every element class the command knows: the element library and WasmElement.
+/// Every element class the command knows: the element library, WasmElement and HTTPServer.
 fn library() -> sluice_core::Library {
     let mut lib = sluice_elements::library();
     lib.add(sluice_wasm::CLASSES);
+    lib.add(sluice_http::CLASSES);
     lib
 }
 
 fn run(opts: Options) -> Result<u8, ()> {
+    logging::init(opts.log_level, opts.log_format);
     let done = match &opts.command {
         Command::Help => {
             print!("{}", options::USAGE);
@@ -192,6 +195,22 @@ fn add_control_sockets(flat: &mut FlatConfig, opts: &Options, swapped: bool) {
     }
 }
 
+/// Adds the HTTPServer of `--http` as `sluice@@HTTPServer`. In a hot-swapped configuration
+/// it takes over its predecessor's socket.
+fn add_http_server(flat: &mut FlatConfig, opts: &Options) {
+    if let Some((config, at)) = &opts.http {
+        flat.elements.push(FlatElement {
+            name: "sluice@@HTTPServer".into(),
+            class: "HTTPServer".into(),
+            config: config.clone(),
+            landmark: Landmark {
+                file: "<command line>".into(),
+                line: *at,
+            },
+        });
+    }
+}
+
 fn build(
     mut flat: FlatConfig,
     source: String,
@@ -199,6 +218,7 @@ fn build(
     check_only: bool,
 ) -> Result<Router, ()> {
     add_control_sockets(&mut flat, opts, false);
+    add_http_server(&mut flat, opts);
     let lib = crate::library();
     let ropts = RouterOptions {
         simtime: opts.simtime,
@@ -206,7 +226,7 @@ fn build(
         check_only,
         threads: opts.threads,
         reconfigure: opts.reconfigure.then(|| reconfigure(opts, &lib)),
-        element_stats: false,
+        element_stats: opts.http.is_some(),
     };
     Router::new(flat, &lib, ropts).map_err(|errors| {
         for e in errors {
@@ -217,7 +237,7 @@ fn build(
 }
 
 /// How `hotconfig` builds a configuration: parsed with the command line's parameters, plus
-/// the command line's ControlSockets.
+/// the command line's ControlSockets and HTTPServer.
 fn reconfigure(opts: &Options, lib: &sluice_core::Library) -> Reconfigure {
     let opts = opts.clone();
     let classes = lib.clone();
@@ -229,6 +249,7 @@ fn reconfigure(opts: &Options, lib: &sluice_core::Library) -> Reconfigure {
                 sluice_lang::parse_config_with_classes(text, "config", &opts.defines, &is_class)
                     .map_err(|d| d.iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
             add_control_sockets(&mut flat, &opts, true);
+            add_http_server(&mut flat, &opts);
             Ok(flat)
         }),
     }

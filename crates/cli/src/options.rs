@@ -4,6 +4,9 @@ use sluice_core::threads::MAX_THREADS;
 use sluice_elements::script::control_socket::TcpPort;
 use sluice_elements::script::functions::quote;
 use sluice_lang::args::FromArg;
+use tracing_subscriber::filter::LevelFilter;
+
+use crate::logging::{parse_level, LogFormat};
 
 /// What to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +47,13 @@ pub struct Options {
     pub simtime: bool,
     /// `-R`: provide the `hotconfig` write handler.
     pub reconfigure: bool,
+    /// The HTTPServer of `--http`, `--http-token-file` and `--http-read-only`: its
+    /// configuration and the `--http` option's argument position.
+    pub http: Option<(String, u32)>,
+    /// `--log LEVEL` (or `$SLUICE_LOG`): the least severe log events written.
+    pub log_level: LevelFilter,
+    /// `--log-format text|json`.
+    pub log_format: LogFormat,
     pub defines: Vec<(String, String)>,
 }
 
@@ -76,6 +86,19 @@ Options (as in Click):
   -R, --allow-reconfigure  Provide a writable 'hotconfig' handler: writing a configuration
                            to it replaces the running one, keeping same-named elements' state.
       --simtime            Run on a simulated clock: jump to the next timer when idle.
+
+HTTP control (Sluice's):
+      --http [ADDR:]PORT   Serve the HTTP/JSON API, Prometheus metrics (/metrics) and the
+                           web view on ADDR (default 127.0.0.1) port PORT, and count packets
+                           per element (see `sluice doc HTTPServer`).
+      --http-token-file FILE
+                           Require 'Authorization: Bearer TOKEN', TOKEN read from FILE.
+      --http-read-only     Refuse handler writes, hot swaps and route changes (403).
+
+Logs (Sluice's): control events (hot swaps, placement moves, HTTP requests, routes).
+      --log LEVEL          off, error, warn (the default, or $SLUICE_LOG), info, debug, trace.
+      --log-format FORMAT  text (the default) or json: one JSON object per line.
+
       --help               Print this message.  --version  Print the version.
   PARAM=VALUE              Define configuration parameter $PARAM.
 ";
@@ -93,6 +116,11 @@ const OPTIONS: &[(&str, Option<char>, bool)] = &[
     ("threads", Some('j'), true),
     ("allow-reconfigure", Some('R'), false),
     ("simtime", None, false),
+    ("http", None, true),
+    ("http-token-file", None, true),
+    ("http-read-only", None, false),
+    ("log", None, true),
+    ("log-format", None, true),
     ("help", None, false),
     ("version", Some('v'), false),
 ];
@@ -183,8 +211,16 @@ impl Options {
             threads: 1,
             simtime: false,
             reconfigure: false,
+            http: None,
+            log_level: match std::env::var("SLUICE_LOG") {
+                Ok(v) => parse_level(&v).map_err(|e| format!("SLUICE_LOG: {e}"))?,
+                Err(_) => LevelFilter::WARN,
+            },
+            log_format: LogFormat::Text,
             defines: Vec::new(),
         };
+        let mut http: Option<(HttpListen, u32)> = None;
+        let (mut token_file, mut http_read_only) = (None, false);
         let mut i = 0;
         if let Some(first) = args.first() {
             let cmd = match first.as_str() {
@@ -238,6 +274,11 @@ impl Options {
                 }
                 Some("simtime") => o.simtime = true,
                 Some("allow-reconfigure") => o.reconfigure = true,
+                Some("http") => http = Some((HttpListen::parse(&v)?, at)),
+                Some("http-token-file") => token_file = Some(v),
+                Some("http-read-only") => http_read_only = true,
+                Some("log") => o.log_level = parse_level(&v)?,
+                Some("log-format") => o.log_format = v.parse()?,
                 Some("help") => o.command = Command::Help,
                 Some("version") => o.command = Command::Version,
                 _ => {
@@ -252,7 +293,49 @@ impl Options {
                 }
             }
         }
+        match http {
+            Some((listen, at)) => {
+                let mut config = format!("PORT {}, ADDRESS {}", listen.port, listen.address);
+                if let Some(f) = token_file {
+                    config.push_str(&format!(", TOKEN_FILE {}", quote(&f)));
+                }
+                if http_read_only {
+                    config.push_str(", READ_ONLY true");
+                }
+                o.http = Some((config, at));
+            }
+            None if token_file.is_some() || http_read_only => {
+                return Err("'--http-token-file' and '--http-read-only' need '--http'".into())
+            }
+            None => {}
+        }
         Ok(o)
+    }
+}
+
+/// The argument of `--http`: `[ADDR:]PORT`, ADDR an IPv4 address or a bracketed IPv6 one.
+struct HttpListen {
+    address: std::net::IpAddr,
+    port: u16,
+}
+
+impl HttpListen {
+    fn parse(v: &str) -> Result<HttpListen, String> {
+        let bad = || format!("'--http' expects [ADDR:]PORT, not '{}'", v);
+        let (addr, port) = match v.rsplit_once(':') {
+            Some((a, p)) => {
+                let a = a
+                    .strip_prefix('[')
+                    .and_then(|a| a.strip_suffix(']'))
+                    .unwrap_or(a);
+                (a.parse().map_err(|_| bad())?, p)
+            }
+            None => (std::net::IpAddr::from([127, 0, 0, 1]), v),
+        };
+        Ok(HttpListen {
+            address: addr,
+            port: port.parse().map_err(|_| bad())?,
+        })
     }
 }
 
@@ -323,6 +406,34 @@ mod tests {
         assert_eq!(parse(&["-j", "256"]).threads, MAX_THREADS);
         let e = Options::parse(&["-j".to_string(), "100000".to_string()]).unwrap_err();
         assert!(e.contains("at most 256"), "{e}");
+    }
+
+    #[test]
+    fn http_options() {
+        assert_eq!(parse(&["x.click"]).http, None);
+        let o = parse(&["x.click", "--http", "7780"]);
+        assert_eq!(
+            o.http,
+            Some(("PORT 7780, ADDRESS 127.0.0.1".to_string(), 2))
+        );
+        let o = parse(&[
+            "--http=[::1]:0",
+            "--http-token-file",
+            "/tmp/a token",
+            "--http-read-only",
+        ]);
+        assert_eq!(
+            o.http.unwrap().0,
+            "PORT 0, ADDRESS ::1, TOKEN_FILE \"/tmp/a token\", READ_ONLY true"
+        );
+        let o = parse(&["--http", "0.0.0.0:8080"]);
+        assert_eq!(o.http.unwrap().0, "PORT 8080, ADDRESS 0.0.0.0");
+        for bad in ["x", "70000", "localhost:80", "1.2.3.4:"] {
+            let e = Options::parse(&["--http".to_string(), bad.to_string()]).unwrap_err();
+            assert!(e.contains("expects [ADDR:]PORT"), "{e}");
+        }
+        let e = Options::parse(&["--http-read-only".to_string()]).unwrap_err();
+        assert!(e.contains("need '--http'"), "{e}");
     }
 
     #[test]
