@@ -19,6 +19,7 @@ pub mod ipsec;
 pub mod lookup;
 pub mod nat;
 pub mod qos;
+pub mod routing;
 pub mod script;
 pub mod standard;
 pub mod tcpudp;
@@ -38,6 +39,7 @@ pub fn library() -> Library {
         device::CLASSES,
         classify::CLASSES,
         lookup::CLASSES,
+        routing::CLASSES,
         ip::CLASSES,
         ip6::CLASSES,
         analysis::CLASSES,
