@@ -564,6 +564,7 @@ fn lookup_handlers() {
             "18.26.4.0/24\t\t-\t\t1\n0.0.0.0/0\t\t18.26.4.1\t0\n"
         };
         assert_eq!(r.read_path("rt.table").unwrap(), want, "{class}");
+        assert_eq!(r.read_path("rt.size").unwrap(), "2\n", "{class}");
         let look = |r: &mut Router, a: &str| {
             r.read_path_param("rt.lookup", Some(a))
                 .unwrap()

@@ -425,8 +425,9 @@ mod tests {
             ("r.class", "RadixIPLookup\n", false),
             ("r.config", "0/0 0\n", false),
             ("r.ports", "1 input\npush\t-\tc [0]\n1 output\npush\t-\t\n", false),
-            ("r.handlers", "table\tr\nctrl\tw\ndrops\tr\n", false),
+            ("r.handlers", "table\tr\nsize\tr\nctrl\tw\ndrops\tr\n", false),
             ("r.table", "0.0.0.0/0\t\t-\t\t0\n", false),
+            ("r.size", "1\n", false),
             ("r.ctrl", "", true),
         ])
     }

@@ -94,7 +94,7 @@ impl Exposition {
     }
 }
 
-/// The route lookup classes, whose `table` handler lists routes.
+/// The route lookup classes, whose `size` handler counts their routes.
 fn is_route_table(class: &str) -> bool {
     sluice_elements::lookup::CLASSES
         .iter()
@@ -172,8 +172,11 @@ pub fn collect(ctl: &mut dyn Control) -> Result<String, HandlerError> {
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for e in &elements {
         if is_route_table(&e.class) {
-            if let Ok(t) = ctl.read(&format!("{}.table", e.name), None) {
-                let n = graph::parse_routes(&t).len() as u64;
+            if let Some(n) = ctl
+                .read(&format!("{}.size", e.name), None)
+                .ok()
+                .and_then(|t| t.trim().parse::<u64>().ok())
+            {
                 routes.push((vec![("element", e.name.clone())], n));
             }
             continue;

@@ -232,6 +232,7 @@ impl<T: Lpm + CacheCtl + 'static> Element for LookupElem<T> {
     fn handler_table(&self) -> Handlers {
         let mut t = Table::<Self>::new()
             .read("table", |e| e.table.unparse())
+            .read("size", |e| e.table.len())
             .read_param("lookup", Self::lookup);
         if self.dynamic {
             t = t

@@ -27,6 +27,7 @@
 //! Handlers:
 //! - `table` (r): `# Active routes` then one `DST/LEN<TAB>GW<TAB>OUT` line per route (Click's
 //!   listing).
+//! - `size` (r): the number of routes (cheap to read for a full table).
 //! - `lookup ADDR` (r, takes a parameter): the route for ADDR as `OUT GW` (or `OUT` without
 //!   gateway, `-1` for no route), e.g. `READ rt.lookup 2001:db8::7`.
 //! - `add` (w): add routes `DST/LEN [GW] OUT` (comma-separated), replacing a route for the

@@ -29,6 +29,7 @@
 //!
 //! Handlers:
 //! - `table` (r): the routes, one `ADDR/MASK<TAB>GW<TAB>OUT` line each (`-` for no gateway).
+//! - `size` (r): the number of routes (cheap to read for a full table).
 //! - `lookup ADDR` (r, takes a parameter): the route for address ADDR as `OUT GW` (or `OUT`
 //!   without gateway, `-1` for no route), e.g. `READ rt.lookup 198.18.1.7`.
 //! - `add` (w): add routes `ADDR/MASK [GW] OUT` (comma-separated); fails if the prefix exists.
