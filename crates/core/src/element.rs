@@ -258,7 +258,8 @@ pub trait Element: AsAny + Send {
     /// Hot swap (Click's `take_state`): takes what this element keeps from `old`, the element
     /// of the same name and class in the configuration being replaced — queued packets,
     /// tables, counters, open sockets. Called after both are initialised and before this
-    /// one runs; `old` is cleaned up afterwards. By default nothing is taken.
+    /// one runs; `old` is cleaned up afterwards. A replicated element ([`crate::Concurrency::Replicated`])
+    /// is called once per old copy, so its counts must add up. By default nothing is taken.
     fn take_state(&mut self, old: &mut dyn Element, cx: &mut Cx) {
         let _ = (old, cx);
     }

@@ -440,6 +440,21 @@ impl Tally {
         }
     }
 
+    /// Adds the counts and rates of `old` (an element a hot swap replaces, or one of its
+    /// per-thread copies): on a fresh tally, it goes on where `old` was.
+    pub fn absorb(&mut self, old: &Tally) {
+        self.count += old.count;
+        self.bytes += old.bytes;
+        self.rate += old.rate;
+        self.byte_rate += old.byte_rate;
+        if self.start.0 == Timestamp::ZERO {
+            self.start = old.start;
+        } else {
+            self.start.1 += old.start.1;
+            self.start.2 += old.start.2;
+        }
+    }
+
     /// Brings the rates up to `now`, after counting: once the open window has lasted a second,
     /// its rates are kept and the next window opens.
     pub fn update(&mut self, now: Timestamp) {

@@ -142,6 +142,23 @@ fn sources_and_counters_go_on_from_where_the_old_ones_were() {
 }
 
 #[test]
+fn replicated_counters_keep_every_threads_share() {
+    let conf = |limit: u32| {
+        format!(
+            "a :: InfiniteSource(LIMIT {limit}) -> c :: Counter -> d :: Discard; \
+             b :: InfiniteSource(LIMIT {limit}) -> c; StaticThreadSched(a 0, b 1);"
+        )
+    };
+    let mut r = Kit::sim().threads(2).hot_swap().router(&conf(1000));
+    r.run_until_idle();
+    assert_eq!(num(&mut r, "c.count"), 2000);
+    r.write_path("hotconfig", &conf(1500)).unwrap();
+    r.run_until_idle();
+    assert_eq!(num(&mut r, "c.count"), 3000);
+    assert_eq!(num(&mut r, "d.count"), 3000);
+}
+
+#[test]
 fn a_thread_safe_queue_keeps_its_packets() {
     let conf = "i :: Idle -> q :: ThreadSafeQueue(100) -> d :: Discard(ACTIVE false);";
     let mut r = Kit::sim().hot_swap().router(conf);

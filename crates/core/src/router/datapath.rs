@@ -80,8 +80,9 @@ impl Router {
         }
     }
 
-    /// Counts `batch` as leaving element `from` and entering element `to`.
-    #[cold]
+    /// Counts `batch` as leaving element `from` and entering element `to` (out of line: it
+    /// runs only with `element_stats`).
+    #[inline(never)]
     fn count(&self, from: usize, to: usize, batch: &Batch) {
         let packets = batch.len() as u64;
         let bytes: u64 = batch.iter().map(|p| p.len() as u64).sum();

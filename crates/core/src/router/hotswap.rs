@@ -128,6 +128,10 @@ impl Router {
             };
             new.with_element(e, |el, cx| el.take_state(&mut *old, cx));
             self.slots[o].elem = Some(old);
+            // Per-thread copies of a replicated element (counters) hand over their share too.
+            for r in &mut self.replicas[o] {
+                new.with_element(e, |el, cx| el.take_state(&mut **r, cx));
+            }
             taken += 1;
         }
         // Packets no successor took (a queue removed, or replaced by another class) are

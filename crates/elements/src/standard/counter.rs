@@ -92,7 +92,7 @@ impl Element for Counter {
 
     fn take_state(&mut self, old: &mut dyn Element, _cx: &mut Cx) {
         if let Some(old) = old.as_any_mut().downcast_mut::<Counter>() {
-            self.tally = old.tally.clone();
+            self.tally.absorb(&old.tally);
             for c in &mut self.calls {
                 c.disarm_if_reached(&self.tally);
             }

@@ -78,7 +78,7 @@ impl Element for Discard {
 
     fn take_state(&mut self, old: &mut dyn Element, _cx: &mut Cx) {
         if let Some(old) = old.as_any_mut().downcast_mut::<Discard>() {
-            self.count = old.count;
+            self.count += old.count;
         }
     }
 
