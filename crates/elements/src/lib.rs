@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod aqm;
 pub mod classify;
+pub mod cluster;
 pub mod device;
 pub mod dfq;
 pub mod ethernet;
@@ -53,6 +54,7 @@ pub fn library() -> Library {
         aqm::CLASSES,
         qos::CLASSES,
         dfq::CLASSES,
+        cluster::CLASSES,
     ] {
         lib.add(family);
     }
