@@ -77,6 +77,9 @@ fn run(opts: Options) -> Result<u8, ()> {
             }
         }
         Command::Bench(args) => bench::main(args),
+        Command::Cluster(args) => {
+            sluice_cluster::main(args).map_err(|e| eprintln!("sluice: {}", e))
+        }
         Command::Flatten => {
             let (flat, _) = load(&opts)?;
             let mut text = sluice_lang::unparse(&flat);

@@ -25,6 +25,8 @@ pub enum Command {
     Classes,
     /// Run the benchmark workloads with these arguments.
     Bench(Vec<String>),
+    /// Build, run, plan or simulate a cluster router with these arguments.
+    Cluster(Vec<String>),
     /// Print usage.
     Help,
     /// Print the version.
@@ -68,6 +70,7 @@ Commands:
   doc CLASS                Print the documentation of element class CLASS.
   classes                  List the element classes.
   bench [WORKLOAD...]      Run the built-in benchmark workloads (see `sluice bench --help`).
+  cluster COMMAND ...      Build, run, plan or simulate a cluster router (see `sluice cluster --help`).
 
 Options (as in Click):
   -f, --file FILE          Read the router configuration from FILE ('-' for stdin).
@@ -235,6 +238,12 @@ impl Options {
                 "bench" => {
                     return Ok(Options {
                         command: Command::Bench(args[1..].to_vec()),
+                        ..o
+                    })
+                }
+                "cluster" => {
+                    return Ok(Options {
+                        command: Command::Cluster(args[1..].to_vec()),
                         ..o
                     })
                 }

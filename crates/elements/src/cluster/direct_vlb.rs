@@ -80,6 +80,7 @@ pub struct DirectVLB {
     hello: Timestamp,
     dead: Timestamp,
     last_hello: Vec<Timestamp>,
+    heard: Vec<bool>,
     hellos_sent: u64,
     hellos_received: u64,
     outs: PortBatches,
@@ -96,6 +97,7 @@ impl Default for DirectVLB {
             hello: Timestamp::from_secs_f64(0.01),
             dead: Timestamp::from_secs_f64(0.05),
             last_hello: Vec::new(),
+            heard: Vec::new(),
             hellos_sent: 0,
             hellos_received: 0,
             outs: PortBatches::default(),
@@ -159,6 +161,14 @@ impl DirectVLB {
         t
     }
 
+    /// The silence of each link counts from the first hello round or hello received, once
+    /// the router's clock runs.
+    fn start_clock(&mut self, now: Timestamp) {
+        if self.last_hello.is_empty() {
+            self.last_hello = vec![now; self.nodes];
+        }
+    }
+
     /// Takes a hello from a peer: its link is alive, and its reach is recorded.
     fn receive_hello(&mut self, p: &Packet, now: Timestamp) {
         match frame::parse_hello(p.data()) {
@@ -167,7 +177,9 @@ impl DirectVLB {
             {
                 let from = usize::from(from);
                 self.hellos_received += 1;
+                self.start_clock(now);
                 self.last_hello[from] = now;
+                self.heard[from] = true;
                 let v = self.vlb.as_mut().expect("configured");
                 if !v.link_up(from) {
                     tracing::info!(node = self.node, peer = from, "cluster link up");
@@ -182,10 +194,19 @@ impl DirectVLB {
     /// Marks silent links down and sends a hello on every link.
     fn hello_round(&mut self, cx: &mut Cx) {
         let now = cx.now();
+        self.start_clock(now);
         let v = self.vlb.as_mut().expect("configured");
         for i in 0..self.nodes {
             if i != self.node && v.link_up(i) && now - self.last_hello[i] > self.dead {
-                tracing::warn!(node = self.node, peer = i, "cluster link down: no hello");
+                if self.heard[i] {
+                    tracing::warn!(node = self.node, peer = i, "cluster link down: no hello");
+                } else {
+                    tracing::info!(
+                        node = self.node,
+                        peer = i,
+                        "cluster link not up yet: no hello"
+                    );
+                }
                 v.set_link(i, false);
             }
         }
@@ -256,7 +277,7 @@ impl Element for DirectVLB {
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
-        self.last_hello = vec![cx.now(); self.nodes];
+        self.heard = vec![false; self.nodes];
         if self.nodes > 1 {
             cx.schedule_after(HELLO_TIMER, Timestamp::ZERO);
         }
