@@ -342,6 +342,13 @@ pub fn node_config(c: &Cluster, k: usize, source: &str) -> String {
         );
     }
 
+    if c.nodes.len() == 1 {
+        let _ = writeln!(
+            w,
+            "\n// A single node has no internal links.\nIdle -> [1]vlb;"
+        );
+    }
+
     // Output node.
     let _ = writeln!(
         w,

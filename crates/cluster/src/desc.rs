@@ -445,10 +445,10 @@ fn validate(raw: RawCluster) -> Result<Cluster, String> {
     let burst = raw.burst.as_ref().map(size).transpose()?;
 
     let n = raw.node.len();
-    if n < 2 {
-        return Err(format!(
-            "a cluster needs at least 2 [[node]] tables, found {n}"
-        ));
+    if n == 0 {
+        return Err(
+            "a cluster needs at least one [[node]] table (one node is a plain router)".into(),
+        );
     }
     if n > MAX_NODES {
         return Err(format!("{n} nodes: at most {MAX_NODES}"));
@@ -775,7 +775,10 @@ mod tests {
         assert_eq!(n1.ports[0].ether.to_string(), "02:53:4c:00:00:00");
         assert_eq!(c.nodes[3].ports[0].ether.to_string(), "02:53:4c:00:03:00");
         assert_eq!(n1.ports[0].host.unwrap().to_string(), "198.18.1.2/24");
-        assert_eq!(c.nodes[2].ports[0].host, None);
+        assert_eq!(
+            c.nodes[2].ports[0].host.unwrap().to_string(),
+            "198.18.3.2/24"
+        );
         assert_eq!(c.egresses().len(), 4);
     }
 
@@ -831,9 +834,8 @@ mod tests {
         assert!(err(&small("", "ether = \"01:00:5e:00:00:01\"")).contains("unicast"));
         assert!(err(&small("hello = \"50ms\"", "")).contains("dead"));
         assert!(err(&small("[[link]]\na = \"a\"\nb = \"c\"", "")).contains("link[0]: b 'c'"));
-        let one = "name = \"t\"\nrate = \"1Gbps\"\nflowlet = \"off\"\n[[node]]\nname = \"a\"\n\
-                   [[node.port]]\naddress = \"198.18.1.1/24\"\n";
-        assert!(err(one).contains("at least 2"));
+        let none = "name = \"t\"\nrate = \"1Gbps\"\nflowlet = \"off\"\n";
+        assert!(err(none).contains("at least one"));
         let long = small("", "").replace("\"b\"", "\"abcdefghijklm\"");
         assert!(err(&long).contains("1 to 12 characters"));
     }

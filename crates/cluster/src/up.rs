@@ -866,6 +866,8 @@ mod tests {
                 "sluice-cl-rb4-n4",
                 "sluice-cl-rb4-n1-h0",
                 "sluice-cl-rb4-n2-h0",
+                "sluice-cl-rb4-n3-h0",
+                "sluice-cl-rb4-n4-h0",
             ])
         );
         let st = read_state(

@@ -144,8 +144,8 @@ cl_link_loads() {
 }
 
 # Direct VLB spreads what exceeds the direct share over the intermediates, each link within
-# 10% of the VLB ideal (per-packet balancing); transit nodes check no IP header; the
-# reordering of per-packet VLB is measured.
+# 10% of the VLB ideal (per-packet balancing); transit nodes check no IP header; per-packet
+# balancing reorders this bursty traffic (about 11% of same-flow pairs here).
 test_cluster_vlb_load_balance() {
   sed 's/^flowlet = .*/flowlet = "off"/' "$CL_DESC" >"$NETNS_TMP/rb4-noflowlet.toml"
   cluster_up "$NETNS_TMP/rb4-noflowlet.toml" || return 1
@@ -157,8 +157,8 @@ test_cluster_vlb_load_balance() {
 import json, sys
 to2, to3, to4, fwd2, fwd3, chk2, chk3 = map(int, sys.argv[1].split())
 total = to2 + to3 + to4
-# R/N = 25 Mbit/s for 4 s (and the meter's 16 KiB burst), in frame bytes.
-direct = 25e6 / 8 * 4 + 16384
+# R/N = 25 Mbit/s for 4 s, and the meter's burst (10 ms at the 50 Mbit/s link rate).
+direct = 25e6 / 8 * 4 + 62500
 via = (total - direct) / 2
 print(f"total {total} B; direct {to4} (ideal {direct:.0f}), via n2 {to2}, via n3 {to3} (ideal {via:.0f} each)")
 for got, want, what in ((to4, direct, "direct"), (to2, via, "via n2"), (to3, via, "via n3")):
@@ -169,6 +169,8 @@ assert fwd2 > 0 and fwd3 > 0, "intermediates forwarded nothing"
 assert chk2 == 0 and chk3 == 0, "a transit node checked IP headers"
 r = json.load(open(sys.argv[2]))
 print("per-packet VLB reordering:", r)
+# The experiment means something only if balancing packet by packet does reorder.
+assert r["reordered_percent"] > 1, "per-packet VLB did not reorder this traffic"
 PY
   cluster_down
 }
@@ -190,8 +192,8 @@ for b, what in ((to2, "n2"), (to3, "n3"), (to4, "n4")):
     assert b <= cap, f"link to {what} above capacity: {b}"
 r = json.load(open(sys.argv[2]))
 print("flowlet reordering:", r)
-assert r["lost"] <= 0.001 * r["packets_in"], "packets lost"
-assert r["reordered_fraction"] <= 0.001, "more than 0.1% reordered"
+assert r["lost"] <= 0.001 * r["ingress_packets"], "packets lost"
+assert r["reordered_percent"] <= 0.1, "more than 0.1% reordered"
 PY
   cluster_down
 }

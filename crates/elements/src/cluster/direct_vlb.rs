@@ -28,7 +28,7 @@
 //! - `NODE` — this node's index (0 to NODES−1); `NODES` — nodes in the mesh (at most 64).
 //! - `RATE` — this node's external rate R (bandwidth, e.g. `10Gbps`); direct share R/NODES.
 //! - `LINK_RATE` — capacity of each internal link (default 2·RATE/NODES, the VLB mesh's).
-//! - `BURST` — depth of the direct-share and link meters in bytes (default 1 ms at
+//! - `BURST` — depth of the direct-share and link meters in bytes (default 10 ms at
 //!   LINK_RATE, at least 16 KiB).
 //! - `FLOWLET` — flowlet gap δ (time; default 0: every packet balanced on its own;
 //!   RouteBricks used 100ms). `FLOWLET_SLOTS` — flowlet table size (default 65536).
@@ -250,7 +250,7 @@ impl Element for DirectVLB {
             return Err(());
         }
         let link_rate = link_rate.map_or(2.0 * rate / nodes as f64, |b| b.0);
-        let burst = burst.map_or((link_rate * 1e-3).max(16384.0), |b| b as f64);
+        let burst = burst.map_or((link_rate * 1e-2).max(16384.0), |b| b as f64);
         let flowlet_ns = flowlet.filter(|s| s.0 > 0.0).map(|s| (s.0 * 1e9) as i64);
         if let Some(h) = hello {
             self.hello = Timestamp::from_secs_f64(h.0.max(1e-4));

@@ -289,8 +289,9 @@ impl Vlb {
         Some(hop)
     }
 
-    /// A fresh Direct VLB decision: direct within the direct share, else a random
-    /// intermediate whose link has room, else any live intermediate, else direct anyway.
+    /// A fresh Direct VLB decision: direct within the direct share (when the direct link has
+    /// room), else a random intermediate, preferring one whose link has room; direct only
+    /// when no intermediate reaches the output node.
     fn decide(&mut self, dst: usize, bytes: u32, now_ns: i64, rand: u32) -> Option<usize> {
         let direct_ok = self.usable(dst, dst);
         if direct_ok && self.direct[dst].has(bytes, now_ns) && self.links[dst].has(bytes, now_ns) {
@@ -313,9 +314,6 @@ impl Vlb {
             if self.links[c].has(bytes, now_ns) {
                 return Some(c);
             }
-        }
-        if direct_ok {
-            return Some(dst);
         }
         Some(self.candidates[start])
     }
