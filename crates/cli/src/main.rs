@@ -80,6 +80,7 @@ fn run(opts: Options) -> Result<u8, ()> {
         Command::Cluster(args) => {
             sluice_cluster::main(args).map_err(|e| eprintln!("sluice: {}", e))
         }
+        Command::Plan(args) => sluice_plan::main(args).map_err(|e| eprintln!("sluice: {}", e)),
         Command::Flatten => {
             let (flat, _) = load(&opts)?;
             let mut text = sluice_lang::unparse(&flat);

@@ -27,6 +27,8 @@ pub enum Command {
     Bench(Vec<String>),
     /// Build, run, plan or simulate a cluster router with these arguments.
     Cluster(Vec<String>),
+    /// Plan the placement of a configuration on threads, with these arguments.
+    Plan(Vec<String>),
     /// Print usage.
     Help,
     /// Print the version.
@@ -71,6 +73,7 @@ Commands:
   classes                  List the element classes.
   bench [WORKLOAD...]      Run the built-in benchmark workloads (see `sluice bench --help`).
   cluster COMMAND ...      Build, run, plan or simulate a cluster router (see `sluice cluster --help`).
+  plan CONFIG -j N         Predict cloned, pipelined and mixed placements, choose one (see `sluice plan --help`).
 
 Options (as in Click):
   -f, --file FILE          Read the router configuration from FILE ('-' for stdin).
@@ -244,6 +247,12 @@ impl Options {
                 "cluster" => {
                     return Ok(Options {
                         command: Command::Cluster(args[1..].to_vec()),
+                        ..o
+                    })
+                }
+                "plan" => {
+                    return Ok(Options {
+                        command: Command::Plan(args[1..].to_vec()),
                         ..o
                     })
                 }
