@@ -12,7 +12,10 @@
 //!   1024 single-port servers would need [`Vlb`] to keep reachability in more than one `u64`
 //!   per node (and exceeds any server's fanout, which the paper answers with a butterfly).
 //! * **Internal links.** One per ordered node pair, capacity 2·(node rate)/N unless set; a
-//!   bounded FIFO (drops counted), serialization `bytes·8/capacity`, then a propagation delay.
+//!   bounded FIFO (by default 2 ms at its rate; drops counted), serialization
+//!   `bytes·8/capacity`, then a propagation delay. The VLB meters (direct shares and links)
+//!   are by default 1 ms deep at the link rate: shallower ones move flowlets off their path
+//!   more often, deeper ones let longer queues build before they do (either reorders).
 //! * **Nodes.** A packet waits a processing delay (a base plus uniform jitter) at each node it
 //!   crosses, in one of several FIFO "cores" chosen by flow hash, so a flow keeps its order
 //!   within a node (as with RB4's per-flow receive queues) while other flows may pass it.
@@ -22,7 +25,9 @@
 //!   packet sent at the flow's own peak rate (log-uniform between two fractions of R), with
 //!   Pareto gaps between flowlets (by default 5 ms to 2 s, α = 1: 5 % longer than 100 ms).
 //!   Packet sizes follow the simple IMIX (64, 594 and 1518 bytes, 7:4:1). Flows start a
-//!   warm-up period before the measured window, so that the window sees steady traffic.
+//!   warm-up period before the measured window, so that the window sees steady traffic, and
+//!   the network runs a settling period before it (queues fill, the VLB buckets spend their
+//!   initial allowance); only packets sent in the window are counted.
 //! * **Matrices.** `uniform`: each input spreads over all outputs. `one-to-one`: only port 0
 //!   sends, all of it to the last port (node 0 to node N−1), as in RB4's reordering
 //!   experiment. `hotspot`: each port sends half its traffic to one partner port on the next
@@ -64,13 +69,17 @@ Options:
   --load F           offered load of each sending port, fraction of R [0.9]
   --duration S       simulated time measured [about 4 million packets, at most 1 s]
   --warmup S         flows start this long before the measured window [0.5 s or less]
+  --settle S         the network runs this long before the measured window [2ms, at most
+                     half the duration]
   --seed X           random seed [1]
   --proc T           processing delay per node [5us]
   --jitter T         extra uniform random processing delay per node [10us]
   --cores C          processing FIFOs per node; a flow keeps to one [8]
   --prop T           propagation delay of an internal link [1us]
-  --queue B          bytes each link, input and output FIFO holds (k, M suffixes) [512k]
-  --burst B          depth of the VLB direct-share and link buckets [64k]
+  --queue Q          what each link, input and output FIFO holds: bytes (512k) or a time
+                     at the FIFO's rate (2ms) [2ms]
+  --burst B          depth of the VLB direct-share and link buckets: bytes (64k) or a time
+                     at the link rate (1ms) [1ms]
   --slots N          flowlet table slots per node [from the expected flow count]
   --links            list every internal link
   --json             one JSON object instead of text
@@ -207,6 +216,9 @@ pub struct SimConfig {
     pub duration_s: f64,
     /// Flows start this long before the measured window, seconds.
     pub warmup_s: f64,
+    /// The network runs this long before the measured window (filling queues, draining the
+    /// VLB buckets' initial allowance); its packets are not counted, seconds.
+    pub settle_s: f64,
     /// Random seed.
     pub seed: u64,
     /// Processing delay per node, nanoseconds.
@@ -217,10 +229,14 @@ pub struct SimConfig {
     pub cores: usize,
     /// Propagation delay of an internal link, nanoseconds.
     pub prop_ns: f64,
-    /// Bytes a link, input or output FIFO holds.
+    /// Bytes every link, input and output FIFO holds; 0: `queue_s` at each FIFO's rate.
     pub queue_bytes: u64,
-    /// Depth of the VLB buckets, bytes.
+    /// How long a FIFO's queue lasts at its rate, seconds (when `queue_bytes` is 0).
+    pub queue_s: f64,
+    /// Depth of the VLB buckets, bytes; 0: `burst_s` at the link rate.
     pub burst_bytes: f64,
+    /// Depth of the VLB buckets as time at the link rate, seconds (when `burst_bytes` is 0).
+    pub burst_s: f64,
     /// Flowlet table slots per node; 0: twice the expected concurrent flows of the node.
     pub flowlet_slots: usize,
     /// The traffic model.
@@ -241,13 +257,16 @@ impl SimConfig {
             load: 0.9,
             duration_s: 0.1,
             warmup_s: 0.5,
+            settle_s: 2e-3,
             seed: 1,
             proc_ns: 5_000.0,
             jitter_ns: 10_000.0,
             cores: 8,
             prop_ns: 1_000.0,
-            queue_bytes: 512 * 1024,
-            burst_bytes: 65_536.0,
+            queue_bytes: 0,
+            queue_s: 2e-3,
+            burst_bytes: 0.0,
+            burst_s: 1e-3,
             flowlet_slots: 0,
             traffic: Traffic::default(),
         }
@@ -272,6 +291,26 @@ impl SimConfig {
             self.link_bps
         } else {
             2.0 * self.node_rate() / self.nodes as f64
+        }
+    }
+
+    /// The depth of the VLB buckets in bytes: `burst_bytes`, or `burst_s` at the link rate
+    /// (two full-size frames at least).
+    pub fn burst(&self) -> f64 {
+        if self.burst_bytes > 0.0 {
+            self.burst_bytes
+        } else {
+            (self.link_capacity() / 8.0 * self.burst_s).max(3036.0)
+        }
+    }
+
+    /// The bytes a FIFO of rate `bps` holds: `queue_bytes`, or `queue_s` at that rate (two
+    /// full-size frames at least).
+    pub fn queue(&self, bps: f64) -> f64 {
+        if self.queue_bytes > 0 {
+            self.queue_bytes as f64
+        } else {
+            (bps / 8.0 * self.queue_s).max(3036.0)
         }
     }
 
@@ -321,8 +360,12 @@ impl SimConfig {
         if !pos(self.load) || self.load > 1.0 {
             return Err(format!("load {} is not in (0, 1]", self.load));
         }
-        if !pos(self.duration_s) || self.duration_s > 1e4 || !(0.0..=1e4).contains(&self.warmup_s) {
-            return Err("duration must be positive, and warm-up not negative".into());
+        if !pos(self.duration_s)
+            || self.duration_s > 1e4
+            || !(0.0..=1e4).contains(&self.warmup_s)
+            || !(0.0..=1e4).contains(&self.settle_s)
+        {
+            return Err("duration must be positive, warm-up and settling not negative".into());
         }
         let t = &self.traffic;
         if self.cores == 0
@@ -492,6 +535,8 @@ pub struct SimReport {
     pub flowlet_moved: u64,
     /// Internal link capacity, bits per second.
     pub link_capacity_bps: f64,
+    /// Flowlet table slots of the busiest node (0 without flowlets).
+    pub flowlet_slots: usize,
     /// Every internal link (ordered pairs, `from·n + to` order, self-pairs left out).
     pub links: Vec<LinkLoad>,
     /// Deviation from the ideal of the nominal matrix.
@@ -768,6 +813,8 @@ struct Sim<'a> {
     draw: Draw,
     n: usize,
     k: usize,
+    /// Start of the measured window (the network runs `settle_s` before it), picoseconds.
+    w0: i64,
     end: i64,
     /// Pending events.
     queue: RadixQueue,
@@ -783,6 +830,8 @@ struct Sim<'a> {
     link_bytes: Vec<u64>,
     link_pace: f64,
     link_bpps: f64,
+    link_queue: f64,
+    port_queue: f64,
     port_pace: f64,
     port_bpps: f64,
     in_free: Vec<i64>,
@@ -809,8 +858,8 @@ impl<'a> Sim<'a> {
         });
     }
 
-    /// A new flow at `port` starting at `t0` (picoseconds, maybe before the window);
-    /// fast-forwarded to its first packet in the window, and scheduled.
+    /// A new flow at `port` starting at `t0` (picoseconds, maybe before the network starts);
+    /// fast-forwarded to its first packet after that, and scheduled.
     fn start_flow(&mut self, port: usize, t0: f64) {
         let cfg = self.cfg;
         let ports = cfg.ports();
@@ -900,8 +949,8 @@ impl<'a> Sim<'a> {
             phase2: false,
         };
         let src = f.src as usize;
-        let first = !f.sent;
-        f.sent = true;
+        let first = !f.sent && now >= self.w0;
+        f.sent |= first;
         f.seq += 1;
         f.t = now as f64 + size as f64 * f.pace;
         f.left -= 1;
@@ -930,13 +979,16 @@ impl<'a> Sim<'a> {
     }
 
     fn inject(&mut self, now: i64, port: usize, p: Pkt) {
-        self.r.packets += 1;
-        self.r.bytes += p.size as u64;
+        let m = now >= self.w0;
         let s = port / self.k;
-        self.pair_bytes[s * self.n + p.dst_node as usize] += p.size as u64;
+        if m {
+            self.r.packets += 1;
+            self.r.bytes += p.size as u64;
+            self.pair_bytes[s * self.n + p.dst_node as usize] += p.size as u64;
+        }
         let free = self.in_free[port];
-        if (free - now) as f64 * self.port_bpps + p.size as f64 > self.cfg.queue_bytes as f64 {
-            self.r.dropped_input += 1;
+        if (free - now) as f64 * self.port_bpps + p.size as f64 > self.port_queue {
+            self.r.dropped_input += m as u64;
             return;
         }
         let t = free.max(now) + (p.size as f64 * self.port_pace) as i64;
@@ -957,6 +1009,7 @@ impl<'a> Sim<'a> {
 
     fn on_done(&mut self, now: i64, node: usize, i: u32) {
         let p = self.pkts[i as usize];
+        let m = p.t_gen >= self.w0;
         let dst = p.dst_node as usize;
         let now_ns = now / 1000;
         let hop = if !p.phase2 {
@@ -969,23 +1022,21 @@ impl<'a> Sim<'a> {
         };
         match hop {
             None => {
-                self.r.unreachable += 1;
+                self.r.unreachable += m as u64;
                 self.free_pkts.push(i);
             }
             Some(h) if h == node => self.output(now, i),
             Some(h) => {
                 let l = node * self.n + h;
                 let free = self.link_free[l];
-                if (free - now) as f64 * self.link_bpps + p.size as f64
-                    > self.cfg.queue_bytes as f64
-                {
-                    self.r.dropped_link += 1;
+                if (free - now) as f64 * self.link_bpps + p.size as f64 > self.link_queue {
+                    self.r.dropped_link += m as u64;
                     self.free_pkts.push(i);
                     return;
                 }
                 let t = free.max(now) + (p.size as f64 * self.link_pace) as i64;
                 self.link_free[l] = t;
-                self.link_bytes[l] += p.size as u64;
+                self.link_bytes[l] += if m { p.size as u64 } else { 0 };
                 self.pkts[i as usize].phase2 = true;
                 let arrive = t + (self.cfg.prop_ns * 1000.0) as i64;
                 self.push(arrive, ARRIVE, h as u32, i);
@@ -997,19 +1048,36 @@ impl<'a> Sim<'a> {
         let p = self.pkts[i as usize];
         self.free_pkts.push(i);
         let port = p.dst_port as usize;
+        let m = p.t_gen >= self.w0;
         let free = self.out_free[port];
-        if (free - now) as f64 * self.port_bpps + p.size as f64 > self.cfg.queue_bytes as f64 {
-            self.r.dropped_output += 1;
+        if (free - now) as f64 * self.port_bpps + p.size as f64 > self.port_queue {
+            self.r.dropped_output += m as u64;
             return;
         }
         let t = free.max(now) + (p.size as f64 * self.port_pace) as i64;
         self.out_free[port] = t;
+        if !m {
+            return;
+        }
         self.r.delivered += 1;
         let lat = t - p.t_gen;
         self.latency_sum += lat as f64;
         self.latency_max = self.latency_max.max(lat);
         self.meter.record(p.flow, p.seq as u64);
     }
+}
+
+/// Phase-1 direct and via packets, flowlet hits, starts and moves of all nodes.
+fn vlb_totals(vlb: &[Vlb]) -> [u64; 5] {
+    let mut t = [0; 5];
+    for v in vlb {
+        t[0] += v.stats.direct.iter().sum::<u64>();
+        t[1] += v.stats.via.iter().sum::<u64>();
+        t[2] += v.stats.flowlet_hits;
+        t[3] += v.stats.flowlet_new;
+        t[4] += v.stats.flowlet_moved;
+    }
+    t
 }
 
 /// Runs one simulation.
@@ -1020,15 +1088,18 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
     let k = cfg.ports_per_node;
     let ports = cfg.ports();
     let draw = Draw::new(cfg);
-    let end = (cfg.duration_s * PS) as i64;
-    let warm = cfg.warmup_s * PS;
-    let (seen, life_ps) = draw.calibrate(cfg.seed, warm, end as f64);
+    // Simulated time starts when the network does, `settle_s` before the measured window;
+    // flows start `warmup_s` before the window (or with the network, if earlier).
+    let w0 = (cfg.settle_s * PS) as i64;
+    let end = w0 + (cfg.duration_s * PS) as i64;
+    let warm = (cfg.warmup_s * PS).max(w0 as f64);
+    let (seen, life_ps) = draw.calibrate(cfg.seed, warm, cfg.duration_s * PS);
     // Flows per second per sending port, raised by the share of traffic that belongs to flows
     // started before the warm-up.
     let lambda = cfg.flow_rate() / seen;
     let link_cap = cfg.link_capacity();
     // Flowlet table slots: twice the flows a node is expected to have live (sent within δ),
-    // at most 2^23 entries over the whole mesh.
+    // at most 2^24 entries (400 MB) over the whole mesh.
     let slots = |node: usize| {
         if cfg.flowlet_slots > 0 {
             return cfg.flowlet_slots;
@@ -1038,16 +1109,16 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
             .count();
         let span = life_ps / PS + (cfg.flowlet_ns.unwrap_or(0) as f64 * 1e-9).min(cfg.duration_s);
         let live = cfg.flow_rate() * senders as f64 * span;
-        ((2.0 * live) as usize).clamp(1024, (1 << 23) / n)
+        ((2.0 * live) as usize).clamp(1024, (1 << 24) / n)
     };
-    let vlb = (0..n)
+    let vlb: Vec<Vlb> = (0..n)
         .map(|node| {
             Vlb::new(VlbConfig {
                 node,
                 nodes: n,
                 direct_rate: cfg.direct_rate() / 8.0,
                 link_rate: link_cap / 8.0,
-                burst: cfg.burst_bytes,
+                burst: cfg.burst(),
                 flowlet_ns: cfg.flowlet_ns,
                 flowlet_slots: slots(node),
             })
@@ -1058,6 +1129,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
         draw,
         n,
         k,
+        w0,
         end,
         queue: RadixQueue::new(),
         seq: 0,
@@ -1074,6 +1146,8 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
         link_bytes: vec![0; n * n],
         link_pace: 8.0 * PS / link_cap,
         link_bpps: link_cap / 8.0 / PS,
+        link_queue: cfg.queue(link_cap),
+        port_queue: cfg.queue(cfg.rate_bps),
         port_pace: 8.0 * PS / cfg.rate_bps,
         port_bpps: cfg.rate_bps / 8.0 / PS,
         in_free: vec![0; ports],
@@ -1095,9 +1169,10 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
         latency_sum: 0.0,
         latency_max: 0,
     };
-    // Flows of the warm-up, then the first arrival in the window, port by port.
+    // Flows of the warm-up before the network starts, then the first arrival after, port by
+    // port.
     for port in 0..cfg.sending_ports() {
-        let mut t = -warm;
+        let mut t = w0 as f64 - warm;
         loop {
             t += sim.port_rng[port].exp(sim.flow_gap_ps);
             if t >= 0.0 {
@@ -1109,7 +1184,11 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
             sim.push(t as i64, ARRIVAL, port as u32, 0);
         }
     }
+    let mut before = None;
     while let Some(e) = sim.queue.pop() {
+        if before.is_none() && e.t >= w0 {
+            before = Some(vlb_totals(&sim.vlb));
+        }
         sim.r.events += 1;
         match (e.key & 3) as u8 {
             ARRIVAL => sim.on_arrival(e.t, e.a as usize),
@@ -1119,19 +1198,23 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
         }
     }
     let mut r = sim.r;
+    if cfg.flowlet_ns.is_some() {
+        r.flowlet_slots = (0..n).map(slots).max().unwrap_or(0).next_power_of_two();
+    }
     let secs = cfg.duration_s;
     r.offered_load = r.bytes as f64 * 8.0 / secs / (cfg.sending_ports() as f64 * cfg.rate_bps);
     if r.delivered > 0 {
         r.latency_mean_us = sim.latency_sum / r.delivered as f64 / 1e6;
     }
     r.latency_max_us = sim.latency_max as f64 / 1e6;
-    for v in &sim.vlb {
-        r.direct += v.stats.direct.iter().sum::<u64>();
-        r.via += v.stats.via.iter().sum::<u64>();
-        r.flowlet_hits += v.stats.flowlet_hits;
-        r.flowlet_new += v.stats.flowlet_new;
-        r.flowlet_moved += v.stats.flowlet_moved;
-    }
+    let after = vlb_totals(&sim.vlb);
+    let before = before.unwrap_or(after);
+    // Decisions taken in the window (and after, for packets still crossing).
+    r.direct = after[0] - before[0];
+    r.via = after[1] - before[1];
+    r.flowlet_hits = after[2] - before[2];
+    r.flowlet_new = after[3] - before[3];
+    r.flowlet_moved = after[4] - before[4];
     let nominal = vlb_ideal(n, cfg.direct_rate(), &nominal_pairs(cfg));
     let offered: Vec<f64> = sim
         .pair_bytes
@@ -1229,17 +1312,18 @@ pub fn parse_flowlets(s: &str) -> Result<Vec<Option<i64>>, String> {
 /// A time for people: `100 ms`, `50 µs`.
 pub fn fmt_time_ns(ns: i64) -> String {
     let x = ns as f64;
-    if ns == 0 {
-        "0".into()
-    } else if ns % 1_000_000_000 == 0 || x >= 1e10 {
-        format!("{} s", x / 1e9)
-    } else if ns % 1_000_000 == 0 || x >= 1e7 {
-        format!("{} ms", x / 1e6)
-    } else if ns % 1_000 == 0 || x >= 1e4 {
-        format!("{} µs", x / 1e3)
+    let (v, unit) = if x.abs() >= 1e9 {
+        (x / 1e9, "s")
+    } else if x.abs() >= 1e6 {
+        (x / 1e6, "ms")
+    } else if x.abs() >= 1e3 {
+        (x / 1e3, "µs")
     } else {
-        format!("{ns} ns")
-    }
+        (x, "ns")
+    };
+    let v = format!("{v:.3}");
+    let v = v.trim_end_matches('0').trim_end_matches('.');
+    format!("{v} {unit}")
 }
 
 fn fmt_delta(d: Option<i64>) -> String {
@@ -1275,7 +1359,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Options>, String> {
     let mut ports = None;
     let mut cfg = SimConfig::new(4);
     let mut runs = vec![Some(100_000_000), None];
-    let (mut duration, mut warmup) = (None, None);
+    let (mut duration, mut warmup, mut settle) = (None, None, None);
     let (mut links, mut json) = (false, false);
     let mut i = 0;
     while i < args.len() {
@@ -1321,6 +1405,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Options>, String> {
             "--load" => cfg.load = num(value()?)?,
             "--duration" => duration = Some(parse_seconds(&value()?)?),
             "--warmup" => warmup = Some(parse_seconds(&value()?)?),
+            "--settle" => settle = Some(parse_seconds(&value()?)?),
             "--seed" => {
                 let v = value()?;
                 cfg.seed = v.parse().map_err(|_| format!("--seed: bad number '{v}'"))?
@@ -1329,8 +1414,26 @@ pub fn parse_args(args: &[String]) -> Result<Option<Options>, String> {
             "--jitter" => cfg.jitter_ns = parse_seconds(&value()?)? * 1e9,
             "--cores" => cfg.cores = int(value()?)?,
             "--prop" => cfg.prop_ns = parse_seconds(&value()?)? * 1e9,
-            "--queue" => cfg.queue_bytes = parse_bytes(&value()?)? as u64,
-            "--burst" => cfg.burst_bytes = parse_bytes(&value()?)?,
+            "--queue" => {
+                let v = value()?;
+                match parse_bytes(&v) {
+                    Ok(b) => cfg.queue_bytes = b.max(1.0) as u64,
+                    Err(_) => {
+                        cfg.queue_bytes = 0;
+                        cfg.queue_s = parse_seconds(&v)?;
+                    }
+                }
+            }
+            "--burst" => {
+                let v = value()?;
+                match parse_bytes(&v) {
+                    Ok(b) => cfg.burst_bytes = b,
+                    Err(_) => {
+                        cfg.burst_bytes = 0.0;
+                        cfg.burst_s = parse_seconds(&v)?;
+                    }
+                }
+            }
             "--slots" => cfg.flowlet_slots = int(value()?)?,
             "--links" => links = true,
             "--json" => json = true,
@@ -1374,6 +1477,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Options>, String> {
         cfg.warmup_s = w;
     }
     cfg.auto_times(duration.is_none(), warmup.is_none(), 4e6);
+    cfg.settle_s = settle.unwrap_or((2e-3f64).min(cfg.duration_s / 2.0));
     cfg.check()?;
     Ok(Some(Options {
         cfg,
@@ -1410,23 +1514,27 @@ fn describe(cfg: &SimConfig) -> String {
     );
     let _ = writeln!(
         s,
-        "traffic: {} matrix, load {} per sending port, {:.0} new flows/s per port, {} simulated \
-         after {} of warm-up, seed {}",
+        "traffic: {} matrix, load {} per sending port, {:.0} new flows/s per port; {} measured \
+         after {} of flows ({} of network) warming up; seed {}",
         cfg.matrix.name(),
         cfg.load,
         cfg.flow_rate(),
         fmt_time_ns((cfg.duration_s * 1e9).round() as i64),
-        fmt_time_ns((cfg.warmup_s * 1e9).round() as i64),
+        fmt_time_ns((cfg.warmup_s.max(cfg.settle_s) * 1e9).round() as i64),
+        fmt_time_ns((cfg.settle_s * 1e9).round() as i64),
         cfg.seed
     );
     let _ = writeln!(
         s,
-        "nodes: {} + up to {} processing on {} FIFOs; queues of {} bytes; links: {} propagation",
+        "nodes: {} + up to {} processing on {} FIFOs; queues: {:.0} bytes per port, {:.0} per \
+         link; links: {} propagation; VLB buckets of {:.0} bytes",
         fmt_time_ns(cfg.proc_ns as i64),
         fmt_time_ns(cfg.jitter_ns as i64),
         cfg.cores,
-        cfg.queue_bytes,
+        cfg.queue(cfg.rate_bps),
+        cfg.queue(cfg.link_capacity()),
         fmt_time_ns(cfg.prop_ns as i64),
+        cfg.burst(),
     );
     s
 }
@@ -1469,8 +1577,9 @@ pub fn report_text(r: &SimReport, links: bool) -> String {
     if r.flowlet_ns.is_some() {
         let _ = write!(
             s,
-            "; flowlets: {} started, {} packets kept their path, {} moved off a full one",
-            r.flowlet_new, r.flowlet_hits, r.flowlet_moved
+            "; flowlets: {} started, {} packets kept their path, {} moved off a full one \
+             ({} table slots)",
+            r.flowlet_new, r.flowlet_hits, r.flowlet_moved, r.flowlet_slots
         );
     }
     s.push('\n');
@@ -1544,7 +1653,7 @@ pub fn report_json(r: &SimReport, links: bool) -> String {
          \"bytes\":{},\"offered_load\":{},\"delivered\":{},\"dropped_input\":{},\
          \"dropped_link\":{},\"dropped_output\":{},\"unreachable\":{},\"latency_mean_us\":{},\
          \"latency_max_us\":{},\"direct\":{},\"via\":{},\"flowlet_hits\":{},\"flowlet_new\":{},\
-         \"flowlet_moved\":{},\"link_capacity_bps\":{},\"deviation\":{},\
+         \"flowlet_moved\":{},\"flowlet_slots\":{},\"link_capacity_bps\":{},\"deviation\":{},\
          \"offered_deviation\":{},\"reorder\":{{\"flows\":{},\"packets\":{},\"pairs\":{},\
          \"reordered\":{},\"reordered_percent\":{},\"late\":{},\"late_percent\":{}}},\
          \"events\":{},\"wall_s\":{}",
@@ -1567,6 +1676,7 @@ pub fn report_json(r: &SimReport, links: bool) -> String {
         r.flowlet_hits,
         r.flowlet_new,
         r.flowlet_moved,
+        r.flowlet_slots,
         json_f64(r.link_capacity_bps),
         json_deviation(&r.deviation),
         json_deviation(&r.offered_deviation),
@@ -1630,8 +1740,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
         println!(
             "{{\"nodes\":{},\"ports_per_node\":{},\"rate_bps\":{},\"link_bps\":{},\
              \"direct_bps\":{},\"matrix\":\"{}\",\"load\":{},\"duration_s\":{},\"warmup_s\":{},\
-             \"seed\":{},\"proc_ns\":{},\"jitter_ns\":{},\"cores\":{},\"prop_ns\":{},\
-             \"queue_bytes\":{},\"burst_bytes\":{},\"runs\":[{}]}}",
+             \"settle_s\":{},\"seed\":{},\"proc_ns\":{},\"jitter_ns\":{},\"cores\":{},\"prop_ns\":{},\
+             \"port_queue_bytes\":{},\"link_queue_bytes\":{},\"burst_bytes\":{},\"runs\":[{}]}}",
             c.nodes,
             c.ports_per_node,
             json_f64(c.rate_bps),
@@ -1641,13 +1751,15 @@ pub fn main(args: &[String]) -> Result<(), String> {
             json_f64(c.load),
             json_f64(c.duration_s),
             json_f64(c.warmup_s),
+            json_f64(c.settle_s),
             c.seed,
             json_f64(c.proc_ns),
             json_f64(c.jitter_ns),
             c.cores,
             json_f64(c.prop_ns),
-            c.queue_bytes,
-            json_f64(c.burst_bytes),
+            json_f64(c.queue(c.rate_bps)),
+            json_f64(c.queue(c.link_capacity())),
+            json_f64(c.burst()),
             runs.join(",")
         );
     } else if reports.len() > 1 {
@@ -1829,6 +1941,28 @@ mod tests {
     }
 
     #[test]
+    fn the_settling_period_is_not_counted() {
+        // One-to-one past the direct share: the VLB buckets start full, so without settling
+        // the direct link carries an extra bucket's worth at the start of a short window.
+        let mut c = cfg(4, Matrix::OneToOne, None);
+        c.duration_s = 0.01;
+        c.burst_bytes = 200_000.0;
+        c.settle_s = 0.0;
+        let cold = run(&c).unwrap();
+        c.settle_s = 0.005;
+        let settled = run(&c).unwrap();
+        conserved(&cold);
+        conserved(&settled);
+        let direct = |r: &SimReport| r.links[2].bps; // 0 -> 3
+        assert!(direct(&cold) > 0.25e9 * 1.1, "{}", direct(&cold));
+        assert!(
+            (direct(&settled) - 0.25e9).abs() < 0.25e9 * 0.05,
+            "{}",
+            direct(&settled)
+        );
+    }
+
+    #[test]
     fn runs_are_deterministic() {
         let mut c = cfg(5, Matrix::Hotspot, Some(10_000_000));
         c.duration_s = 0.05;
@@ -1888,6 +2022,9 @@ mod tests {
         );
         assert_eq!(fmt_time_ns(100_000_000), "100 ms");
         assert_eq!(fmt_time_ns(10_000), "10 µs");
+        assert_eq!(fmt_time_ns(21_839_117), "21.839 ms");
+        assert_eq!(fmt_time_ns(1_500), "1.5 µs");
+        assert_eq!(fmt_time_ns(0), "0 ns");
         let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let o = parse_args(&args(&[])).unwrap().unwrap();
         assert_eq!(
