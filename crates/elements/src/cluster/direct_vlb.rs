@@ -40,8 +40,8 @@
 //! (one number per node, space-separated). `link_packets`, `link_bytes` (r): sent on each
 //! link. `links` (r): `up`, `down` or `self` per node. `flowlet_hits`, `flowlet_new`,
 //! `flowlet_moved` (r): packets that kept their flowlet's path, flowlets started, packets
-//! moved off a full or dead path. `hellos_sent`, `hellos_received` (r). `stats` (r): all of
-//! it, one line per node. `drops`, `drop_details` (r).
+//! moved off a full or dead path. `hellos_sent`, `hellos_received` (r). `rate` (r): RATE in
+//! bytes per second. `stats` (r): all of it, one line per node. `drops`, `drop_details` (r).
 //!
 //! Example:
 //! `vlb :: DirectVLB(0, 4, 100Mbps, FLOWLET 100ms); FromDevice(to-n2, PROMISC true) -> [1]vlb;
@@ -73,7 +73,7 @@ const HELLO_TIMER: usize = 0;
 
 /// The DirectVLB element.
 pub struct DirectVLB {
-    vlb: Option<Vlb>,
+    vlb: Vlb,
     node: usize,
     nodes: usize,
     rate: f64,
@@ -90,7 +90,15 @@ pub struct DirectVLB {
 impl Default for DirectVLB {
     fn default() -> Self {
         DirectVLB {
-            vlb: None,
+            vlb: Vlb::new(VlbConfig {
+                node: 0,
+                nodes: 1,
+                direct_rate: 0.0,
+                link_rate: 0.0,
+                burst: 0.0,
+                flowlet_ns: None,
+                flowlet_slots: 0,
+            }),
             node: 0,
             nodes: 1,
             rate: 0.0,
@@ -108,7 +116,7 @@ impl Default for DirectVLB {
 
 impl DirectVLB {
     fn vlb(&self) -> &Vlb {
-        self.vlb.as_ref().expect("configured")
+        &self.vlb
     }
 
     fn per_node(&self, f: impl Fn(&Vlb, usize) -> u64) -> String {
@@ -180,7 +188,7 @@ impl DirectVLB {
                 self.start_clock(now);
                 self.last_hello[from] = now;
                 self.heard[from] = true;
-                let v = self.vlb.as_mut().expect("configured");
+                let v = &mut self.vlb;
                 if !v.link_up(from) {
                     tracing::info!(node = self.node, peer = from, "cluster link up");
                     v.set_link(from, true);
@@ -195,7 +203,7 @@ impl DirectVLB {
     fn hello_round(&mut self, cx: &mut Cx) {
         let now = cx.now();
         self.start_clock(now);
-        let v = self.vlb.as_mut().expect("configured");
+        let v = &mut self.vlb;
         for i in 0..self.nodes {
             if i != self.node && v.link_up(i) && now - self.last_hello[i] > self.dead {
                 if self.heard[i] {
@@ -262,7 +270,7 @@ impl Element for DirectVLB {
             args.error("DEAD: must be longer than HELLO");
             return Err(());
         }
-        self.vlb = Some(Vlb::new(VlbConfig {
+        self.vlb = Vlb::new(VlbConfig {
             node,
             nodes,
             direct_rate: rate / nodes as f64,
@@ -270,7 +278,7 @@ impl Element for DirectVLB {
             burst,
             flowlet_ns,
             flowlet_slots: slots.unwrap_or(65536),
-        }));
+        });
         (self.node, self.nodes, self.rate) = (node, nodes, rate);
         self.outs = PortBatches::new(nodes);
         Ok(())
@@ -305,7 +313,7 @@ impl Element for DirectVLB {
                 continue;
             }
             let bytes = d.len() as u32;
-            let v = self.vlb.as_mut().expect("configured");
+            let v = &mut self.vlb;
             let hop = if port == 0 {
                 let flow = frame::flow_hash(&d[14..]);
                 v.choose(dst, flow, bytes, now.0, random_u32())
