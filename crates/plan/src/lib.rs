@@ -1,5 +1,569 @@
-//! `sluice plan`: chooses cloning, pipelining or a mix for a configuration on N threads.
+//! `sluice plan`: chooses cloning, pipelining or a mix of both for a chain configuration on
+//! N threads, from a measured cost model, and predicts its rate.
+//!
+//! The pieces, one concern each:
+//! - [`model`]: Eq. 1 of Dobrescu et al. (PRESTO 2010), generalised to groups of cores
+//!   sharing a cache level and to several cache levels;
+//! - [`machine`]: the machine profile (sysfs caches, cycles per second, `O_s`, miss
+//!   penalties), measured once and cached in a TOML file;
+//! - [`chain`]: recognising a chain configuration;
+//! - [`profile`]: each element's `C`, `S`, `N`;
+//! - [`candidates`]: every cloned, pipelined and mixed placement, scored and ranked;
+//! - [`rewrite`]: the chosen placement as a configuration;
+//! - [`run`]: the short calibration runs.
+
+#![warn(missing_docs)]
+
+pub mod candidates;
+pub mod chain;
+pub mod machine;
+pub mod model;
+pub mod profile;
+pub mod rewrite;
+pub mod run;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use candidates::{Candidate, Kind};
+use machine::{format_bytes, Layout, Origin, Profile};
+use profile::{Calibration, ElementProfile};
+
+/// Usage of `sluice plan`.
+pub const USAGE: &str = "\
+Usage: sluice plan CONFIG [-j N] [PARAM=VALUE...] [OPTIONS]
+       sluice plan -e EXPR [-j N] [OPTIONS]
+
+Predicts the packet rate of a chain configuration (SOURCE -> E1 -> ... -> EK -> SINK) run
+cloned (every thread runs the whole chain), pipelined (each group of threads runs a
+contiguous stage, ThreadSafeQueues between) or mixed, on N threads, and chooses the fastest.
+The model is Eq. 1 of Dobrescu et al. (PRESTO 2010): per group of cores sharing a cache,
+compute + synchronisation (O_s per packet entering from another group) + contention (misses
+at each cache level, probability 1 - cache/footprint). Machine costs are measured once
+(about a second) and cached; each element's cost is measured by running it alone (about
+0.3 s per element).
+
+Options:
+  -j, --threads N        threads to plan for (default: the CPUs this process may use)
+  -e, --expression EXPR  the configuration text itself
+  --machine FILE         machine profile to read, or to write when absent (default
+                         $XDG_CACHE_HOME/sluice/machine.toml, else ~/.cache/sluice/machine.toml)
+  --remeasure            measure the machine again and rewrite the profile
+  --show                 print the chosen placement as a configuration
+  --top K                candidates to list (default 40; pure cloning and pipelining always)
+  -h, --help             this text
+";
+
+/// Parsed command line.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Args {
+    /// Configuration file.
+    pub file: Option<String>,
+    /// Configuration text (`-e`).
+    pub expr: Option<String>,
+    /// `PARAM=VALUE` definitions.
+    pub defines: Vec<(String, String)>,
+    /// `-j`.
+    pub threads: Option<usize>,
+    /// `--machine`.
+    pub machine: Option<PathBuf>,
+    /// `--remeasure`.
+    pub remeasure: bool,
+    /// `--show`.
+    pub show: bool,
+    /// `--top`.
+    pub top: usize,
+    /// `--help`.
+    pub help: bool,
+}
+
+/// Parses `sluice plan` arguments (those after `plan`).
+pub fn parse_args(args: &[String]) -> Result<Args, String> {
+    let mut a = Args {
+        top: 40,
+        ..Args::default()
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        let mut value = |what: &str| -> Result<String, String> {
+            i += 1;
+            args.get(i)
+                .cloned()
+                .ok_or_else(|| format!("plan: {} needs a value\n{}", what, USAGE))
+        };
+        match arg {
+            "-h" | "--help" => a.help = true,
+            "-j" | "--threads" => {
+                let v = value(arg)?;
+                a.threads = Some(parse_threads(&v)?);
+            }
+            "-e" | "--expression" => a.expr = Some(value(arg)?),
+            "-f" | "--file" => a.file = Some(value(arg)?),
+            "--machine" => a.machine = Some(PathBuf::from(value(arg)?)),
+            "--remeasure" => a.remeasure = true,
+            "--show" => a.show = true,
+            "--top" => {
+                let v = value(arg)?;
+                a.top = v
+                    .parse()
+                    .map_err(|_| format!("plan: --top: expected a number, got '{}'", v))?;
+            }
+            _ if arg.starts_with("-j") && arg.len() > 2 => {
+                a.threads = Some(parse_threads(&arg[2..])?)
+            }
+            _ if arg.starts_with("--threads=") => {
+                a.threads = Some(parse_threads(&arg["--threads=".len()..])?)
+            }
+            _ if arg.starts_with('-') && arg != "-" => {
+                return Err(format!("plan: unknown option {}\n{}", arg, USAGE))
+            }
+            _ if arg.contains('=') => {
+                let (k, v) = arg.split_once('=').unwrap_or((arg, ""));
+                a.defines.push((k.to_string(), v.to_string()));
+            }
+            _ if a.file.is_none() => a.file = Some(arg.to_string()),
+            _ => {
+                return Err(format!(
+                    "plan: one configuration only ('{}')\n{}",
+                    arg, USAGE
+                ))
+            }
+        }
+        i += 1;
+    }
+    Ok(a)
+}
+
+fn parse_threads(v: &str) -> Result<usize, String> {
+    v.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=sluice_core::threads::MAX_THREADS).contains(n))
+        .ok_or_else(|| {
+            format!(
+                "plan: -j: expected 1 to {} threads, got '{}'",
+                sluice_core::threads::MAX_THREADS,
+                v
+            )
+        })
+}
+
 /// Runs `sluice plan ARGS`; an error is a message for the user.
-pub fn main(_args: &[String]) -> Result<(), String> {
-    Err("plan: not yet".into())
+pub fn main(args: &[String]) -> Result<(), String> {
+    let a = parse_args(args)?;
+    if a.help {
+        print!("{}", USAGE);
+        return Ok(());
+    }
+    let (text, file) = match (&a.expr, &a.file) {
+        (Some(e), None) => (e.clone(), "<expr>".to_string()),
+        (None, Some(f)) if f == "-" => {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+                .map_err(|e| format!("plan: stdin: {}", e))?;
+            (s, "<stdin>".to_string())
+        }
+        (None, Some(f)) => (
+            std::fs::read_to_string(f).map_err(|e| format!("plan: {}: {}", f, e))?,
+            f.clone(),
+        ),
+        (Some(_), Some(_)) => return Err("plan: a file or -e, not both".into()),
+        (None, None) => return Err(format!("plan: no configuration\n{}", USAGE)),
+    };
+    let flat = run::parse(&text, &file, &a.defines)?;
+    let chain = chain::extract(&flat).map_err(|e| format!("plan: {}: {}", file, e))?;
+    let cpus = machine::current_cpus();
+    let threads = a.threads.unwrap_or(cpus.len().max(1));
+    let mut notes = Vec::new();
+    let profile_file = a.machine.clone().or_else(machine::default_path);
+    if a.remeasure || profile_file.is_none_or(|p| !p.exists()) {
+        eprintln!("plan: measuring the machine (about a second)...");
+    }
+    let (prof, origin) = machine::load_or_measure(a.machine.as_deref(), a.remeasure, &mut notes)?;
+    let layout = prof.layout(threads, &cpus)?;
+    let (elements, cal) = profile::profile_chain(&chain, prof.cycles_per_second)
+        .map_err(|e| format!("plan: {}", e))?;
+    let model_chain: Vec<model::Element> = elements.iter().map(ElementProfile::model).collect();
+    let cands = candidates::rank(&layout.machine, &model_chain)?;
+    notes.extend(chain.notes.iter().cloned());
+    notes.extend(cal.notes.iter().cloned());
+    let mut out = String::new();
+    report(
+        &mut out,
+        &Report {
+            file: &file,
+            threads,
+            profile: &prof,
+            origin: &origin,
+            layout: &layout,
+            elements: &elements,
+            calibration: &cal,
+            candidates: &cands,
+            notes: &notes,
+            top: a.top,
+        },
+    )?;
+    print!("{}", out);
+    if a.show {
+        let best = cands.first().ok_or("plan: no placement")?;
+        let text = rewrite::rewrite(
+            &chain,
+            &best.stages,
+            &layout.groups,
+            &rewrite::Options::default(),
+        )?;
+        println!(
+            "\n## configuration ({} threads: sluice -j {} -f FILE)",
+            threads, threads
+        );
+        print!("{}", text);
+    }
+    Ok(())
+}
+
+/// Everything the report shows.
+pub struct Report<'a> {
+    /// Configuration file name.
+    pub file: &'a str,
+    /// Threads planned for.
+    pub threads: usize,
+    /// Machine profile.
+    pub profile: &'a Profile,
+    /// Where the profile came from.
+    pub origin: &'a Origin,
+    /// Groups and model machine.
+    pub layout: &'a Layout,
+    /// Element profiles, chain order.
+    pub elements: &'a [ElementProfile],
+    /// Calibration facts.
+    pub calibration: &'a Calibration,
+    /// Candidates, best first.
+    pub candidates: &'a [Candidate],
+    /// Notes for the user.
+    pub notes: &'a [String],
+    /// Candidates to list.
+    pub top: usize,
+}
+
+fn mpps(r: f64) -> String {
+    if r.is_finite() {
+        format!("{:.3}", r / 1e6)
+    } else {
+        "inf".into()
+    }
+}
+
+fn cpu_list(v: &[usize]) -> String {
+    v.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Writes the report: machine, elements, candidates, choice and reason.
+pub fn report(out: &mut String, r: &Report) -> Result<(), String> {
+    let w = |out: &mut String, s: String| {
+        let _ = writeln!(out, "{}", s);
+    };
+    let p = r.profile;
+    w(
+        out,
+        format!("# sluice plan: {}, {} thread(s)", r.file, r.threads),
+    );
+    let origin = match r.origin {
+        Origin::Loaded(f) => format!("profile {}", f.display()),
+        Origin::Measured(Some(f)) => format!("measured now, saved to {}", f.display()),
+        Origin::Measured(None) => "measured now, not saved".into(),
+    };
+    w(out, "\n## machine".into());
+    w(
+        out,
+        format!(
+            "{} (measured {} on {}, sluice {}, {:.1} s, CPUs {}, load average {:.2})",
+            origin,
+            p.measured_at,
+            p.host,
+            p.sluice_version,
+            p.calibration_seconds,
+            cpu_list(&p.cpus),
+            p.load_average
+        ),
+    );
+    w(
+        out,
+        format!(
+            "B = {:.3} G{}/s; O_s = {:.0} cycles per packet crossing ({}; the crossing alone {:.0}); miss latency (pointer chase) {:.0} cycles",
+            p.cycles_per_second / 1e9,
+            if p.cycle_counter { "cycles" } else { "ns (no cycle counter)" },
+            p.sync_cycles,
+            p.sync_source,
+            p.sync_cycles_unloaded,
+            p.miss_latency_cycles
+        ),
+    );
+    w(
+        out,
+        format!(
+            "{:<6} {:>8} {:>10} {:>10} {:>13}  instances (CPUs)",
+            "cache", "size", "alone", "shared", "miss penalty"
+        ),
+    );
+    for c in &p.caches {
+        let inst: Vec<String> = c.shared.iter().map(|s| cpu_list(s)).collect();
+        let shared = if c.concurrent.is_empty() {
+            "-".to_string()
+        } else {
+            format_bytes(c.effective_bytes as f64)
+        };
+        w(
+            out,
+            format!(
+                "{:<6} {:>8} {:>10} {:>10} {:>13.1}  {}",
+                c.name(),
+                format_bytes(c.bytes as f64),
+                format_bytes(c.effective_alone as f64),
+                shared,
+                c.penalty_cycles,
+                inst.join(" | ")
+            ),
+        );
+    }
+    w(
+        out,
+        format!(
+            "(alone: the capacity one CPU sees; shared: what the CPUs of an instance see reading at once, against their total footprint; independent random reads hitting L1 cost {:.1} cycles; fitted to {} sizes from {} to {})",
+            p.base_access_cycles,
+            p.access.len(),
+            format_bytes(p.access.first().map_or(0.0, |a| a.bytes as f64)),
+            format_bytes(p.access.last().map_or(0.0, |a| a.bytes as f64))
+        ),
+    );
+    let groups: Vec<String> = r
+        .layout
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(j, g)| {
+            format!(
+                "g{} = threads {} on CPUs {}",
+                j,
+                cpu_list(&g.threads),
+                cpu_list(&g.cpus)
+            )
+        })
+        .collect();
+    w(
+        out,
+        format!(
+            "groups ({} instances): {}",
+            r.layout.level,
+            groups.join("; ")
+        ),
+    );
+    w(out, "\n## elements".into());
+    w(
+        out,
+        format!(
+            "(C: cycles per packet alone, no misses; S: data bytes per copy; N: accesses per packet; calibrated with {}, source + Discard {:.1} cycles)",
+            r.calibration.source, r.calibration.baseline
+        ),
+    );
+    w(
+        out,
+        format!(
+            "{:<3} {:<16} {:<16} {:>9} {:>8} {:>7}  footprint from",
+            "#", "element", "class", "C", "S", "N"
+        ),
+    );
+    for (i, e) in r.elements.iter().enumerate() {
+        w(
+            out,
+            format!(
+                "{:<3} {:<16} {:<16} {:>9.1} {:>8} {:>7}  {}",
+                i,
+                e.name,
+                e.class,
+                e.cycles,
+                format_bytes(e.bytes as f64),
+                e.accesses,
+                e.footprint_from
+            ),
+        );
+    }
+    let names: Vec<String> = r.elements.iter().map(|e| e.name.clone()).collect();
+    let cands = r.candidates;
+    w(out, "\n## candidates".into());
+    w(
+        out,
+        "(predicted Mpps; per group: compute + sync + contention = C_j cycles per packet it handles, and how busy it is at that rate)".into(),
+    );
+    let listed: Vec<usize> = (0..cands.len())
+        .filter(|&k| {
+            k < r.top
+                || (cands[k].kind != Kind::Mix
+                    && cands.iter().position(|c| c.kind == cands[k].kind) == Some(k))
+        })
+        .collect();
+    for &k in &listed {
+        let c = &cands[k];
+        let mut line = format!(
+            "{:>3}. {:<10} {:>8}  {}",
+            k + 1,
+            c.kind.name(),
+            mpps(c.prediction.rate),
+            candidates::describe(&c.stages, &names)
+        );
+        for (j, g) in c.prediction.groups.iter().enumerate() {
+            if g.rate == 0.0 {
+                let _ = write!(line, "\n       g{}: idle", j);
+                continue;
+            }
+            let levels: Vec<String> = r
+                .layout
+                .machine
+                .levels
+                .iter()
+                .zip(&g.by_level)
+                .filter(|(_, &c)| c >= 0.5)
+                .map(|(l, c)| format!("{} {:.0}", l.name, c))
+                .collect();
+            let _ = write!(
+                line,
+                "\n       g{}: {:.0} + {:.0} + {:.0}{} = {:.0}, busy {:.0}%",
+                j,
+                g.compute,
+                g.sync,
+                g.contention,
+                if levels.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", levels.join(", "))
+                },
+                g.total,
+                g.busy * 100.0
+            );
+        }
+        w(out, line);
+    }
+    if listed.len() < cands.len() {
+        w(
+            out,
+            format!(
+                "({} more mixes not listed: --top {})",
+                cands.len() - listed.len(),
+                cands.len()
+            ),
+        );
+    }
+    let best = cands.first().ok_or("plan: no placement")?;
+    w(out, "\n## choice".into());
+    w(
+        out,
+        format!(
+            "{} {}: {} Mpps predicted",
+            best.kind.name(),
+            candidates::describe(&best.stages, &names),
+            mpps(best.prediction.rate)
+        ),
+    );
+    let model_chain: Vec<model::Element> = r.elements.iter().map(ElementProfile::model).collect();
+    let pp = &best.prediction.per_packet;
+    w(
+        out,
+        format!(
+            "its cycles per packet, all cores: compute {:.0}, synchronisation {:.0}, contention {:.0}, idle {:.0}",
+            pp.compute, pp.sync, pp.contention, pp.idle
+        ),
+    );
+    for other in candidates::best_of_each_kind(cands) {
+        if std::ptr::eq(other, best) {
+            continue;
+        }
+        let (top, d) = candidates::excess(&r.layout.machine, &model_chain, other, best)?;
+        let slower = 100.0 * (1.0 - other.prediction.rate / best.prediction.rate);
+        let parts: Vec<String> = d
+            .iter()
+            .map(|(o, v)| format!("{} {:+.0}", o.name(), v))
+            .collect();
+        w(
+            out,
+            format!(
+                "reason: the best {} ({}) is predicted {:.0}% slower, {} Mpps; extra cycles per packet: {}: {} dominates",
+                other.kind.name(),
+                candidates::describe(&other.stages, &names),
+                slower,
+                mpps(other.prediction.rate),
+                parts.join(", "),
+                top.name()
+            ),
+        );
+    }
+    if cands.len() == 1 {
+        w(
+            out,
+            "reason: one group of cores: only cloning is possible".into(),
+        );
+    }
+    if !r.notes.is_empty() {
+        w(out, "\n## notes".into());
+        for n in r.notes {
+            w(out, format!("- {}", n));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_arguments() {
+        let a = parse_args(&s(&[
+            "conf.click",
+            "-j",
+            "2",
+            "LIMIT=5",
+            "--show",
+            "--machine",
+            "m.toml",
+        ]))
+        .unwrap();
+        assert_eq!(a.file.as_deref(), Some("conf.click"));
+        assert_eq!(a.threads, Some(2));
+        assert_eq!(a.defines, vec![("LIMIT".to_string(), "5".to_string())]);
+        assert!(a.show && !a.remeasure);
+        assert_eq!(a.machine, Some(PathBuf::from("m.toml")));
+        assert_eq!(
+            parse_args(&s(&["-j4", "-e", "x"])).unwrap().threads,
+            Some(4)
+        );
+        assert!(parse_args(&s(&["-j", "0"])).is_err());
+        assert!(parse_args(&s(&["-j"])).is_err());
+        assert!(parse_args(&s(&["--bogus"]))
+            .unwrap_err()
+            .contains("unknown option"));
+        assert!(parse_args(&s(&["a", "b"])).is_err());
+        assert!(parse_args(&s(&["--help"])).unwrap().help);
+        assert!(main(&s(&["--help"])).is_ok());
+    }
+
+    #[test]
+    fn not_a_chain_is_a_clear_error() {
+        let e = main(&s(&[
+            "-e",
+            "s :: InfiniteSource -> t :: Tee(2); t[0] -> Discard; t[1] -> Discard;",
+            "-j",
+            "2",
+        ]))
+        .unwrap_err();
+        assert!(e.contains("not a chain"), "{}", e);
+        assert!(e.contains("sluice plan supports"), "{}", e);
+        assert!(main(&s(&[])).unwrap_err().contains("no configuration"));
+    }
 }

@@ -1,0 +1,306 @@
+//! Element profiles for a chain: `C(i)` from timed runs of each element alone, `S(i)` and
+//! `N(i)` from what the element reports.
+//!
+//! - `C(i)`: the source, the element and a Discard (`SRC -> ELEMENT -> Discard`, one
+//!   thread), minus the source and the Discard alone; cycles per packet sent, from the
+//!   `tasks` handler (wall time × `B` without a cycle counter); the fastest of three runs
+//!   after a warm-up run, each of about 50 ms (other work on the machine only slows a run). SyntheticLoad runs with a 4 KB array, so that its
+//!   reads hit L1: the model adds the misses. The source is the chain's own InfiniteSource
+//!   (its packets, LIMIT replaced) when it is one, 64-byte generated packets otherwise. The
+//!   source and the sink share the baseline, half each.
+//! - `S(i)`, `N(i)`: SyntheticLoad's `s` and `n` handlers; any element with read handlers
+//!   `footprint_bytes` and `accesses_per_packet` reports through them; others have none.
+//!   Each thread that runs an element has its own copy of its data (SyntheticLoad is
+//!   replicated per thread, and a cloned configuration has one copy of the chain per thread).
+
+use crate::chain::{self, Chain};
+use crate::model;
+use crate::run;
+
+/// SyntheticLoad's array size while its `C(i)` is measured.
+pub const CALIBRATION_ARRAY: &str = "4K";
+
+/// Seconds one calibration run aims at.
+const RUN_SECONDS: f64 = 0.05;
+
+/// Where an element sits in the chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The element without inputs.
+    Source,
+    /// One of the elements between.
+    Element,
+    /// The element without outputs.
+    Sink,
+}
+
+/// What the planner knows about one element of the chain.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElementProfile {
+    /// Element name in the configuration.
+    pub name: String,
+    /// Element class.
+    pub class: String,
+    /// Configuration string.
+    pub config: String,
+    /// Position in the chain.
+    pub role: Role,
+    /// `C(i)`, cycles per packet alone without misses.
+    pub cycles: f64,
+    /// `S(i)`, bytes of data structure.
+    pub bytes: u64,
+    /// `N(i)`, accesses to it per packet.
+    pub accesses: f64,
+    /// Where `S` and `N` came from.
+    pub footprint_from: String,
+}
+
+impl ElementProfile {
+    /// The model's view of the element.
+    pub fn model(&self) -> model::Element {
+        model::Element {
+            name: self.name.clone(),
+            cycles: self.cycles,
+            bytes: self.bytes as f64,
+            accesses: self.accesses,
+            per_thread: true,
+        }
+    }
+}
+
+/// The calibration runs' common facts, for the report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Calibration {
+    /// The source configuration the runs used (`InfiniteSource(...)`).
+    pub source: String,
+    /// Cycles per packet of the source and the Discard alone.
+    pub baseline: f64,
+    /// Notes for the user.
+    pub notes: Vec<String>,
+}
+
+/// The source every calibration run uses, without its LIMIT: the chain's InfiniteSource
+/// (LIMIT, STOP and END_CALL taken out, ACTIVE true), else 64-byte generated packets.
+pub fn calibration_source(c: &Chain, notes: &mut Vec<String>) -> String {
+    if c.source.class == "InfiniteSource" {
+        let mut cfg = chain::set_arg(&c.source.config, Some(3), "ACTIVE", "true");
+        for k in ["STOP", "END_CALL", "LIMIT"] {
+            cfg = chain::drop_arg(&cfg, k);
+        }
+        // A positional LIMIT stays in place; `limited` replaces it.
+        return cfg;
+    }
+    notes.push(format!(
+        "source {} ({}) replaced by InfiniteSource(LENGTH 64) for calibration",
+        c.source.name, c.source.class
+    ));
+    "LENGTH 64, BURST 32, TIMESTAMP false".into()
+}
+
+/// The source configuration with a LIMIT of `n` packets.
+fn limited(src: &str, n: u64) -> String {
+    chain::set_arg(src, Some(1), "LIMIT", &n.to_string())
+}
+
+/// The configuration an element is calibrated with: SyntheticLoad with a small array.
+pub fn calibration_config(class: &str, config: &str) -> String {
+    if class == "SyntheticLoad" {
+        chain::set_arg(config, Some(1), "S", CALIBRATION_ARRAY)
+    } else {
+        config.to_string()
+    }
+}
+
+/// Cycles per packet sent of `src -> middle -> d :: Discard`: the fastest of three runs
+/// after a pilot run that sizes them to about [`RUN_SECONDS`].
+fn per_packet(src: &str, middle: &str, hz: f64) -> Result<f64, String> {
+    let text = |n: u64| {
+        format!(
+            "src :: InfiniteSource({}) -> {}d :: Discard;",
+            limited(src, n),
+            middle
+        )
+    };
+    let once = |n: u64| -> Result<f64, String> {
+        let (secs, mut r) = run::run(&text(n), 1)?;
+        let sent = run::number(&mut r, "src.count");
+        if sent <= 0.0 {
+            return Err("the source sent no packets".into());
+        }
+        let c = run::task_cycles(&mut r, &[]);
+        Ok(if c > 0.0 { c } else { secs * hz } / sent)
+    };
+    let pilot = once(20_000)?;
+    let n = ((RUN_SECONDS * hz / pilot.max(1.0)) as u64).clamp(20_000, 500_000);
+    let v = (0..3)
+        .map(|_| once(n))
+        .collect::<Result<Vec<f64>, String>>()?;
+    Ok(run::fastest(&v))
+}
+
+/// `S` and `N` of each element between source and sink, read from a router built with
+/// their configurations (`Idle -> E1 -> ... -> EK -> Discard`, configured, not run).
+fn footprints(c: &Chain) -> Result<Vec<(u64, f64, String)>, String> {
+    if c.elements.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut text = String::from("Idle");
+    for (i, e) in c.elements.iter().enumerate() {
+        text.push_str(&format!(" -> e{} :: {}({})", i, e.class, e.config));
+    }
+    text.push_str(" -> Discard;");
+    let flat = run::parse(&text, "<plan>", &[])?;
+    let mut r = sluice_core::Router::new(
+        flat,
+        &run::library(),
+        sluice_core::RouterOptions {
+            check_only: true,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| e.join("\n"))?;
+    let mut out = Vec::new();
+    for (i, e) in c.elements.iter().enumerate() {
+        let idx = r.element_index(&format!("e{}", i));
+        let has =
+            |r: &sluice_core::Router, h: &str| r.handler_list(idx).iter().any(|(n, _)| n == h);
+        let name = format!("e{}", i);
+        let fp = if e.class == "SyntheticLoad" {
+            (
+                run::number(&mut r, &format!("{}.s", name)) as u64,
+                run::number(&mut r, &format!("{}.n", name)),
+                "SyntheticLoad s, n handlers".to_string(),
+            )
+        } else if has(&r, "footprint_bytes") && has(&r, "accesses_per_packet") {
+            (
+                run::number(&mut r, &format!("{}.footprint_bytes", name)) as u64,
+                run::number(&mut r, &format!("{}.accesses_per_packet", name)),
+                "footprint_bytes, accesses_per_packet handlers".to_string(),
+            )
+        } else {
+            (0, 0.0, "none reported".to_string())
+        };
+        out.push(fp);
+    }
+    Ok(out)
+}
+
+/// Profiles every element of `c`; `hz` converts wall time to cycles where there is no
+/// cycle counter.
+pub fn profile_chain(c: &Chain, hz: f64) -> Result<(Vec<ElementProfile>, Calibration), String> {
+    let mut notes = Vec::new();
+    let src = calibration_source(c, &mut notes);
+    if c.sink.class != "Discard" {
+        notes.push(format!(
+            "sink {} ({}) calibrated as a Discard",
+            c.sink.name, c.sink.class
+        ));
+    }
+    let fps = footprints(c).map_err(|e| format!("reading element footprints: {}", e))?;
+    let baseline =
+        per_packet(&src, "", hz).map_err(|e| format!("calibrating the source: {}", e))?;
+    let mut out = Vec::new();
+    let end = |e: &sluice_lang::FlatElement, role| ElementProfile {
+        name: e.name.clone(),
+        class: e.class.clone(),
+        config: e.config.clone(),
+        role,
+        cycles: baseline / 2.0,
+        bytes: 0,
+        accesses: 0.0,
+        footprint_from: "none (source and sink share the baseline)".into(),
+    };
+    out.push(end(&c.source, Role::Source));
+    for (e, (bytes, accesses, from)) in c.elements.iter().zip(fps) {
+        let middle = format!(
+            "e :: {}({}) -> ",
+            e.class,
+            calibration_config(&e.class, &e.config)
+        );
+        let cyc = per_packet(&src, &middle, hz).map_err(|err| {
+            format!(
+                "cannot run {} ({}) alone to calibrate it: {}",
+                e.name, e.class, err
+            )
+        })?;
+        out.push(ElementProfile {
+            name: e.name.clone(),
+            class: e.class.clone(),
+            config: e.config.clone(),
+            role: Role::Element,
+            cycles: (cyc - baseline).max(0.0),
+            bytes,
+            accesses,
+            footprint_from: from,
+        });
+    }
+    out.push(end(&c.sink, Role::Sink));
+    Ok((
+        out,
+        Calibration {
+            source: format!("InfiniteSource({})", src),
+            baseline,
+            notes,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(text: &str) -> Chain {
+        chain::extract(&sluice_lang::parse_config(text, "<t>", &[]).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn calibration_configurations() {
+        assert_eq!(
+            calibration_config("SyntheticLoad", "200, 64M, SEED 3"),
+            "200, 4K, SEED 3"
+        );
+        assert_eq!(calibration_config("Counter", ""), "");
+        let mut notes = Vec::new();
+        let c = chain("s :: InfiniteSource(LENGTH 64, LIMIT 5, STOP true, BURST 32) -> Discard;");
+        let src = calibration_source(&c, &mut notes);
+        assert_eq!(src, "LENGTH 64, BURST 32, ACTIVE true");
+        assert_eq!(
+            limited(&src, 9),
+            "LENGTH 64, BURST 32, ACTIVE true, LIMIT 9"
+        );
+        assert!(notes.is_empty());
+        let c = chain("s :: TimedSource(1) -> Discard;");
+        let src = calibration_source(&c, &mut notes);
+        assert!(src.contains("LENGTH 64"));
+        assert_eq!(notes.len(), 1);
+    }
+
+    #[test]
+    fn profiles_a_synthetic_chain() {
+        let c = chain(
+            "src :: InfiniteSource(LENGTH 64, LIMIT 1000, BURST 32, TIMESTAMP false) \
+             -> a :: SyntheticLoad(200, 1M, SEED 1) -> b :: SyntheticLoad(20, 64K, CYCLES 100) \
+             -> n :: Null -> d :: Discard;",
+        );
+        let (p, cal) = profile_chain(&c, 1e9).unwrap();
+        assert_eq!(p.len(), 5);
+        assert_eq!(p[0].role, Role::Source);
+        assert_eq!(p[4].role, Role::Sink);
+        assert_eq!((p[1].bytes, p[1].accesses), (1 << 20, 200.0));
+        assert_eq!((p[2].bytes, p[2].accesses), (64 << 10, 20.0));
+        assert_eq!((p[3].bytes, p[3].accesses), (0, 0.0));
+        assert!(cal.baseline > 0.0);
+        assert!((p[0].cycles - cal.baseline / 2.0).abs() < 1e-9);
+        // 200 reads cost more than 20 reads and a few cycles; Null costs little.
+        assert!(p[1].cycles > p[3].cycles, "{:?}", p);
+        assert!(p[1].cycles > 0.0);
+        assert!(p[1].model().per_thread);
+    }
+
+    #[test]
+    fn an_element_that_cannot_run_alone_is_an_error() {
+        let c = chain("s :: InfiniteSource -> x :: SyntheticLoad(4, 0) -> Discard;");
+        let e = profile_chain(&c, 1e9).unwrap_err();
+        assert!(e.contains("footprints"), "{}", e);
+    }
+}

@@ -1,0 +1,333 @@
+//! The chosen placement as a configuration: one copy of each stage per thread of its
+//! groups, ThreadSafeQueue -> Unqueue between stages, a StaticThreadSched line pinning every
+//! task.
+//!
+//! - The first stage starts with a copy of the source per thread; an InfiniteSource's LIMIT
+//!   is divided among the copies (the first ones take the remainder). With several copies
+//!   and STOP true, each copy stops and `DriverManager(wait_stop K, stop)` ends the run.
+//! - A later stage's copy starts with `ThreadSafeQueue(CAP) -> Unqueue(BURST 32)`; a stage
+//!   with several threads after it sends through a RoundRobinSwitch to one queue per thread.
+//! - Elements keep their names when they have one copy; copies are named `NAME_tT` for
+//!   thread `T`. Anonymous elements (`Class@3`) are named after their class and position.
+
+use crate::candidates::Stage;
+use crate::chain::{self, Chain};
+use crate::machine::GroupInfo;
+
+/// Settings of the generated configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// Capacity of each ThreadSafeQueue.
+    pub queue_capacity: usize,
+    /// BURST of each Unqueue.
+    pub burst: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            queue_capacity: 4096,
+            burst: 32,
+        }
+    }
+}
+
+/// `name :: Class(config)`, or `name :: Class` without a configuration.
+fn decl(name: &str, class: &str, config: &str) -> String {
+    if config.trim().is_empty() {
+        format!("{} :: {}", name, class)
+    } else {
+        format!("{} :: {}({})", name, class, config)
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next()
+        .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+        && c.all(|x| x.is_ascii_alphanumeric() || x == '_' || x == '-')
+}
+
+/// Writes the configuration that runs `chain` placed as `stages` on `groups`.
+pub fn rewrite(
+    chain: &Chain,
+    stages: &[Stage],
+    groups: &[GroupInfo],
+    opts: &Options,
+) -> Result<String, String> {
+    let els = chain.all();
+    let n = els.len();
+    if stages.is_empty()
+        || stages[0].first != 0
+        || stages.last().map(|s| s.last) != Some(n - 1)
+        || stages.windows(2).any(|w| w[0].last + 1 != w[1].first)
+    {
+        return Err("the stages do not cover the chain in order".into());
+    }
+    // Threads of each stage.
+    let mut threads: Vec<Vec<usize>> = Vec::new();
+    for s in stages {
+        let mut t: Vec<usize> = Vec::new();
+        for &g in &s.groups {
+            let g = groups
+                .get(g)
+                .ok_or_else(|| format!("group g{} does not exist", g))?;
+            t.extend(&g.threads);
+        }
+        t.sort_unstable();
+        t.dedup();
+        if t.is_empty() {
+            return Err("a stage has no thread".into());
+        }
+        threads.push(t);
+    }
+    // Base names.
+    let mut names: Vec<String> = Vec::new();
+    for (i, e) in els.iter().enumerate() {
+        let mut nm = if is_identifier(&e.name) {
+            e.name.clone()
+        } else {
+            format!("{}{}", e.class.to_lowercase(), i)
+        };
+        while names.contains(&nm) {
+            nm.push('_');
+        }
+        names.push(nm);
+    }
+    let name = |i: usize, s: usize, t: usize| -> String {
+        if threads[s].len() == 1 {
+            names[i].clone()
+        } else {
+            format!("{}_t{}", names[i], t)
+        }
+    };
+    let suffix = |s: usize, t: usize| -> String {
+        if threads[s].len() == 1 {
+            format!("{}", s)
+        } else {
+            format!("{}_t{}", s, t)
+        }
+    };
+    let src = &chain.source;
+    let copies = threads[0].len();
+    let limit: Option<i64> =
+        chain::get_arg(&src.config, Some(1), "LIMIT").and_then(|v| v.trim().parse().ok());
+    let stop = chain::get_arg(&src.config, None, "STOP").is_some_and(|v| v.trim() == "true");
+    let mut out = String::new();
+    out.push_str(&format!(
+        "// sluice plan: {} stage(s) on {} thread(s)\n",
+        stages.len(),
+        threads.iter().map(Vec::len).sum::<usize>(),
+    ));
+    if src.class == "InfiniteSource" && limit.is_some_and(|l| l >= 0) && copies > 1 {
+        out.push_str(&format!(
+            "// the source's LIMIT {} is divided among its {} copies\n",
+            limit.unwrap_or(0),
+            copies
+        ));
+    } else if src.class != "InfiniteSource" && copies > 1 {
+        out.push_str(&format!(
+            "// {} copies of source {} ({}), each configured as the original\n",
+            copies, src.name, src.class
+        ));
+    }
+    let mut sched: Vec<String> = Vec::new();
+    for (s, st) in stages.iter().enumerate() {
+        for (k, &t) in threads[s].iter().enumerate() {
+            let mut line = String::new();
+            let mut first = st.first;
+            if s == 0 {
+                let mut cfg = src.config.clone();
+                if src.class == "InfiniteSource" && copies > 1 {
+                    if let Some(l) = limit.filter(|&l| l >= 0) {
+                        let share = l / copies as i64 + i64::from((k as i64) < l % copies as i64);
+                        cfg = chain::set_arg(&cfg, Some(1), "LIMIT", &share.to_string());
+                    }
+                }
+                let nm = name(0, 0, t);
+                line.push_str(&decl(&nm, &src.class, &cfg));
+                sched.push(format!("{} {}", nm, t));
+                first = 1;
+            } else {
+                let u = format!("u{}", suffix(s, t));
+                line.push_str(&format!(
+                    "q{} :: ThreadSafeQueue({}) -> {} :: Unqueue(BURST {})",
+                    suffix(s, t),
+                    opts.queue_capacity,
+                    u,
+                    opts.burst
+                ));
+                sched.push(format!("{} {}", u, t));
+            }
+            for (i, e) in els.iter().enumerate().take(st.last + 1).skip(first) {
+                line.push_str(&format!(
+                    "\n    -> {}",
+                    decl(&name(i, s, t), &e.class, &e.config)
+                ));
+            }
+            if s + 1 < stages.len() {
+                let next = &threads[s + 1];
+                if next.len() == 1 {
+                    line.push_str(&format!("\n    -> q{}", suffix(s + 1, next[0])));
+                } else {
+                    let rr = format!("rr{}", suffix(s, t));
+                    line.push_str(&format!("\n    -> {} :: RoundRobinSwitch;\n", rr));
+                    for (o, &t2) in next.iter().enumerate() {
+                        line.push_str(&format!("{}[{}] -> q{}", rr, o, suffix(s + 1, t2)));
+                        if o + 1 < next.len() {
+                            line.push_str(";\n");
+                        }
+                    }
+                }
+            }
+            line.push_str(";\n");
+            out.push_str(&line);
+        }
+    }
+    out.push_str(&format!("StaticThreadSched({});\n", sched.join(", ")));
+    if stop && copies > 1 {
+        out.push_str(&format!("DriverManager(wait_stop {}, stop);\n", copies));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run;
+
+    const TEXT: &str = "src :: InfiniteSource(LENGTH 64, LIMIT 20001, BURST 32, TIMESTAMP false) \
+        -> a :: SyntheticLoad(8, 64K) -> c :: Counter -> SyntheticLoad(8, 64K, SEED 2) -> d :: Discard;";
+
+    fn chain(text: &str) -> Chain {
+        chain::extract(&run::parse(text, "<t>", &[]).unwrap()).unwrap()
+    }
+
+    fn groups(k: usize) -> Vec<GroupInfo> {
+        (0..k)
+            .map(|t| GroupInfo {
+                threads: vec![t],
+                cpus: vec![t],
+            })
+            .collect()
+    }
+
+    fn st(first: usize, last: usize, groups: &[usize]) -> Stage {
+        Stage {
+            first,
+            last,
+            groups: groups.to_vec(),
+        }
+    }
+
+    /// Runs `text` on `threads` threads: (packets the Discards got, packets queues dropped).
+    fn forwarded(text: &str, threads: usize) -> (f64, f64) {
+        let (_, mut r) = run::run(text, threads).unwrap_or_else(|e| panic!("{}\n{}", e, text));
+        let (mut got, mut lost) = (0.0, 0.0);
+        for e in 0..r.nelements() {
+            let class = r.read_handler(Some(e), "class").unwrap_or_default();
+            let nm = r.element_name(e).to_string();
+            let path = |h: &str| format!("{}.{}", nm, h);
+            match class.trim() {
+                "Discard" => got += run::number(&mut r, &path("count")),
+                "ThreadSafeQueue" => lost += run::number(&mut r, &path("drops")),
+                _ => {}
+            }
+        }
+        (got, lost)
+    }
+
+    fn big_queues() -> Options {
+        Options {
+            queue_capacity: 32768,
+            burst: 32,
+        }
+    }
+
+    #[test]
+    fn original_forwards_everything() {
+        assert_eq!(forwarded(TEXT, 1), (20001.0, 0.0));
+    }
+
+    #[test]
+    fn pipelined_rewrite_forwards_the_same_packets() {
+        let c = chain(TEXT);
+        let t = rewrite(
+            &c,
+            &[st(0, 1, &[0]), st(2, 4, &[1])],
+            &groups(2),
+            &big_queues(),
+        )
+        .unwrap();
+        assert!(
+            t.contains("q1 :: ThreadSafeQueue(32768) -> u1 :: Unqueue(BURST 32)"),
+            "{}",
+            t
+        );
+        assert!(t.contains("StaticThreadSched(src 0, u1 1);"), "{}", t);
+        assert!(
+            t.contains("syntheticload3 :: SyntheticLoad(8, 64K, SEED 2)"),
+            "{}",
+            t
+        );
+        assert_eq!(forwarded(&t, 2), (20001.0, 0.0));
+    }
+
+    #[test]
+    fn cloned_rewrite_divides_the_limit() {
+        let c = chain(TEXT);
+        let t = rewrite(&c, &[st(0, 4, &[0, 1])], &groups(2), &Options::default()).unwrap();
+        assert!(
+            t.contains("src_t0 :: InfiniteSource(LENGTH 64, LIMIT 10001,"),
+            "{}",
+            t
+        );
+        assert!(
+            t.contains("src_t1 :: InfiniteSource(LENGTH 64, LIMIT 10000,"),
+            "{}",
+            t
+        );
+        assert!(t.contains("-> c_t1 :: Counter\n"), "{}", t);
+        assert!(
+            t.contains("StaticThreadSched(src_t0 0, src_t1 1);"),
+            "{}",
+            t
+        );
+        assert!(!t.contains("ThreadSafeQueue"), "{}", t);
+        assert_eq!(forwarded(&t, 2), (20001.0, 0.0));
+    }
+
+    #[test]
+    fn mixed_rewrite_spreads_over_queues() {
+        let text = TEXT.replace("TIMESTAMP false", "TIMESTAMP false, STOP true");
+        let c = chain(&text);
+        // Source and first load on threads 0 and 1, the rest on thread 2.
+        let t = rewrite(
+            &c,
+            &[st(0, 1, &[0, 1]), st(2, 4, &[2])],
+            &groups(3),
+            &big_queues(),
+        )
+        .unwrap();
+        assert!(t.contains("DriverManager(wait_stop 2, stop);"), "{}", t);
+        assert_eq!(forwarded(&t, 3), (20001.0, 0.0));
+        // The other way round: one producer, two consumers behind a RoundRobinSwitch.
+        let t = rewrite(
+            &c,
+            &[st(0, 1, &[0]), st(2, 4, &[1, 2])],
+            &groups(3),
+            &big_queues(),
+        )
+        .unwrap();
+        assert!(t.contains("rr0 :: RoundRobinSwitch"), "{}", t);
+        assert!(t.contains("q1_t2 :: ThreadSafeQueue"), "{}", t);
+        assert_eq!(forwarded(&t, 3), (20001.0, 0.0));
+    }
+
+    #[test]
+    fn rejects_stages_that_do_not_cover_the_chain() {
+        let c = chain(TEXT);
+        assert!(rewrite(&c, &[st(0, 2, &[0])], &groups(1), &Options::default()).is_err());
+        assert!(rewrite(&c, &[st(0, 4, &[5])], &groups(1), &Options::default()).is_err());
+    }
+}

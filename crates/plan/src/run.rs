@@ -1,0 +1,118 @@
+//! Short calibration runs: a configuration text built and run to completion through
+//! `sluice_core::Router`, as `sluice bench scaling` does.
+
+use std::time::Instant;
+
+use sluice_core::{Router, RouterOptions};
+
+/// The element classes calibration runs may use: Sluice's standard library.
+pub fn library() -> sluice_core::Library {
+    sluice_elements::library()
+}
+
+/// Parses `text` into a flat configuration; errors are joined into one message.
+pub fn parse(
+    text: &str,
+    file: &str,
+    defines: &[(String, String)],
+) -> Result<sluice_lang::FlatConfig, String> {
+    sluice_lang::parse_config(text, file, defines).map_err(|d| {
+        d.iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+/// Builds a router for `text` on `threads` worker threads without running it.
+pub fn build(text: &str, threads: usize) -> Result<Router, String> {
+    let flat = parse(text, "<plan>", &[])?;
+    Router::new(
+        flat,
+        &library(),
+        RouterOptions {
+            threads,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| e.join("\n"))
+}
+
+/// Builds and runs `text` on `threads` threads until every source is done and the router is
+/// idle; returns the seconds the run took and the router, for its handlers.
+pub fn run(text: &str, threads: usize) -> Result<(f64, Router), String> {
+    let mut r = build(text, threads)?;
+    // A fresh thread per run: the engine pins the thread that calls `run` to the first CPU,
+    // and worker threads choose among the CPUs their creator may use.
+    std::thread::spawn(move || {
+        let t = Instant::now();
+        r.run_until_idle();
+        (t.elapsed().as_secs_f64(), r)
+    })
+    .join()
+    .map_err(|_| "calibration run panicked".to_string())
+}
+
+/// A numeric read handler (`elem.handler`), 0 if absent or not a number.
+pub fn number(r: &mut Router, path: &str) -> f64 {
+    r.read_path(path)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Cycles spent by the tasks of the elements named in `names` (the `tasks` handler:
+/// runs × cycles per run), all tasks when `names` is empty.
+pub fn task_cycles(r: &mut Router, names: &[&str]) -> f64 {
+    r.read_path("tasks")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            let name = *f.get(1)?;
+            if !names.is_empty() && !names.contains(&name) {
+                return None;
+            }
+            let runs: f64 = f.get(3)?.parse().ok()?;
+            let per: f64 = f.get(5)?.parse().ok()?;
+            Some(runs * per)
+        })
+        .sum()
+}
+
+/// The median of `v` (0 for an empty list).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    v[v.len() / 2]
+}
+
+/// The smallest of `v` (0 for an empty list): the least disturbed of several timings.
+pub fn fastest(v: &[f64]) -> f64 {
+    v.iter().copied().reduce(f64::min).unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_a_short_configuration() {
+        let (secs, mut r) = run(
+            "s :: InfiniteSource(LENGTH 64, LIMIT 1000, BURST 32, TIMESTAMP false) -> d :: Discard;",
+            1,
+        )
+        .unwrap();
+        assert!(secs >= 0.0);
+        assert_eq!(number(&mut r, "d.count"), 1000.0);
+        assert!(task_cycles(&mut r, &["s"]) >= 0.0);
+        assert!(run("nonsense ->", 1).is_err());
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![]), 0.0);
+        assert_eq!(fastest(&[3.0, 1.0, 2.0]), 1.0);
+        assert_eq!(fastest(&[]), 0.0);
+    }
+}
