@@ -48,6 +48,10 @@ fn library() -> sluice_core::Library {
 
 fn run(opts: Options) -> Result<u8, ()> {
     logging::init(opts.log_level, opts.log_format);
+    if opts.plan == Some(options::PlanMode::Show) && matches!(opts.command, Command::Run) {
+        print!("{}", config_text(&opts)?);
+        return Ok(0);
+    }
     let done = match &opts.command {
         Command::Help => {
             print!("{}", options::USAGE);
@@ -124,8 +128,9 @@ fn io_message(e: &std::io::Error) -> String {
 }
 
 /// Reads and parses the configuration named by the options (file, `-e`, or standard input).
-fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
-    let name = config_name(opts);
+/// The configuration text: `-e`, the file, or stdin; under `--plan`, placed as `sluice
+/// plan` chooses.
+fn config_text(opts: &Options) -> Result<String, ()> {
     let text = match (&opts.expr, &opts.file) {
         (Some(e), _) => e.clone(),
         (None, Some(f)) if f != "-" => match std::fs::read(f) {
@@ -144,6 +149,19 @@ fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
             sluice_lang::decode_config(&t)
         }
     };
+    if opts.plan.is_none() {
+        return Ok(text);
+    }
+    let planned =
+        sluice_plan::auto::plan_config(&text, config_name(opts), &opts.defines, opts.threads)
+            .map_err(|e| eprintln!("sluice: {}", e))?;
+    eprintln!("{}", planned.summary);
+    Ok(planned.text)
+}
+
+fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
+    let name = config_name(opts);
+    let text = config_text(opts)?;
     let source = text.clone();
     let lib = crate::library();
     let is_class = |n: &str| lib.get(n).is_some();

@@ -58,7 +58,18 @@ pub struct Options {
     pub log_level: LevelFilter,
     /// `--log-format text|json`.
     pub log_format: LogFormat,
+    /// `--plan`: place a chain configuration by `sluice plan`'s choice.
+    pub plan: Option<PlanMode>,
     pub defines: Vec<(String, String)>,
+}
+
+/// What `--plan` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanMode {
+    /// Run the configuration as `sluice plan` places it on the `-j` threads.
+    Auto,
+    /// Print that configuration and exit.
+    Show,
 }
 
 pub const USAGE: &str = "\
@@ -101,6 +112,11 @@ HTTP control (Sluice's):
                            Require 'Authorization: Bearer TOKEN', TOKEN read from FILE.
       --http-read-only     Refuse handler writes, hot swaps and route changes (403).
 
+Placement (Sluice's): for a chain configuration (source -> elements -> sink).
+      --plan auto          Run it cloned, pipelined or mixed over the -j threads, as
+                           `sluice plan` chooses from its cost model (the choice on stderr).
+      --plan show          Print that configuration and exit.
+
 Logs (Sluice's): control events (hot swaps, placement moves, HTTP requests, routes).
       --log LEVEL          off, error, warn (the default, or $SLUICE_LOG), info, debug, trace.
       --log-format FORMAT  text (the default) or json: one JSON object per line.
@@ -127,6 +143,7 @@ const OPTIONS: &[(&str, Option<char>, bool)] = &[
     ("http-read-only", None, false),
     ("log", None, true),
     ("log-format", None, true),
+    ("plan", None, true),
     ("help", None, false),
     ("version", Some('v'), false),
 ];
@@ -223,6 +240,7 @@ impl Options {
                 Err(_) => LevelFilter::WARN,
             },
             log_format: LogFormat::Text,
+            plan: None,
             defines: Vec::new(),
         };
         let mut http: Option<(HttpListen, u32)> = None;
@@ -297,6 +315,13 @@ impl Options {
                 Some("http-read-only") => http_read_only = true,
                 Some("log") => o.log_level = parse_level(&v)?,
                 Some("log-format") => o.log_format = v.parse()?,
+                Some("plan") => {
+                    o.plan = Some(match v.as_str() {
+                        "auto" => PlanMode::Auto,
+                        "show" => PlanMode::Show,
+                        _ => return Err(format!("--plan: 'auto' or 'show', not '{}'", v)),
+                    })
+                }
                 Some("help") => o.command = Command::Help,
                 Some("version") => o.command = Command::Version,
                 _ => {

@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+pub mod auto;
 pub mod candidates;
 pub mod chain;
 pub mod machine;
