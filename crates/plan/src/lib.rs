@@ -172,48 +172,46 @@ pub fn main(args: &[String]) -> Result<(), String> {
         (Some(_), Some(_)) => return Err("plan: a file or -e, not both".into()),
         (None, None) => return Err(format!("plan: no configuration\n{}", USAGE)),
     };
-    let flat = run::parse(&text, &file, &a.defines)?;
-    let chain = chain::extract(&flat).map_err(|e| format!("plan: {}: {}", file, e))?;
     let cpus = machine::current_cpus();
     let threads = a.threads.unwrap_or(cpus.len().max(1));
-    let mut notes = Vec::new();
     let profile_file = a.machine.clone().or_else(machine::default_path);
     if a.remeasure || profile_file.is_none_or(|p| !p.exists()) {
         eprintln!("plan: measuring the machine (about a second)...");
     }
-    let (prof, origin) = machine::load_or_measure(a.machine.as_deref(), a.remeasure, &mut notes)?;
-    let layout = prof.layout(threads, &cpus)?;
-    let (elements, cal) = profile::profile_chain(&chain, prof.cycles_per_second)
-        .map_err(|e| format!("plan: {}", e))?;
-    let model_chain: Vec<model::Element> = elements.iter().map(ElementProfile::model).collect();
-    let cands = candidates::rank(&layout.machine, &model_chain)?;
-    notes.extend(chain.notes.iter().cloned());
-    notes.extend(cal.notes.iter().cloned());
+    let p = plan(
+        &text,
+        &file,
+        &a.defines,
+        threads,
+        a.machine.as_deref(),
+        a.remeasure,
+    )?;
     let mut out = String::new();
     report(
         &mut out,
         &Report {
             file: &file,
             threads,
-            profile: &prof,
-            origin: &origin,
-            layout: &layout,
-            elements: &elements,
-            calibration: &cal,
-            candidates: &cands,
-            notes: &notes,
+            profile: &p.profile,
+            origin: &p.origin,
+            layout: &p.layout,
+            elements: &p.elements,
+            calibration: &p.calibration,
+            candidates: &p.candidates,
+            notes: &p.notes,
             top: a.top,
         },
     )?;
     print!("{}", out);
     if a.show {
-        let best = cands.first().ok_or("plan: no placement")?;
-        let text = rewrite::rewrite(
-            &chain,
-            &best.stages,
-            &layout.groups,
-            &rewrite::Options::default(),
-        )?;
+        let (best, text) = p.placed()?;
+        if !std::ptr::eq(best, &p.candidates[0]) {
+            println!(
+                "\n(the choice cannot be written as a configuration; the best one that can is {} {})",
+                best.kind.name(),
+                candidates::describe(&best.stages, &p.names())
+            );
+        }
         println!(
             "\n## configuration ({} threads: sluice -j {} -f FILE)",
             threads, threads
@@ -221,6 +219,85 @@ pub fn main(args: &[String]) -> Result<(), String> {
         print!("{}", text);
     }
     Ok(())
+}
+
+/// A configuration planned for some threads: what the model was given and its ranking.
+pub struct Planning {
+    /// The chain.
+    pub chain: chain::Chain,
+    /// The machine profile.
+    pub profile: Profile,
+    /// Where the profile came from.
+    pub origin: Origin,
+    /// Groups of the planned threads and the model's machine.
+    pub layout: Layout,
+    /// Element profiles, chain order.
+    pub elements: Vec<ElementProfile>,
+    /// Calibration facts.
+    pub calibration: Calibration,
+    /// Candidates, best first.
+    pub candidates: Vec<Candidate>,
+    /// Notes for the user.
+    pub notes: Vec<String>,
+}
+
+impl Planning {
+    /// Element names, chain order.
+    pub fn names(&self) -> Vec<String> {
+        self.elements.iter().map(|e| e.name.clone()).collect()
+    }
+
+    /// The best candidate that can be written as a configuration, and that configuration.
+    pub fn placed(&self) -> Result<(&Candidate, String), String> {
+        let mut why = String::from("plan: no placement");
+        for c in &self.candidates {
+            match rewrite::rewrite(
+                &self.chain,
+                &c.stages,
+                &self.layout.groups,
+                &rewrite::Options::default(),
+            ) {
+                Ok(text) => return Ok((c, text)),
+                Err(e) => why = format!("plan: {}", e),
+            }
+        }
+        Err(why)
+    }
+}
+
+/// Plans `text` (named `file`, with `defines`) for `threads` threads: reads the machine
+/// profile (`machine`, else the default file; measured when absent or with `remeasure`),
+/// profiles the chain's elements and ranks every placement.
+pub fn plan(
+    text: &str,
+    file: &str,
+    defines: &[(String, String)],
+    threads: usize,
+    machine: Option<&std::path::Path>,
+    remeasure: bool,
+) -> Result<Planning, String> {
+    let flat = run::parse(text, file, defines)?;
+    let chain = chain::extract(&flat).map_err(|e| format!("plan: {}: {}", file, e))?;
+    let cpus = machine::current_cpus();
+    let mut notes = Vec::new();
+    let (profile, origin) = machine::load_or_measure(machine, remeasure, &mut notes)?;
+    let layout = profile.layout(threads, &cpus)?;
+    let (elements, calibration) = profile::profile_chain(&chain, profile.cycles_per_second)
+        .map_err(|e| format!("plan: {}", e))?;
+    let model_chain: Vec<model::Element> = elements.iter().map(ElementProfile::model).collect();
+    let candidates = candidates::rank(&layout.machine, &model_chain)?;
+    notes.extend(chain.notes.iter().cloned());
+    notes.extend(calibration.notes.iter().cloned());
+    Ok(Planning {
+        chain,
+        profile,
+        origin,
+        layout,
+        elements,
+        calibration,
+        candidates,
+        notes,
+    })
 }
 
 /// Everything the report shows.

@@ -3,7 +3,8 @@
 //! task.
 //!
 //! - The first stage starts with a copy of the source per thread; an InfiniteSource's LIMIT
-//!   is divided among the copies (the first ones take the remainder). With several copies
+//!   is divided among the copies (the first ones take the remainder). Any other source is
+//!   refused on more than one thread: each copy would send every packet. With several copies
 //!   and STOP true, each copy stops and `DriverManager(wait_stop K, stop)` ends the run.
 //! - A later stage's copy starts with `ThreadSafeQueue(CAP) -> Unqueue(BURST 32)`; a stage
 //!   with several threads after it sends through a RoundRobinSwitch to one queue per thread.
@@ -113,6 +114,13 @@ pub fn rewrite(
     let limit: Option<i64> =
         chain::get_arg(&src.config, Some(1), "LIMIT").and_then(|v| v.trim().parse().ok());
     let stop = chain::get_arg(&src.config, None, "STOP").is_some_and(|v| v.trim() == "true");
+    if src.class != "InfiniteSource" && copies > 1 {
+        // Copies of a device, a file or a timed source would each send every packet.
+        return Err(format!(
+            "cloning source {} ({}) over {} threads would send each of its packets {} times",
+            src.name, src.class, copies, copies
+        ));
+    }
     let mut out = String::new();
     out.push_str(&format!(
         "// sluice plan: {} stage(s) on {} thread(s)\n",
@@ -124,11 +132,6 @@ pub fn rewrite(
             "// the source's LIMIT {} is divided among its {} copies\n",
             limit.unwrap_or(0),
             copies
-        ));
-    } else if src.class != "InfiniteSource" && copies > 1 {
-        out.push_str(&format!(
-            "// {} copies of source {} ({}), each configured as the original\n",
-            copies, src.name, src.class
         ));
     }
     let mut sched: Vec<String> = Vec::new();
@@ -271,6 +274,24 @@ mod tests {
             t
         );
         assert_eq!(forwarded(&t, 2), (20001.0, 0.0));
+    }
+
+    #[test]
+    fn a_source_that_cannot_be_split_is_not_copied() {
+        let c = chain(
+            "src :: FromDump(in.pcap, STOP true) -> a :: SyntheticLoad(8, 64K) -> d :: Discard;",
+        );
+        let e = rewrite(&c, &[st(0, 2, &[0, 1])], &groups(2), &Options::default()).unwrap_err();
+        assert!(e.contains("each of its packets 2 times"), "{}", e);
+        // Pipelined, the source keeps one thread.
+        let t = rewrite(
+            &c,
+            &[st(0, 0, &[0]), st(1, 2, &[1])],
+            &groups(2),
+            &Options::default(),
+        )
+        .unwrap();
+        assert!(t.contains("src :: FromDump(in.pcap, STOP true)"), "{}", t);
     }
 
     #[test]
