@@ -846,6 +846,19 @@ struct Sim<'a> {
     latency_max: i64,
 }
 
+/// A FIFO served at a fixed rate, whose last byte leaves at `free`: admits `bytes` arriving
+/// at `now` unless its backlog (`free − now` at `rate.0` bytes per unit, may be negative
+/// when idle) plus `bytes` exceeds `rate.1` bytes; then returns when they have left, at
+/// `rate.2` units per byte.
+fn admit(free: &mut i64, now: i64, bytes: u32, rate: (f64, f64, f64)) -> Option<i64> {
+    let (bytes_per_unit, cap, pace) = rate;
+    if (*free - now) as f64 * bytes_per_unit + bytes as f64 > cap {
+        return None;
+    }
+    *free = (*free).max(now) + (bytes as f64 * pace) as i64;
+    Some(*free)
+}
+
 impl<'a> Sim<'a> {
     fn push(&mut self, t: i64, kind: u8, a: u32, b: u32) {
         debug_assert!(kind <= DONE);
@@ -986,13 +999,15 @@ impl<'a> Sim<'a> {
             self.r.bytes += p.size as u64;
             self.pair_bytes[s * self.n + p.dst_node as usize] += p.size as u64;
         }
-        let free = self.in_free[port];
-        if (free - now) as f64 * self.port_bpps + p.size as f64 > self.port_queue {
+        let Some(t) = admit(
+            &mut self.in_free[port],
+            now,
+            p.size,
+            (self.port_bpps, self.port_queue, self.port_pace),
+        ) else {
             self.r.dropped_input += m as u64;
             return;
-        }
-        let t = free.max(now) + (p.size as f64 * self.port_pace) as i64;
-        self.in_free[port] = t;
+        };
         let i = self.alloc(p);
         self.push(t, ARRIVE, s as u32, i);
     }
@@ -1013,8 +1028,9 @@ impl<'a> Sim<'a> {
         let dst = p.dst_node as usize;
         let now_ns = now / 1000;
         let hop = if !p.phase2 {
+            // One number per decision, used or not, so that a seed gives the same run.
             let rand = self.node_rng[node].next_u32();
-            self.vlb[node].choose(dst, p.hash, p.size, now_ns, rand)
+            self.vlb[node].choose(dst, p.hash, p.size, now_ns, &mut || rand)
         } else if dst != node {
             self.vlb[node].forward(dst, p.size, now_ns)
         } else {
@@ -1028,14 +1044,12 @@ impl<'a> Sim<'a> {
             Some(h) if h == node => self.output(now, i),
             Some(h) => {
                 let l = node * self.n + h;
-                let free = self.link_free[l];
-                if (free - now) as f64 * self.link_bpps + p.size as f64 > self.link_queue {
+                let link = (self.link_bpps, self.link_queue, self.link_pace);
+                let Some(t) = admit(&mut self.link_free[l], now, p.size, link) else {
                     self.r.dropped_link += m as u64;
                     self.free_pkts.push(i);
                     return;
-                }
-                let t = free.max(now) + (p.size as f64 * self.link_pace) as i64;
-                self.link_free[l] = t;
+                };
                 self.link_bytes[l] += if m { p.size as u64 } else { 0 };
                 self.pkts[i as usize].phase2 = true;
                 let arrive = t + (self.cfg.prop_ns * 1000.0) as i64;
@@ -1049,13 +1063,15 @@ impl<'a> Sim<'a> {
         self.free_pkts.push(i);
         let port = p.dst_port as usize;
         let m = p.t_gen >= self.w0;
-        let free = self.out_free[port];
-        if (free - now) as f64 * self.port_bpps + p.size as f64 > self.port_queue {
+        let Some(t) = admit(
+            &mut self.out_free[port],
+            now,
+            p.size,
+            (self.port_bpps, self.port_queue, self.port_pace),
+        ) else {
             self.r.dropped_output += m as u64;
             return;
-        }
-        let t = free.max(now) + (p.size as f64 * self.port_pace) as i64;
-        self.out_free[port] = t;
+        };
         if !m {
             return;
         }

@@ -74,8 +74,6 @@ const HELLO_TIMER: usize = 0;
 /// The DirectVLB element.
 pub struct DirectVLB {
     vlb: Vlb,
-    node: usize,
-    nodes: usize,
     rate: f64,
     hello: Timestamp,
     dead: Timestamp,
@@ -99,8 +97,6 @@ impl Default for DirectVLB {
                 flowlet_ns: None,
                 flowlet_slots: 0,
             }),
-            node: 0,
-            nodes: 1,
             rate: 0.0,
             hello: Timestamp::from_secs_f64(0.01),
             dead: Timestamp::from_secs_f64(0.05),
@@ -115,23 +111,29 @@ impl Default for DirectVLB {
 }
 
 impl DirectVLB {
-    fn vlb(&self) -> &Vlb {
-        &self.vlb
+    /// This node's index.
+    fn node(&self) -> usize {
+        self.vlb.config().node
+    }
+
+    /// Nodes in the mesh.
+    fn nodes(&self) -> usize {
+        self.vlb.config().nodes
     }
 
     fn per_node(&self, f: impl Fn(&Vlb, usize) -> u64) -> String {
-        let v = self.vlb();
-        (0..self.nodes)
+        let v = &self.vlb;
+        (0..self.nodes())
             .map(|i| f(v, i).to_string())
             .collect::<Vec<_>>()
             .join(" ")
     }
 
     fn links_text(&self) -> String {
-        let v = self.vlb();
-        (0..self.nodes)
+        let v = &self.vlb;
+        (0..self.nodes())
             .map(|i| {
-                if i == self.node {
+                if i == self.node() {
                     "self"
                 } else if v.link_up(i) {
                     "up"
@@ -144,11 +146,11 @@ impl DirectVLB {
     }
 
     fn stats_text(&self) -> String {
-        let v = self.vlb();
+        let v = &self.vlb;
         let s = &v.stats;
         let mut t = String::new();
-        for i in 0..self.nodes {
-            let state = if i == self.node {
+        for i in 0..self.nodes() {
+            let state = if i == self.node() {
                 "self"
             } else if v.link_up(i) {
                 "up"
@@ -173,7 +175,7 @@ impl DirectVLB {
     /// the router's clock runs.
     fn start_clock(&mut self, now: Timestamp) {
         if self.last_hello.is_empty() {
-            self.last_hello = vec![now; self.nodes];
+            self.last_hello = vec![now; self.nodes()];
         }
     }
 
@@ -181,19 +183,18 @@ impl DirectVLB {
     fn receive_hello(&mut self, p: &Packet, now: Timestamp) {
         match frame::parse_hello(p.data()) {
             Some((from, reach))
-                if usize::from(from) < self.nodes && usize::from(from) != self.node =>
+                if usize::from(from) < self.nodes() && usize::from(from) != self.node() =>
             {
                 let from = usize::from(from);
                 self.hellos_received += 1;
                 self.start_clock(now);
                 self.last_hello[from] = now;
                 self.heard[from] = true;
-                let v = &mut self.vlb;
-                if !v.link_up(from) {
-                    tracing::info!(node = self.node, peer = from, "cluster link up");
-                    v.set_link(from, true);
+                if !self.vlb.link_up(from) {
+                    tracing::info!(node = self.node(), peer = from, "cluster link up");
+                    self.vlb.set_link(from, true);
                 }
-                v.set_reach(from, reach);
+                self.vlb.set_reach(from, reach);
             }
             _ => self.drops.count(Reason::BadHello),
         }
@@ -203,28 +204,22 @@ impl DirectVLB {
     fn hello_round(&mut self, cx: &mut Cx) {
         let now = cx.now();
         self.start_clock(now);
-        let v = &mut self.vlb;
-        for i in 0..self.nodes {
-            if i != self.node && v.link_up(i) && now - self.last_hello[i] > self.dead {
+        let (node, nodes) = (self.node(), self.nodes());
+        for i in 0..nodes {
+            if i != node && self.vlb.link_up(i) && now - self.last_hello[i] > self.dead {
                 if self.heard[i] {
-                    tracing::warn!(node = self.node, peer = i, "cluster link down: no hello");
+                    tracing::warn!(node, peer = i, "cluster link down: no hello");
                 } else {
-                    tracing::info!(
-                        node = self.node,
-                        peer = i,
-                        "cluster link not up yet: no hello"
-                    );
+                    tracing::info!(node, peer = i, "cluster link not up yet: no hello");
                 }
-                v.set_link(i, false);
+                self.vlb.set_link(i, false);
             }
         }
-        let reach = v.own_reach();
-        for i in 0..self.nodes {
-            if i != self.node {
-                let f = frame::hello(self.node as u8, i as u8, reach);
-                cx.push_one(i, Packet::from_bytes(&f));
-                self.hellos_sent += 1;
-            }
+        let reach = self.vlb.own_reach();
+        for i in (0..nodes).filter(|&i| i != node) {
+            let f = frame::hello(node as u8, i as u8, reach);
+            cx.push_one(i, Packet::from_bytes(&f));
+            self.hellos_sent += 1;
         }
         cx.schedule_after(HELLO_TIMER, self.hello);
     }
@@ -279,14 +274,14 @@ impl Element for DirectVLB {
             flowlet_ns,
             flowlet_slots: slots.unwrap_or(65536),
         });
-        (self.node, self.nodes, self.rate) = (node, nodes, rate);
+        self.rate = rate;
         self.outs = PortBatches::new(nodes);
         Ok(())
     }
 
     fn initialize(&mut self, cx: &mut InitCx) -> Result<(), String> {
-        self.heard = vec![false; self.nodes];
-        if self.nodes > 1 {
+        self.heard = vec![false; self.nodes()];
+        if self.nodes() > 1 {
             cx.schedule_after(HELLO_TIMER, Timestamp::ZERO);
         }
         Ok(())
@@ -308,15 +303,19 @@ impl Element for DirectVLB {
                 continue;
             };
             let dst = usize::from(dst);
-            if dst >= self.nodes {
+            if dst >= self.nodes() {
                 self.drops.count(Reason::BadNode);
                 continue;
             }
             let bytes = d.len() as u32;
             let v = &mut self.vlb;
             let hop = if port == 0 {
-                let flow = frame::flow_hash(&d[14..]);
-                v.choose(dst, flow, bytes, now.0, random_u32())
+                let flow = if v.config().flowlet_ns.is_some() {
+                    frame::flow_hash(&d[14..])
+                } else {
+                    0
+                };
+                v.choose(dst, flow, bytes, now.0, &mut random_u32)
             } else {
                 v.forward(dst, bytes, now.0)
             };
@@ -342,9 +341,9 @@ impl Element for DirectVLB {
             })
             .read("link_bytes", |e| e.per_node(|v, i| v.stats.link_bytes[i]))
             .read("links", Self::links_text)
-            .read("flowlet_hits", |e| e.vlb().stats.flowlet_hits)
-            .read("flowlet_new", |e| e.vlb().stats.flowlet_new)
-            .read("flowlet_moved", |e| e.vlb().stats.flowlet_moved)
+            .read("flowlet_hits", |e| e.vlb.stats.flowlet_hits)
+            .read("flowlet_new", |e| e.vlb.stats.flowlet_new)
+            .read("flowlet_moved", |e| e.vlb.stats.flowlet_moved)
             .read("hellos_sent", |e| e.hellos_sent)
             .read("hellos_received", |e| e.hellos_received)
             .read("rate", |e| format!("{}Bps", e.rate))

@@ -193,8 +193,8 @@ impl Vlb {
     }
 
     /// Phase 1: the next node for a packet of `bytes` entering here for output node `dst`,
-    /// of flow `flow` (a hash of its 5-tuple), at `now_ns`; `rand` is a uniform random
-    /// number. `Some(dst)` is the direct path, `Some(i)` another node the intermediate,
+    /// of flow `flow` (a hash of its 5-tuple; only flowlets use it), at `now_ns`; `rand`
+    /// gives uniform random numbers and is called only when the packet is spread. `Some(dst)` is the direct path, `Some(i)` another node the intermediate,
     /// `None` that no live path leads to `dst` (counted as unreachable).
     pub fn choose(
         &mut self,
@@ -202,7 +202,7 @@ impl Vlb {
         flow: u64,
         bytes: u32,
         now_ns: i64,
-        rand: u32,
+        rand: &mut impl FnMut() -> u32,
     ) -> Option<usize> {
         if dst == self.cfg.node {
             return Some(dst);
@@ -258,7 +258,7 @@ impl Vlb {
         flow: u64,
         bytes: u32,
         now_ns: i64,
-        rand: u32,
+        rand: &mut impl FnMut() -> u32,
         delta: i64,
     ) -> Option<usize> {
         let slot = (flow as usize) & (self.flowlets.len() - 1);
@@ -292,7 +292,13 @@ impl Vlb {
     /// A fresh Direct VLB decision: direct within the direct share (when the direct link has
     /// room), else a random intermediate, preferring one whose link has room; direct only
     /// when no intermediate reaches the output node.
-    fn decide(&mut self, dst: usize, bytes: u32, now_ns: i64, rand: u32) -> Option<usize> {
+    fn decide(
+        &mut self,
+        dst: usize,
+        bytes: u32,
+        now_ns: i64,
+        rand: &mut impl FnMut() -> u32,
+    ) -> Option<usize> {
         let direct_ok = self.usable(dst, dst);
         if direct_ok && self.direct[dst].has(bytes, now_ns) && self.links[dst].has(bytes, now_ns) {
             self.direct[dst].take(bytes, now_ns);
@@ -308,7 +314,7 @@ impl Vlb {
             return direct_ok.then_some(dst);
         }
         let n = self.candidates.len();
-        let start = ((rand as u64 * n as u64) >> 32) as usize;
+        let start = ((rand() as u64 * n as u64) >> 32) as usize;
         for k in 0..n {
             let c = self.candidates[(start + k) % n];
             if self.links[c].has(bytes, now_ns) {
@@ -353,7 +359,7 @@ mod tests {
         // 10 s at 3000 B/s to node 3: 1000 B/s direct, the rest over nodes 1 and 2.
         let mut t = 0;
         for _ in 0..30_000 {
-            v.choose(3, 7, 1, t, r());
+            v.choose(3, 7, 1, t, &mut r);
             t += 333_333;
         }
         let direct = v.stats.link_bytes[3] as f64;
@@ -370,12 +376,12 @@ mod tests {
         let mut v = Vlb::new(cfg(Some(100_000_000)));
         let mut r = rands();
         // Exhaust the direct share, then a new flow goes via an intermediate and stays there.
-        v.choose(3, 1, 1000, 0, r());
-        let first = v.choose(3, 2, 100, 1_000, r()).unwrap();
+        v.choose(3, 1, 1000, 0, &mut r);
+        let first = v.choose(3, 2, 100, 1_000, &mut r).unwrap();
         assert_ne!(first, 3);
         for k in 1..5 {
             assert_eq!(
-                v.choose(3, 2, 100, 1_000 + k * 10_000_000, r()),
+                v.choose(3, 2, 100, 1_000 + k * 10_000_000, &mut r),
                 Some(first)
             );
         }
@@ -387,8 +393,8 @@ mod tests {
     fn flowlet_expires_after_delta() {
         let mut v = Vlb::new(cfg(Some(100_000_000)));
         let mut r = rands();
-        v.choose(3, 9, 100, 0, r());
-        v.choose(3, 9, 100, 200_000_000, r());
+        v.choose(3, 9, 100, 0, &mut r);
+        v.choose(3, 9, 100, 200_000_000, &mut r);
         assert_eq!(v.stats.flowlet_new, 2);
         assert_eq!(v.stats.flowlet_hits, 0);
     }
@@ -397,15 +403,15 @@ mod tests {
     fn flowlet_moves_off_a_full_link() {
         let mut v = Vlb::new(cfg(Some(1_000_000_000)));
         let mut r = rands();
-        let hop = v.choose(3, 5, 500, 0, r()).unwrap();
+        let hop = v.choose(3, 5, 500, 0, &mut r).unwrap();
         assert_eq!(hop, 3);
         // Fill the direct link (2000 B/s, 1000 B burst) from elsewhere.
         v.forward(3, 1500, 0);
-        let next = v.choose(3, 5, 500, 1, r()).unwrap();
+        let next = v.choose(3, 5, 500, 1, &mut r).unwrap();
         assert_ne!(next, 3);
         assert_eq!(v.stats.flowlet_moved, 1);
         // The flowlet now keeps its new path.
-        assert_eq!(v.choose(3, 5, 10, 2, r()), Some(next));
+        assert_eq!(v.choose(3, 5, 10, 2, &mut r), Some(next));
     }
 
     #[test]
@@ -414,16 +420,16 @@ mod tests {
         let mut r = rands();
         v.set_link(3, false);
         for t in 0..100 {
-            let h = v.choose(3, t, 100, t as i64, r()).unwrap();
+            let h = v.choose(3, t, 100, t as i64, &mut r).unwrap();
             assert!(h == 1 || h == 2, "{h}");
         }
         // Node 1 no longer reaches 3: only node 2 carries traffic to 3.
         v.set_reach(1, 0b0011);
         for t in 0..100 {
-            assert_eq!(v.choose(3, t, 100, 1000 + t as i64, r()), Some(2));
+            assert_eq!(v.choose(3, t, 100, 1000 + t as i64, &mut r), Some(2));
         }
         v.set_link(2, false);
-        assert_eq!(v.choose(3, 1, 100, 2000, r()), None);
+        assert_eq!(v.choose(3, 1, 100, 2000, &mut r), None);
         assert_eq!(v.stats.unreachable, 1);
         assert_eq!(v.forward(3, 100, 2000), None);
         assert_eq!(v.own_reach(), 0b0011);
