@@ -33,6 +33,7 @@ use std::fmt;
 use std::net::Ipv4Addr;
 
 use serde::Deserialize;
+use sluice_elements::threads::synthetic_load::parse_size;
 use sluice_lang::args::{Bandwidth, FromArg, Seconds};
 
 /// The largest cluster: DirectVLB keeps reachability as one 64-bit mask per node.
@@ -409,20 +410,7 @@ fn size(s: &RawSize) -> Result<u64, String> {
     let bad = |t: &str| format!("burst '{t}' is not a size in bytes (e.g. 16384 or \"64KiB\")");
     let v = match s {
         RawSize::Int(i) => u64::try_from(*i).map_err(|_| bad(&i.to_string()))?,
-        RawSize::Text(t) => {
-            let t = t.trim();
-            let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-            let n: u64 = t[..end].parse().map_err(|_| bad(t))?;
-            let mult = match t[end..].trim() {
-                "" | "B" => 1,
-                "k" | "kB" | "KB" => 1000,
-                "K" | "KiB" => 1024,
-                "MB" => 1_000_000,
-                "M" | "MiB" => 1 << 20,
-                _ => return Err(bad(t)),
-            };
-            n.checked_mul(mult).ok_or_else(|| bad(t))?
-        }
+        RawSize::Text(t) => parse_size(t).ok_or_else(|| bad(t))?,
     };
     if v == 0 {
         return Err("burst must be positive".into());

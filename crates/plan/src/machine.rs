@@ -284,18 +284,6 @@ impl Profile {
     }
 }
 
-/// Parses a sysfs cache size (`32K`, `1024K`, `8M`, `4096`).
-pub fn parse_size(s: &str) -> Option<u64> {
-    let t = s.trim();
-    let (num, mul) = match t.chars().last()? {
-        'K' | 'k' => (&t[..t.len() - 1], 1u64 << 10),
-        'M' | 'm' => (&t[..t.len() - 1], 1 << 20),
-        'G' | 'g' => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
-    };
-    num.trim().parse::<u64>().ok()?.checked_mul(mul)
-}
-
 /// Parses a sysfs CPU list (`0-3,8,10-11`).
 pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
     let mut v = Vec::new();
@@ -364,7 +352,10 @@ pub fn read_caches(root: &Path, cpus: &[usize]) -> Vec<Cache> {
             if kind == "Instruction" {
                 continue;
             }
-            let (Ok(level), Some(bytes)) = (level.parse::<u32>(), parse_size(&size)) else {
+            let (Ok(level), Some(bytes)) = (
+                level.parse::<u32>(),
+                sluice_elements::threads::synthetic_load::parse_size(&size),
+            ) else {
                 continue;
             };
             let shared = read("shared_cpu_list")
@@ -1087,16 +1078,18 @@ mod tests {
 
     #[test]
     fn sizes_and_cpu_lists() {
-        assert_eq!(parse_size("32K"), Some(32 * K));
-        assert_eq!(parse_size("32768K"), Some(32 * M));
-        assert_eq!(parse_size("8M"), Some(8 * M));
-        assert_eq!(parse_size("4096"), Some(4096));
-        assert_eq!(parse_size("x"), None);
         assert_eq!(parse_cpu_list("0-1"), Some(vec![0, 1]));
         assert_eq!(
             parse_cpu_list("0-3,8,10-11\n"),
             Some(vec![0, 1, 2, 3, 8, 10, 11])
         );
+        // Cache sizes as sysfs writes them, through SyntheticLoad's size parser.
+        let parse_size = sluice_elements::threads::synthetic_load::parse_size;
+        assert_eq!(parse_size("32K"), Some(32 * K));
+        assert_eq!(parse_size("32768K"), Some(32 * M));
+        assert_eq!(parse_size("8M"), Some(8 * M));
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("x"), None);
         assert_eq!(parse_cpu_list("3"), Some(vec![3]));
         assert_eq!(parse_cpu_list("2-1"), None);
         assert_eq!(parse_cpu_list("a"), None);
