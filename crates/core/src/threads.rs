@@ -389,6 +389,9 @@ pub struct TaskGroup {
     pub tasks: Vec<usize>,
     /// Elements reached by these tasks and no others (they move with the group).
     pub elems: Vec<usize>,
+    /// Elements these tasks reach together with other groups' (thread-safe queues, shared
+    /// elements): where the group meets others.
+    pub meets: Vec<usize>,
     /// Placed by StaticThreadSched: never moved.
     pub fixed: bool,
     /// True if the group can move: every element it reaches is its own or shared.
@@ -548,6 +551,7 @@ pub(crate) fn place(inp: &PlacementInput) -> Result<Placement, Vec<String>> {
         .map(|g| {
             let tasks = members[g].clone();
             let mut elems = Vec::new();
+            let mut meets = Vec::new();
             let mut movable = true;
             for (e, by) in reached_by.iter().enumerate() {
                 if !by.contains(g) {
@@ -555,7 +559,10 @@ pub(crate) fn place(inp: &PlacementInput) -> Result<Placement, Vec<String>> {
                 }
                 if by.len() == 1 {
                     elems.push(e);
-                } else if inp.concurrency[e] != Concurrency::Shared {
+                    continue;
+                }
+                meets.push(e);
+                if inp.concurrency[e] != Concurrency::Shared {
                     movable = false;
                 }
             }
@@ -565,6 +572,7 @@ pub(crate) fn place(inp: &PlacementInput) -> Result<Placement, Vec<String>> {
             TaskGroup {
                 tasks,
                 elems,
+                meets,
                 fixed,
                 movable,
             }
@@ -795,6 +803,7 @@ mod tests {
         let g = |fixed| TaskGroup {
             tasks: vec![],
             elems: vec![],
+            meets: vec![],
             fixed,
             movable: true,
         };

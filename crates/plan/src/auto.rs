@@ -3,7 +3,7 @@
 
 /// A planned configuration.
 pub struct Planned {
-    /// The rewritten configuration: stages, queues and StaticThreadSched for the choice.
+    /// The rewritten configuration: the choice's stages, queues and StaticThreadSched.
     pub text: String,
     /// One line: the choice, its predicted rate and the best of another kind.
     pub summary: String,
@@ -18,21 +18,9 @@ pub fn plan_config(
     defines: &[(String, String)],
     threads: usize,
 ) -> Result<Planned, String> {
-    let p = crate::plan(text, file, defines, threads, None, false)?;
-    let (best, text) = p.placed()?;
-    let mut summary = format!(
-        "plan: {} ({}), predicted {:.3} Mpps on {} threads",
-        best.kind.name(),
-        crate::candidates::describe(&best.stages, &p.names()),
-        best.prediction.rate / 1e6,
-        threads
-    );
-    if let Some(next) = p.candidates.iter().find(|c| c.kind != best.kind) {
-        summary += &format!(
-            "; best {}: {:.3} Mpps",
-            next.kind.name(),
-            next.prediction.rate / 1e6
-        );
-    }
-    Ok(Planned { text, summary })
+    let placed = crate::plan(text, file, defines, threads, None, false)?.placed()?;
+    Ok(Planned {
+        text: placed.text,
+        summary: format!("plan: {} on {} threads", placed.summary, threads),
+    })
 }

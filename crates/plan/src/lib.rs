@@ -1,5 +1,6 @@
 //! `sluice plan`: chooses cloning, pipelining or a mix of both for a chain configuration on
-//! N threads, from a measured cost model, and predicts its rate.
+//! N threads, or a thread for each task group of any other configuration, from a measured
+//! cost model, and predicts its rate.
 //!
 //! The pieces, one concern each:
 //! - [`model`]: Eq. 1 of Dobrescu et al. (PRESTO 2010), generalised to groups of cores
@@ -10,6 +11,7 @@
 //! - [`profile`]: each element's `C`, `S`, `N`;
 //! - [`candidates`]: every cloned, pipelined and mixed placement, scored and ranked;
 //! - [`rewrite`]: the chosen placement as a configuration;
+//! - [`graph`]: configurations that are not chains, as task groups placed on threads;
 //! - [`run`]: the short calibration runs.
 
 #![warn(missing_docs)]
@@ -17,6 +19,8 @@
 pub mod auto;
 pub mod candidates;
 pub mod chain;
+pub mod graph;
+mod graph_report;
 pub mod machine;
 pub mod model;
 pub mod profile;
@@ -43,6 +47,12 @@ compute + synchronisation (O_s per packet entering from another group) + content
 at each cache level, probability 1 - cache/footprint). Machine costs are measured once
 (about a second) and cached; each element's cost is measured by running it alone (about
 0.3 s per element).
+
+Any other configuration is planned as task groups (tasks joined by the elements they share;
+they meet at ThreadSafeQueues): it runs on one thread (each InfiniteSource's LIMIT lowered,
+about 0.1 s; other sources must end by themselves), each group's cycles per source packet
+are measured, and every assignment of groups to threads is scored with the same model. The
+rewrite is the configuration with one StaticThreadSched line.
 
 Options:
   -j, --threads N        threads to plan for (default: the CPUs this process may use)
@@ -187,38 +197,146 @@ pub fn main(args: &[String]) -> Result<(), String> {
         a.remeasure,
     )?;
     let mut out = String::new();
-    report(
-        &mut out,
-        &Report {
-            file: &file,
-            threads,
-            profile: &p.profile,
-            origin: &p.origin,
-            layout: &p.layout,
-            elements: &p.elements,
-            calibration: &p.calibration,
-            candidates: &p.candidates,
-            notes: &p.notes,
-            top: a.top,
-        },
-    )?;
+    match &p {
+        Plan::Chain(p) => report(
+            &mut out,
+            &Report {
+                file: &file,
+                threads,
+                profile: &p.profile,
+                origin: &p.origin,
+                layout: &p.layout,
+                elements: &p.elements,
+                calibration: &p.calibration,
+                candidates: &p.candidates,
+                notes: &p.notes,
+                top: a.top,
+            },
+        )?,
+        Plan::Graph(g) => graph_report::report(&mut out, &file, threads, g, a.top)?,
+    }
     print!("{}", out);
     if a.show {
-        let (best, text) = p.placed()?;
-        if !std::ptr::eq(best, &p.candidates[0]) {
-            println!(
-                "\n(the choice cannot be written as a configuration; the best one that can is {} {})",
-                best.kind.name(),
-                candidates::describe(&best.stages, &p.names())
-            );
+        let placed = p.placed()?;
+        if let Some(why) = placed.instead {
+            println!("\n({})", why);
         }
         println!(
             "\n## configuration ({} threads: sluice -j {} -f FILE)",
             threads, threads
         );
-        print!("{}", text);
+        print!("{}", placed.text);
     }
     Ok(())
+}
+
+/// What [`plan`] found: a chain's cloned, pipelined and mixed placements, or another
+/// configuration's task groups placed on threads.
+pub enum Plan {
+    /// A chain configuration.
+    Chain(Planning),
+    /// Any other configuration.
+    Graph(GraphPlanning),
+}
+
+/// The chosen placement written as a configuration.
+pub struct Placed {
+    /// The configuration text.
+    pub text: String,
+    /// One line: the choice, its predicted rate and the best alternative.
+    pub summary: String,
+    /// Why the written placement is not the model's first choice, if it is not.
+    pub instead: Option<String>,
+}
+
+impl Plan {
+    /// The best placement that can be written, as a configuration.
+    pub fn placed(&self) -> Result<Placed, String> {
+        match self {
+            Plan::Chain(p) => {
+                let (best, text) = p.placed()?;
+                let names = p.names();
+                let mut summary = format!(
+                    "{} ({}), predicted {:.3} Mpps",
+                    best.kind.name(),
+                    candidates::describe(&best.stages, &names),
+                    best.prediction.rate / 1e6
+                );
+                if let Some(next) = p.candidates.iter().find(|c| c.kind != best.kind) {
+                    summary += &format!(
+                        "; best {}: {:.3} Mpps",
+                        next.kind.name(),
+                        next.prediction.rate / 1e6
+                    );
+                }
+                let instead = (!std::ptr::eq(best, &p.candidates[0])).then(|| {
+                    format!(
+                        "the choice cannot be written as a configuration; the best one that can is {} {}",
+                        best.kind.name(),
+                        candidates::describe(&best.stages, &names)
+                    )
+                });
+                Ok(Placed {
+                    text,
+                    summary,
+                    instead,
+                })
+            }
+            Plan::Graph(g) => {
+                let best = g.candidates.first().ok_or("plan: no placement")?;
+                let written = g
+                    .candidates
+                    .iter()
+                    .find(|c| c.thread == g.written())
+                    .unwrap_or(best);
+                Ok(Placed {
+                    text: graph::rewrite(&g.flat, &g.graph, best),
+                    summary: format!(
+                        "task groups {}, predicted {:.3} Mpps; as written: {:.3} Mpps",
+                        graph::describe(best),
+                        best.rate / 1e6,
+                        written.rate / 1e6
+                    ),
+                    instead: None,
+                })
+            }
+        }
+    }
+}
+
+/// A configuration that is not a chain, planned as task groups on threads.
+pub struct GraphPlanning {
+    /// The configuration.
+    pub flat: sluice_lang::FlatConfig,
+    /// Its calibrated task groups and queues.
+    pub graph: graph::TaskGraph,
+    /// The machine profile.
+    pub profile: Profile,
+    /// Where the profile came from.
+    pub origin: Origin,
+    /// Groups of the planned threads and the model's machine.
+    pub layout: Layout,
+    /// Placements, best first.
+    pub candidates: Vec<graph::Assignment>,
+    /// Notes for the user.
+    pub notes: Vec<String>,
+}
+
+impl GraphPlanning {
+    /// The thread of each group as the configuration is written.
+    pub fn written(&self) -> Vec<usize> {
+        let n = self
+            .layout
+            .groups
+            .iter()
+            .map(|g| g.threads.len())
+            .sum::<usize>();
+        self.graph
+            .units
+            .iter()
+            .map(|u| u.written.min(n.max(1) - 1))
+            .collect()
+    }
 }
 
 /// A configuration planned for some threads: what the model was given and its ranking.
@@ -275,11 +393,40 @@ pub fn plan(
     threads: usize,
     machine: Option<&std::path::Path>,
     remeasure: bool,
-) -> Result<Planning, String> {
+) -> Result<Plan, String> {
     let flat = run::parse(text, file, defines)?;
-    let chain = chain::extract(&flat).map_err(|e| format!("plan: {}: {}", file, e))?;
     let cpus = machine::current_cpus();
     let mut notes = Vec::new();
+    let chain = match chain::extract(&flat) {
+        Ok(c) => c,
+        Err(why) => {
+            let (profile, origin) = machine::load_or_measure(machine, remeasure, &mut notes)?;
+            let layout = profile.layout(threads, &cpus)?;
+            notes.push(format!(
+                "{}: its task groups are placed on threads as they are",
+                why.lines().next().unwrap_or("")
+            ));
+            let graph = graph::calibrate(&flat, threads, &layout)
+                .map_err(|e| format!("plan: {}: {}", file, e))?;
+            if graph.units.len() < 2 {
+                notes.push(
+                    "one task group: the configuration runs on one thread whatever -j says; \
+                     ThreadSafeQueues between its paths (or a chain) let threads share the work"
+                        .into(),
+                );
+            }
+            let candidates = graph::search(&graph, &layout);
+            return Ok(Plan::Graph(GraphPlanning {
+                flat,
+                graph,
+                profile,
+                origin,
+                layout,
+                candidates,
+                notes,
+            }));
+        }
+    };
     let (profile, origin) = machine::load_or_measure(machine, remeasure, &mut notes)?;
     let layout = profile.layout(threads, &cpus)?;
     let (elements, calibration) = profile::profile_chain(&chain, profile.cycles_per_second)
@@ -288,7 +435,7 @@ pub fn plan(
     let candidates = candidates::rank(&layout.machine, &model_chain)?;
     notes.extend(chain.notes.iter().cloned());
     notes.extend(calibration.notes.iter().cloned());
-    Ok(Planning {
+    Ok(Plan::Chain(Planning {
         chain,
         profile,
         origin,
@@ -297,7 +444,7 @@ pub fn plan(
         calibration,
         candidates,
         notes,
-    })
+    }))
 }
 
 /// Everything the report shows.
@@ -339,17 +486,18 @@ fn cpu_list(v: &[usize]) -> String {
         .join(",")
 }
 
-/// Writes the report: machine, elements, candidates, choice and reason.
-pub fn report(out: &mut String, r: &Report) -> Result<(), String> {
+/// Writes the `## machine` section: the profile, its caches and the groups of threads.
+pub(crate) fn machine_section(
+    out: &mut String,
+    profile: &Profile,
+    origin: &Origin,
+    layout: &Layout,
+) {
     let w = |out: &mut String, s: String| {
         let _ = writeln!(out, "{}", s);
     };
-    let p = r.profile;
-    w(
-        out,
-        format!("# sluice plan: {}, {} thread(s)", r.file, r.threads),
-    );
-    let origin = match r.origin {
+    let p = profile;
+    let origin = match origin {
         Origin::Loaded(f) => format!("profile {}", f.display()),
         Origin::Measured(Some(f)) => format!("measured now, saved to {}", f.display()),
         Origin::Measured(None) => "measured now, not saved".into(),
@@ -417,8 +565,7 @@ pub fn report(out: &mut String, r: &Report) -> Result<(), String> {
             format_bytes(p.access.last().map_or(0.0, |a| a.bytes as f64))
         ),
     );
-    let groups: Vec<String> = r
-        .layout
+    let groups: Vec<String> = layout
         .groups
         .iter()
         .enumerate()
@@ -433,12 +580,20 @@ pub fn report(out: &mut String, r: &Report) -> Result<(), String> {
         .collect();
     w(
         out,
-        format!(
-            "groups ({} instances): {}",
-            r.layout.level,
-            groups.join("; ")
-        ),
+        format!("groups ({} instances): {}", layout.level, groups.join("; ")),
     );
+}
+
+/// Writes the report: machine, elements, candidates, choice and reason.
+pub fn report(out: &mut String, r: &Report) -> Result<(), String> {
+    let w = |out: &mut String, s: String| {
+        let _ = writeln!(out, "{}", s);
+    };
+    w(
+        out,
+        format!("# sluice plan: {}, {} thread(s)", r.file, r.threads),
+    );
+    machine_section(out, r.profile, r.origin, r.layout);
     w(out, "\n## elements".into());
     w(
         out,
@@ -632,16 +787,45 @@ mod tests {
     }
 
     #[test]
-    fn not_a_chain_is_a_clear_error() {
-        let e = main(&s(&[
-            "-e",
-            "s :: InfiniteSource -> t :: Tee(2); t[0] -> Discard; t[1] -> Discard;",
-            "-j",
-            "2",
-        ]))
-        .unwrap_err();
-        assert!(e.contains("not a chain"), "{}", e);
-        assert!(e.contains("sluice plan supports"), "{}", e);
+    fn other_configurations_are_planned_as_task_groups() {
+        let machine = std::env::temp_dir().join(format!("sluice-plan-{}.toml", std::process::id()));
+        // One branching path: one task group, nothing to place.
+        let one =
+            "s :: InfiniteSource(LIMIT 2000) -> t :: Tee(2); t[0] -> Discard; t[1] -> Discard;";
+        let Plan::Graph(p) = plan(one, "t", &[], 2, Some(&machine), false).unwrap() else {
+            panic!("a branching path is not a chain");
+        };
+        assert_eq!(p.graph.units.len(), 1);
+        assert!(
+            p.notes.iter().any(|n| n.contains("one task group")),
+            "{:?}",
+            p.notes
+        );
+        // Two sources meeting at a ThreadSafeQueue, pulled by a third task.
+        let three = "a :: InfiniteSource(LIMIT 3000) -> q :: ThreadSafeQueue(4096); \
+                     b :: InfiniteSource(LIMIT 1000) -> q; q -> u :: Unqueue -> c :: Counter -> Discard; \
+                     StaticThreadSched(a 0, b 0, u 0);";
+        let planned = plan(three, "t", &[], 2, Some(&machine), false).unwrap();
+        let Plan::Graph(p) = &planned else {
+            panic!("two sources are not a chain");
+        };
+        assert_eq!(p.graph.units.len(), 3);
+        assert_eq!(p.graph.packets, 4000.0);
+        assert_eq!(p.graph.crossings.len(), 1);
+        let x = &p.graph.crossings[0];
+        assert_eq!(
+            (x.queue.as_str(), x.packets, x.pushers.len()),
+            ("q", 1.0, 2)
+        );
+        assert_eq!(p.graph.units[x.puller].tasks, vec!["u".to_string()]);
+        assert_eq!(p.written(), vec![0, 0, 0]);
+        let text = planned.placed().unwrap().text;
+        assert_eq!(text.matches("StaticThreadSched").count(), 1, "{}", text);
+        let mut out = String::new();
+        graph_report::report(&mut out, "t", 2, p, 40).unwrap();
+        assert!(out.contains("q: g"), "{}", out);
+        assert!(out.contains("(as written)"), "{}", out);
         assert!(main(&s(&[])).unwrap_err().contains("no configuration"));
+        let _ = std::fs::remove_file(&machine);
     }
 }

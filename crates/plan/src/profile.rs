@@ -159,30 +159,34 @@ fn footprints(c: &Chain) -> Result<Vec<(u64, f64, String)>, String> {
         },
     )
     .map_err(|e| e.join("\n"))?;
-    let mut out = Vec::new();
-    for (i, e) in c.elements.iter().enumerate() {
-        let idx = r.element_index(&format!("e{}", i));
-        let has =
-            |r: &sluice_core::Router, h: &str| r.handler_list(idx).iter().any(|(n, _)| n == h);
-        let name = format!("e{}", i);
-        let fp = if e.class == "SyntheticLoad" {
-            (
-                run::number(&mut r, &format!("{}.s", name)) as u64,
-                run::number(&mut r, &format!("{}.n", name)),
-                "SyntheticLoad s, n handlers".to_string(),
-            )
-        } else if has(&r, "footprint_bytes") && has(&r, "accesses_per_packet") {
-            (
-                run::number(&mut r, &format!("{}.footprint_bytes", name)) as u64,
-                run::number(&mut r, &format!("{}.accesses_per_packet", name)),
-                "footprint_bytes, accesses_per_packet handlers".to_string(),
-            )
-        } else {
-            (0, 0.0, "none reported".to_string())
-        };
-        out.push(fp);
+    Ok(c.elements
+        .iter()
+        .enumerate()
+        .map(|(i, e)| footprint(&mut r, &format!("e{}", i), &e.class))
+        .collect())
+}
+
+/// `S` and `N` of element `name` (class `class`) of router `r`, and where they came from:
+/// SyntheticLoad's `s` and `n`, or any element's `footprint_bytes` and
+/// `accesses_per_packet`; `(0, 0, "none reported")` otherwise.
+pub fn footprint(r: &mut sluice_core::Router, name: &str, class: &str) -> (u64, f64, String) {
+    let idx = r.element_index(name);
+    let has = |r: &sluice_core::Router, h: &str| r.handler_list(idx).iter().any(|(n, _)| n == h);
+    if class == "SyntheticLoad" {
+        (
+            run::number(r, &format!("{}.s", name)) as u64,
+            run::number(r, &format!("{}.n", name)),
+            "SyntheticLoad s, n handlers".to_string(),
+        )
+    } else if has(r, "footprint_bytes") && has(r, "accesses_per_packet") {
+        (
+            run::number(r, &format!("{}.footprint_bytes", name)) as u64,
+            run::number(r, &format!("{}.accesses_per_packet", name)),
+            "footprint_bytes, accesses_per_packet handlers".to_string(),
+        )
+    } else {
+        (0, 0.0, "none reported".to_string())
     }
-    Ok(out)
 }
 
 /// Profiles every element of `c`; `hz` converts wall time to cycles where there is no

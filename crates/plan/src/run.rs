@@ -41,7 +41,18 @@ pub fn build(text: &str, threads: usize) -> Result<Router, String> {
 /// Builds and runs `text` on `threads` threads until every source is done and the router is
 /// idle; returns the seconds the run took and the router, for its handlers.
 pub fn run(text: &str, threads: usize) -> Result<(f64, Router), String> {
-    let mut r = build(text, threads)?;
+    run_router(build(text, threads)?)
+}
+
+/// Builds `flat` with `opts` and runs it as [`run`] does.
+pub fn run_flat(
+    flat: sluice_lang::FlatConfig,
+    opts: RouterOptions,
+) -> Result<(f64, Router), String> {
+    run_router(Router::new(flat, &library(), opts).map_err(|e| e.join("\n"))?)
+}
+
+fn run_router(mut r: Router) -> Result<(f64, Router), String> {
     // A fresh thread per run: the engine pins the thread that calls `run` to the first CPU,
     // and worker threads choose among the CPUs their creator may use.
     std::thread::spawn(move || {
