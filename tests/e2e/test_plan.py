@@ -104,6 +104,36 @@ def test_plan_auto_places_task_groups_and_forwards_every_packet_once(sluice_bin,
     assert got == sent
 
 
+# Four independent paths; s0 and s2 are cheap at first, so the plan puts them on one
+# thread, until a Script makes both seven times as expensive: the running router must
+# re-plan and separate them, losing no packet in the hand-over.
+DRIFT = """
+s0 :: InfiniteSource(LENGTH 64, LIMIT 4000000, BURST 32, STOP true, TIMESTAMP false)
+   -> w0 :: SyntheticLoad(0, 8, CYCLES 200) -> c0 :: Counter -> Discard;
+s1 :: InfiniteSource(LENGTH 64, LIMIT 8000000, BURST 32, STOP true, TIMESTAMP false)
+   -> w1 :: SyntheticLoad(0, 8, CYCLES 400) -> c1 :: Counter -> Discard;
+s2 :: InfiniteSource(LENGTH 64, LIMIT 4000000, BURST 32, STOP true, TIMESTAMP false)
+   -> w2 :: SyntheticLoad(0, 8, CYCLES 200) -> c2 :: Counter -> Discard;
+s3 :: InfiniteSource(LENGTH 64, LIMIT 8000000, BURST 32, STOP true, TIMESTAMP false)
+   -> c3 :: Counter -> Discard;
+Script(wait 0.5s, write w0.cycles 1500, write w2.cycles 1500);
+DriverManager(wait_stop 4, stop);
+"""
+
+
+def test_plan_auto_replans_when_costs_drift(sluice_bin):
+    r = sluice(sluice_bin, "-j", "2", "--plan", "auto", "--log", "info", "-e", DRIFT,
+               "-h", "tasks", "-h", "c*.count")
+    assert r.returncode == 0, r.stderr
+    moved = re.findall(r"re-planning: task group costs drifted .* moves=(\d+)", r.stderr)
+    assert any(int(m) > 0 for m in moved), r.stderr
+    thread = {row[1]: row[0] for row in (line.split("\t") for line in r.stdout.splitlines())
+              if len(row) == 6}
+    assert thread["s0"] != thread["s2"], r.stdout
+    c = counts(r.stdout)
+    assert c == {"c0": 4000000, "c1": 8000000, "c2": 4000000, "c3": 8000000}, c
+
+
 def test_plan_of_one_task_group_says_so(sluice_bin):
     p = sluice(sluice_bin, "plan", "-j", "2", "-e",
                "s :: InfiniteSource(LIMIT 10) -> t :: Tee -> Discard; t[1] -> Discard;")

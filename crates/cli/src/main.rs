@@ -159,6 +159,17 @@ fn config_text(opts: &Options) -> Result<String, ()> {
     Ok(planned.text)
 }
 
+/// Under `--plan auto`, the policy that re-plans the running configuration `text`; `None`
+/// (with a message) when it cannot be calibrated: the router then balances greedily.
+fn replanner(opts: &Options, text: &str) -> Option<sluice_core::threads::Replan> {
+    if opts.plan != Some(options::PlanMode::Auto) || opts.threads < 2 {
+        return None;
+    }
+    sluice_plan::auto::replanner(text, opts.threads)
+        .map_err(|e| eprintln!("sluice: {}; adaptive placement stays greedy", e))
+        .ok()
+}
+
 fn load(opts: &Options) -> Result<(FlatConfig, String), ()> {
     let name = config_name(opts);
     let text = config_text(opts)?;
@@ -233,11 +244,17 @@ fn add_http_server(flat: &mut FlatConfig, opts: &Options) {
     }
 }
 
-fn build(
+fn build(flat: FlatConfig, source: String, opts: &Options, check_only: bool) -> Result<Router, ()> {
+    build_with(flat, source, opts, check_only, None)
+}
+
+/// [`build`] with adaptive placement's policy.
+fn build_with(
     mut flat: FlatConfig,
     source: String,
     opts: &Options,
     check_only: bool,
+    replan: Option<sluice_core::threads::Replan>,
 ) -> Result<Router, ()> {
     add_control_sockets(&mut flat, opts, false);
     add_http_server(&mut flat, opts);
@@ -248,7 +265,9 @@ fn build(
         check_only,
         threads: opts.threads,
         reconfigure: opts.reconfigure.then(|| reconfigure(opts, &lib)),
-        element_stats: opts.http.is_some(),
+        // A re-planning policy reads each task's packets.
+        element_stats: opts.http.is_some() || replan.is_some(),
+        replan,
     };
     Router::new(flat, &lib, ropts).map_err(|errors| {
         for e in errors {
@@ -280,7 +299,8 @@ fn reconfigure(opts: &Options, lib: &sluice_core::Library) -> Reconfigure {
 /// Runs the router; the exit status is 0, or the `-x` handler's value.
 fn run_router(opts: &Options) -> Result<u8, ()> {
     let (flat, source) = load(opts)?;
-    let mut router = build(flat, source, opts, false)?;
+    let replan = replanner(opts, &source);
+    let mut router = build_with(flat, source, opts, false, replan)?;
     sluice_core::signals::install();
     if !opts.quit && router.nelements() == 0 {
         eprintln!(

@@ -52,6 +52,9 @@ pub struct RouterOptions {
     /// Count the packets and bytes entering and leaving every element, for the
     /// `element_stats` router handler (monitoring: two counter updates per batch moved).
     pub element_stats: bool,
+    /// Adaptive placement's policy (`sluice -j N --plan auto`: the planner's model); the
+    /// default moves the heaviest movable groups to the least loaded threads.
+    pub replan: Option<crate::threads::Replan>,
 }
 
 /// A running configuration: the shared [`Graph`] and this thread's worker state — the
@@ -88,6 +91,10 @@ pub struct Router {
     /// Adaptive placement (worker 0): when to look next, and task cycles at the last look.
     balance_at: u64,
     balance_seen: Vec<u64>,
+    /// Packets each task's element had emitted at the last look (for a policy).
+    balance_packets: Vec<u64>,
+    /// Adaptive placement's policy, if not the default.
+    replan: Option<crate::threads::Replan>,
     /// When a drain that has not ended by itself is cut short.
     drain_until: Option<std::time::Instant>,
     /// Elements whose `run` handler a signal calls (Script's TYPE SIGNAL): (signal, element).
@@ -249,6 +256,7 @@ impl Router {
             opts.element_stats,
         );
         let mut rt = Router::fresh(Arc::new(graph), slots, clock, Arc::new(runtime), 0);
+        rt.replan = opts.replan;
         if errors.is_empty() {
             rt.graph_mut().resolve_processing(&mut errors);
         }
@@ -318,6 +326,8 @@ impl Router {
             woken_scratch: Vec::new(),
             balance_at: 0,
             balance_seen: Vec::new(),
+            balance_packets: Vec::new(),
+            replan: None,
             drain_until: None,
             signal_runs: Vec::new(),
         }

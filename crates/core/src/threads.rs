@@ -617,6 +617,41 @@ pub(crate) fn place(inp: &PlacementInput) -> Result<Placement, Vec<String>> {
     }
 }
 
+/// What adaptive placement measured at one look, for a [`Replanner`].
+pub struct Look<'a> {
+    /// The task groups.
+    pub groups: &'a [TaskGroup],
+    /// The element of each task.
+    pub names: &'a [String],
+    /// Cycles each group's tasks spent since the last look.
+    pub cycles: &'a [u64],
+    /// Packets each group's task elements emitted since the last look (all 0 unless the
+    /// router counts packets, [`crate::RouterOptions::element_stats`]).
+    pub packets: &'a [u64],
+    /// Each group's thread.
+    pub current: &'a [usize],
+    /// Threads.
+    pub nthreads: usize,
+}
+
+/// A policy for adaptive placement: from what each task group cost since the last look,
+/// which groups move to which threads.
+pub trait Replanner: Send {
+    /// Moves `(group, to)`. Groups that are not `movable` must stay; `fixed`
+    /// (StaticThreadSched) groups may move.
+    fn moves(&mut self, look: &Look) -> Vec<(usize, usize)>;
+}
+
+/// A [`Replanner`] handed to a router ([`crate::RouterOptions::replan`]).
+#[derive(Clone)]
+pub struct Replan(pub std::sync::Arc<Mutex<dyn Replanner>>);
+
+impl std::fmt::Debug for Replan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Replan")
+    }
+}
+
 /// Greedy rebalancing (SMP Click §4.1.1): groups that cannot move keep their thread; the
 /// movable ones, heaviest first, go to the least-loaded thread. Returns the moves `(group,
 /// to)` if they lower the busiest thread's load by at least a tenth.

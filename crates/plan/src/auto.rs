@@ -1,5 +1,9 @@
 //! `sluice -j N --plan auto|show CONFIG`: the placement `sluice plan` chooses, written out as
-//! the configuration to run (or to print).
+//! the configuration to run (or to print), and the policy that re-plans it while it runs.
+
+use std::sync::{Arc, Mutex};
+
+use sluice_core::threads::Replan;
 
 /// A planned configuration.
 pub struct Planned {
@@ -23,4 +27,18 @@ pub fn plan_config(
         text: placed.text,
         summary: format!("plan: {} on {} threads", placed.summary, threads),
     })
+}
+
+/// The re-planning policy for `text` (a planned configuration) on `threads` threads: its
+/// task groups calibrated as [`crate::graph`] does, with the cached machine profile.
+pub fn replanner(text: &str, threads: usize) -> Result<Replan, String> {
+    let flat = crate::run::parse(text, "<planned>", &[])?;
+    let mut notes = Vec::new();
+    let (profile, _) = crate::machine::load_or_measure(None, false, &mut notes)?;
+    let layout = profile.layout(threads, &crate::machine::current_cpus())?;
+    let graph = crate::graph::calibrate(&flat, threads, &layout)
+        .map_err(|e| format!("re-planning: {}", e))?;
+    Ok(Replan(Arc::new(Mutex::new(
+        crate::replan::ModelReplanner::new(graph, layout),
+    ))))
 }

@@ -87,6 +87,8 @@ pub struct Unit {
     pub measured: f64,
     /// Those cycles minus the misses the model gives the group on one thread.
     pub cycles: f64,
+    /// Packets its task elements emit per source packet.
+    pub packets: f64,
     /// Data structures its elements use.
     pub footprints: Vec<Footprint>,
     /// Whether the engine may move it (false: it watches descriptors of its thread).
@@ -236,6 +238,12 @@ pub fn calibrate(flat: &FlatConfig, threads: usize, layout: &Layout) -> Result<T
             tasks: g.tasks.iter().map(|&t| task_names[t].clone()).collect(),
             measured: g.tasks.iter().map(|&t| cycles[t]).sum::<f64>() / packets,
             cycles: 0.0,
+            packets: g
+                .tasks
+                .iter()
+                .map(|&t| count(&task_names[t], 2))
+                .sum::<f64>()
+                / packets,
             footprints: Vec::new(),
             movable: g.movable,
             written: if threads > 1 {
@@ -390,25 +398,41 @@ fn unit_contention(g: &TaskGraph, thread: &[usize], layout: &Layout) -> Vec<f64>
         .collect()
 }
 
+/// Modelled synchronisation cycles per source packet of each unit placed by `thread`: `O_s`
+/// for every packet it pulls from a queue pushed on another thread.
+fn unit_sync(g: &TaskGraph, thread: &[usize], layout: &Layout) -> Vec<f64> {
+    let mut sync = vec![0.0; g.units.len()];
+    for x in g.crossings.iter().filter(|x| !x.pushers.is_empty()) {
+        let t = thread[x.puller];
+        let away = x.pushers.iter().filter(|&&p| thread[p] != t).count();
+        sync[x.puller] +=
+            layout.machine.sync_cycles * x.packets * away as f64 / x.pushers.len() as f64;
+    }
+    sync
+}
+
+/// Modelled cycles per source packet of each unit placed by `thread` beyond its own:
+/// synchronisation and contention.
+pub fn unit_overhead(g: &TaskGraph, thread: &[usize], layout: &Layout) -> Vec<f64> {
+    unit_sync(g, thread, layout)
+        .iter()
+        .zip(unit_contention(g, thread, layout))
+        .map(|(s, c)| s + c)
+        .collect()
+}
+
 /// The model's prediction for `thread` (one entry per unit) on `layout`.
 pub fn predict(g: &TaskGraph, thread: &[usize], layout: &Layout) -> Assignment {
     let nthreads = layout.groups.iter().map(|x| x.threads.len()).sum::<usize>();
     let pos = positions(layout, nthreads);
     let misses = unit_contention(g, thread, layout);
+    let sync = unit_sync(g, thread, layout);
     let mut costs = vec![ThreadCost::default(); nthreads];
     for (u, unit) in g.units.iter().enumerate() {
         let c = &mut costs[thread[u]];
         c.compute += unit.cycles;
+        c.sync += sync[u];
         c.contention += misses[u];
-    }
-    for x in &g.crossings {
-        if x.pushers.is_empty() {
-            continue;
-        }
-        let t = thread[x.puller];
-        let away = x.pushers.iter().filter(|&&p| thread[p] != t).count();
-        costs[t].sync +=
-            layout.machine.sync_cycles * x.packets * away as f64 / x.pushers.len() as f64;
     }
     let mut rate = f64::INFINITY;
     let capacity: Vec<f64> = (0..nthreads)
@@ -671,6 +695,7 @@ mod tests {
             tasks: vec![name.into()],
             measured: cycles,
             cycles,
+            packets: 1.0,
             footprints: if bytes > 0.0 {
                 vec![Footprint {
                     element: format!("{}_load", name),

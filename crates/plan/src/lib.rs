@@ -12,6 +12,7 @@
 //! - [`candidates`]: every cloned, pipelined and mixed placement, scored and ranked;
 //! - [`rewrite`]: the chosen placement as a configuration;
 //! - [`graph`]: configurations that are not chains, as task groups placed on threads;
+//! - [`replan`]: the model as adaptive placement's policy while the router runs;
 //! - [`run`]: the short calibration runs.
 
 #![warn(missing_docs)]
@@ -24,6 +25,7 @@ mod graph_report;
 pub mod machine;
 pub mod model;
 pub mod profile;
+pub mod replan;
 pub mod rewrite;
 pub mod run;
 

@@ -77,6 +77,8 @@ impl Router {
             threads: self.runtime.nthreads(),
             reconfigure: Some(rc.clone()),
             element_stats: self.counting,
+            // A plan's policy was made for the old configuration: the new one balances greedily.
+            replan: None,
         };
         let predecessors = (0..self.graph.info.len())
             .map(|e| {

@@ -421,7 +421,49 @@ impl Router {
             })
             .collect();
         self.balance_seen = tc;
-        let moves = threads::rebalance(&p.groups, &cost, &current, self.runtime.nthreads());
+        let nthreads = self.runtime.nthreads();
+        let moves = match &self.replan {
+            Some(r) => {
+                let names: Vec<String> = self
+                    .tasks
+                    .all()
+                    .iter()
+                    .map(|t| self.graph.info[t.elem].name.clone())
+                    .collect();
+                let sent: Vec<u64> = self
+                    .tasks
+                    .all()
+                    .iter()
+                    .map(|t| {
+                        self.runtime
+                            .counts
+                            .get(t.elem)
+                            .map_or(0, |c| c.out_packets.load(Ordering::Relaxed))
+                    })
+                    .collect();
+                let before = std::mem::replace(&mut self.balance_packets, sent.clone());
+                let packets: Vec<u64> = p
+                    .groups
+                    .iter()
+                    .map(|g| {
+                        g.tasks
+                            .iter()
+                            .map(|&t| sent[t].wrapping_sub(before.get(t).copied().unwrap_or(0)))
+                            .sum()
+                    })
+                    .collect();
+                let mut policy = r.0.lock().unwrap_or_else(|e| e.into_inner());
+                policy.moves(&threads::Look {
+                    groups: &p.groups,
+                    names: &names,
+                    cycles: &cost,
+                    packets: &packets,
+                    current: &current,
+                    nthreads,
+                })
+            }
+            None => threads::rebalance(&p.groups, &cost, &current, nthreads),
+        };
         for (g, to) in moves {
             tracing::info!(
                 group = g,

@@ -24,8 +24,8 @@
 //!   operations per loop round, so the cost follows the core clock).
 //! - `SEED` (integer, default 1): seed of the array contents and of the address generator.
 //!
-//! Handlers: `count` (r, packets processed), `n` (r), `s` (r, bytes), `cycles` (r),
-//! `reset` (w, zero the count).
+//! Handlers: `count` (r, packets processed), `n` (r), `s` (r, bytes), `cycles` (rw: the
+//! extra cycles per packet, changed at run time on every copy), `reset` (w, zero the count).
 //!
 //! Example: `InfiniteSource -> SyntheticLoad(4, 2M, CYCLES 200) -> Discard`
 
@@ -179,7 +179,12 @@ impl Element for SyntheticLoad {
             .read("s", |e| e.size)
             .setting()
             .read("cycles", |e| e.cycles)
-            .setting()
+            .write("cycles", |e, v, _| {
+                v.trim()
+                    .parse()
+                    .map(|c| e.cycles = c)
+                    .map_err(|_| format!("expected a number of cycles, got '{}'", v.trim()))
+            })
             .action("reset", |e| e.count = 0)
             .into()
     }
