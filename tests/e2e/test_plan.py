@@ -104,6 +104,37 @@ def test_plan_auto_places_task_groups_and_forwards_every_packet_once(sluice_bin,
     assert got == sent
 
 
+# A chain whose source is a file cannot be cloned: one expensive element makes the flow
+# split (source hashing flows to a copy of the element on each thread) the choice; the copies
+# meet again at the one ToDump. Every packet must come out once, each flow in order.
+FILE_CHAIN = """
+src :: FromDump(in.pcap, STOP true, TIMING false)
+    -> w :: SyntheticLoad(300, 64K) -> ToDump(out.pcap);
+"""
+
+
+def test_plan_auto_splits_flows_of_a_source_it_cannot_copy(sluice_bin, tmp_path):
+    a, b = split_traffic()
+    wrpcap(str(tmp_path / "in.pcap"), a + b)
+    conf = tmp_path / "chain.click"
+    conf.write_text(FILE_CHAIN)
+    r = subprocess.run([str(sluice_bin), "-j", "2", "--plan", "auto", str(conf), "-h", "tasks"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.startswith("plan: flow split"), r.stderr
+    assert {row.split("\t")[0] for row in r.stdout.splitlines()[1:]} == {"0", "1"}, r.stdout
+    out = rdpcap(str(tmp_path / "out.pcap"))
+
+    def flows(pkts):
+        f = {}
+        for p in pkts:
+            f.setdefault((p[IP].src, p[IP].dst, p[UDP].sport), []).append(bytes(p))
+        return f
+
+    assert len(out) == len(a) + len(b)
+    assert flows(out) == flows(a + b)
+
+
 # Four independent paths; s0 and s2 are cheap at first, so the plan puts them on one
 # thread, until a Script makes both seven times as expensive: the running router must
 # re-plan and separate them, losing no packet in the hand-over.

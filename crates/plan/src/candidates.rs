@@ -7,6 +7,14 @@
 //! each is pipelining, anything else (a stage cloned over several groups) is a mix;
 //! placements that leave groups idle are a subset. There are `Σ_k C(n−1, k−1)·C(m, k)` of
 //! them for `n` elements and `m` groups.
+//!
+//! A source that cannot be copied (a device, a file) cannot be cloned; its flow split is
+//! (SMP Click's flow splitting): the source on the first thread hashes each packet's flow to
+//! one ThreadSafeQueue per thread, and every thread runs a copy of the rest of the chain.
+//! Eq. 1 assumes each packet a group takes passes all its elements, which the source's
+//! group does not here, so [`predict_split`] extends it: per source packet, group `j` spends
+//! `[j = 0]·(C(src) + C(split)) + (threads_j/T)·(Σ C(e) + misses_j + [j ≠ 0]·O_s)`, with
+//! the misses of cloning, and the source's thread alone may not exceed one core.
 
 use crate::model::{self, Machine, Prediction};
 
@@ -35,6 +43,8 @@ pub enum Kind {
     Mix,
     /// Some groups left idle.
     Subset,
+    /// The source on one thread splits flows over copies of the rest on every thread.
+    Split,
 }
 
 impl Kind {
@@ -45,6 +55,7 @@ impl Kind {
             Kind::Pipelining => "pipelining",
             Kind::Mix => "mix",
             Kind::Subset => "subset",
+            Kind::Split => "flow split",
         }
     }
 }
@@ -58,6 +69,8 @@ pub struct Candidate {
     pub kind: Kind,
     /// The model's prediction.
     pub prediction: Prediction,
+    /// Cycles per packet of the flow split (hash and queue), for [`Kind::Split`].
+    pub split_cycles: f64,
 }
 
 /// The kind of a list of stages on `m` groups.
@@ -142,9 +155,129 @@ pub fn placements(n: usize, m: usize, limit: usize) -> Vec<Vec<Stage>> {
     out
 }
 
+/// Predicts the flow split of `chain` (source first) on `machine`, the split costing
+/// `split` cycles per packet on the source's thread.
+pub fn predict_split(
+    machine: &Machine,
+    chain: &[model::Element],
+    split: f64,
+) -> Result<Prediction, String> {
+    let (n, m) = (chain.len(), machine.groups.len());
+    let cloned = model::predict(
+        machine,
+        chain,
+        &matrix(
+            &[Stage {
+                first: 0,
+                last: n - 1,
+                groups: (0..m).collect(),
+            }],
+            n,
+            m,
+        ),
+    )?;
+    let threads: usize = machine.groups.iter().map(|g| g.threads).sum();
+    let head = chain[0].cycles + split;
+    let rest: f64 = chain[1..].iter().map(|e| e.cycles).sum();
+    let mut groups = Vec::with_capacity(m);
+    let mut rate = f64::INFINITY;
+    let mut bottleneck = 0;
+    for (j, g) in machine.groups.iter().enumerate() {
+        let share = g.threads as f64 / threads as f64;
+        let mut c = model::GroupCost {
+            compute: share * rest + if j == 0 { head } else { 0.0 },
+            sync: if j == 0 {
+                0.0
+            } else {
+                share * machine.sync_cycles
+            },
+            contention: share * cloned.groups[j].contention,
+            by_level: cloned.groups[j]
+                .by_level
+                .iter()
+                .map(|x| share * x)
+                .collect(),
+            miss: cloned.groups[j].miss.clone(),
+            ..Default::default()
+        };
+        c.total = c.compute + c.sync + c.contention;
+        c.rate = if c.total > 0.0 {
+            g.cores as f64 * machine.hz / c.total
+        } else {
+            f64::INFINITY
+        };
+        if c.rate < rate {
+            rate = c.rate;
+            bottleneck = usize::from(j > 0);
+        }
+        groups.push(c);
+    }
+    // The source's thread: the split and its own share, on one core.
+    let g0 = &machine.groups[0];
+    let per_core = machine.hz * (g0.cores as f64 / g0.threads as f64).min(1.0);
+    let t0 = head + (rest + cloned.groups[0].contention) / threads as f64;
+    if per_core / t0 < rate {
+        rate = per_core / t0;
+        bottleneck = 0;
+    }
+    let mut pp = model::PerPacket::default();
+    for (j, c) in groups.iter_mut().enumerate() {
+        c.busy = if rate.is_finite() { rate / c.rate } else { 0.0 };
+        c.share = machine.groups[j].threads as f64 / threads as f64;
+        pp.compute += c.compute;
+        pp.sync += c.sync;
+        pp.contention += c.contention;
+    }
+    let cores: usize = machine.groups.iter().map(|g| g.cores).sum();
+    if rate.is_finite() && rate > 0.0 {
+        pp.idle =
+            (cores as f64 * machine.hz / rate - pp.compute - pp.sync - pp.contention).max(0.0);
+    }
+    Ok(Prediction {
+        rate,
+        groups,
+        bottleneck,
+        per_packet: pp,
+    })
+}
+
+/// The stages of the flow split of a chain of `n` elements on `m` groups.
+pub fn split_stages(n: usize, m: usize) -> Vec<Stage> {
+    vec![
+        Stage {
+            first: 0,
+            last: 0,
+            groups: vec![0],
+        },
+        Stage {
+            first: 1,
+            last: n - 1,
+            groups: (0..m).collect(),
+        },
+    ]
+}
+
+/// The prediction for candidate `c`'s placement on `machine`.
+fn predict_candidate(
+    machine: &Machine,
+    chain: &[model::Element],
+    c: &Candidate,
+) -> Result<Prediction, String> {
+    let (n, m) = (chain.len(), machine.groups.len());
+    match c.kind {
+        Kind::Split => predict_split(machine, chain, c.split_cycles),
+        _ => model::predict(machine, chain, &matrix(&c.stages, n, m)),
+    }
+}
+
 /// Scores every placement of `chain` on `machine` and sorts them, best first (ties: fewer
-/// stages, then more groups).
-pub fn rank(machine: &Machine, chain: &[model::Element]) -> Result<Vec<Candidate>, String> {
+/// stages, then more groups). With `split` (the cycles per packet of a flow split, for a
+/// source that cannot be copied), the flow split is a candidate too.
+pub fn rank(
+    machine: &Machine,
+    chain: &[model::Element],
+    split: Option<f64>,
+) -> Result<Vec<Candidate>, String> {
     let (n, m) = (chain.len(), machine.groups.len());
     let mut out = Vec::new();
     for stages in placements(n, m, MAX_CANDIDATES) {
@@ -153,6 +286,16 @@ pub fn rank(machine: &Machine, chain: &[model::Element]) -> Result<Vec<Candidate
             kind: kind(&stages, m),
             stages,
             prediction,
+            split_cycles: 0.0,
+        });
+    }
+    let threads: usize = machine.groups.iter().map(|g| g.threads).sum();
+    if let Some(split) = split.filter(|_| threads > 1 && n > 1) {
+        out.push(Candidate {
+            kind: Kind::Split,
+            stages: split_stages(n, m),
+            prediction: predict_split(machine, chain, split)?,
+            split_cycles: split,
         });
     }
     let used = |c: &Candidate| c.stages.iter().map(|s| s.groups.len()).sum::<usize>();
@@ -224,11 +367,8 @@ pub fn excess(
         sync_cycles: 0.0,
         ..machine.clone()
     };
-    let (n, m) = (chain.len(), machine.groups.len());
     let idle_without_sync = |c: &Candidate| -> Result<f64, String> {
-        Ok(model::predict(&free, chain, &matrix(&c.stages, n, m))?
-            .per_packet
-            .idle)
+        Ok(predict_candidate(&free, chain, c)?.per_packet.idle)
     };
     let (l, w) = (&loser.prediction.per_packet, &winner.prediction.per_packet);
     let (li, wi) = (idle_without_sync(loser)?, idle_without_sync(winner)?);
@@ -247,13 +387,19 @@ pub fn excess(
     Ok((top, d))
 }
 
-/// The best candidate of each kind, in the order cloning, pipelining, mix, subset (each
-/// if any).
+/// The best candidate of each kind, in the order cloning, flow split, pipelining, mix,
+/// subset (each if any).
 pub fn best_of_each_kind(cands: &[Candidate]) -> Vec<&Candidate> {
-    [Kind::Cloning, Kind::Pipelining, Kind::Mix, Kind::Subset]
-        .iter()
-        .filter_map(|&k| cands.iter().find(|c| c.kind == k))
-        .collect()
+    [
+        Kind::Cloning,
+        Kind::Split,
+        Kind::Pipelining,
+        Kind::Mix,
+        Kind::Subset,
+    ]
+    .iter()
+    .filter_map(|&k| cands.iter().find(|c| c.kind == k))
+    .collect()
 }
 
 #[cfg(test)]
@@ -270,6 +416,37 @@ mod tests {
             accesses: n,
             per_thread: true,
         }
+    }
+
+    #[test]
+    fn hand_computed_flow_split() {
+        // Two single-core groups, B = 1e9, O_s = 200; source 50, one element 400, sink 50,
+        // split 30. Per source packet: g0 = 50 + 30 + (400 + 50)/2 = 305; g1 = 225 + 100 =
+        // 325, the bottleneck: 1e9/325 packets/s.
+        let m = Machine::uniform(2, 1, 1e9, 0.0, 200.0, 1e9);
+        let c = vec![
+            el("src", 50.0, 0.0, 0.0),
+            el("e", 400.0, 0.0, 0.0),
+            el("d", 50.0, 0.0, 0.0),
+        ];
+        let p = predict_split(&m, &c, 30.0).unwrap();
+        assert!((p.groups[0].total - 305.0).abs() < 1e-9, "{:?}", p.groups);
+        assert!((p.groups[1].total - 325.0).abs() < 1e-9);
+        assert!((p.rate - 1e9 / 325.0).abs() < 1e-3);
+        assert_eq!(p.bottleneck, 1);
+        // An expensive split makes the source's thread the bottleneck.
+        let p = predict_split(&m, &c, 300.0).unwrap();
+        assert!((p.rate - 1e9 / 575.0).abs() < 1e-3);
+        assert_eq!(p.bottleneck, 0);
+        let r = rank(&m, &c, Some(30.0)).unwrap();
+        let split = r.iter().find(|x| x.kind == Kind::Split).unwrap();
+        assert_eq!(split.stages, split_stages(3, 2));
+        assert!(rank(&m, &c, None)
+            .unwrap()
+            .iter()
+            .all(|x| x.kind != Kind::Split));
+        let pipe = r.iter().find(|x| x.kind == Kind::Pipelining).unwrap();
+        assert!(excess(&m, &c, pipe, split).is_ok());
     }
 
     #[test]
@@ -369,7 +546,7 @@ mod tests {
 
     #[test]
     fn small_arrays_clone_large_ones_pipeline() {
-        let r = rank(&two_core(), &chain(128.0 * 1024.0)).unwrap();
+        let r = rank(&two_core(), &chain(128.0 * 1024.0), None).unwrap();
         assert_eq!(r[0].kind, Kind::Cloning);
         assert_eq!(r[0].stages[0].groups, vec![0, 1]);
         let pipe = r.iter().find(|c| c.kind == Kind::Pipelining).unwrap();
@@ -378,7 +555,7 @@ mod tests {
         // The crossing (400) and the idle half of the other core it causes (400).
         assert!((d[0].1 - 800.0).abs() < 1e-6, "{:?}", d);
         assert!(d[2].1.abs() < 1e-6, "{:?}", d);
-        let r = rank(&two_core(), &chain(4.0 * MB)).unwrap();
+        let r = rank(&two_core(), &chain(4.0 * MB), None).unwrap();
         assert_eq!(r[0].kind, Kind::Pipelining);
         // The balanced cut, between the two loads.
         assert_eq!(r[0].stages[0].last, 1);
@@ -404,7 +581,7 @@ mod tests {
         c[1].accesses = 396.0;
         c[2].accesses = 4.0;
         c[2].cycles = 50.0;
-        let r = rank(&two_core(), &c).unwrap();
+        let r = rank(&two_core(), &c, None).unwrap();
         let pipe = r.iter().find(|c| c.kind == Kind::Pipelining).unwrap();
         let clone = r.iter().find(|c| c.kind == Kind::Cloning).unwrap();
         assert!(clone.prediction.rate > pipe.prediction.rate);

@@ -371,12 +371,11 @@ impl Planning {
     pub fn placed(&self) -> Result<(&Candidate, String), String> {
         let mut why = String::from("plan: no placement");
         for c in &self.candidates {
-            match rewrite::rewrite(
-                &self.chain,
-                &c.stages,
-                &self.layout.groups,
-                &rewrite::Options::default(),
-            ) {
+            let opts = rewrite::Options {
+                split: c.kind == Kind::Split,
+                ..Default::default()
+            };
+            match rewrite::rewrite(&self.chain, &c.stages, &self.layout.groups, &opts) {
                 Ok(text) => return Ok((c, text)),
                 Err(e) => why = format!("plan: {}", e),
             }
@@ -434,7 +433,35 @@ pub fn plan(
     let (elements, calibration) = profile::profile_chain(&chain, profile.cycles_per_second)
         .map_err(|e| format!("plan: {}", e))?;
     let model_chain: Vec<model::Element> = elements.iter().map(ElementProfile::model).collect();
-    let candidates = candidates::rank(&layout.machine, &model_chain)?;
+    // A source that cannot be copied is split instead of cloned.
+    let split = if chain.source.class == "InfiniteSource" {
+        None
+    } else {
+        Some(
+            profile::split_cycles(&chain, calibration.baseline, profile.cycles_per_second)
+                .map_err(|e| format!("plan: calibrating the flow split: {}", e))?,
+        )
+    };
+    let mut candidates = candidates::rank(&layout.machine, &model_chain, split)?;
+    if split.is_some() {
+        let copies_source = |c: &Candidate| {
+            c.kind != Kind::Split
+                && c.stages[0]
+                    .groups
+                    .iter()
+                    .map(|&g| layout.groups[g].threads.len())
+                    .sum::<usize>()
+                    > 1
+        };
+        candidates.retain(|c| !copies_source(c));
+        notes.push(format!(
+            "source {} ({}) cannot be copied: placements that would run it on several threads \
+             are left out, and the flow split ({}) stands for cloning",
+            chain.source.name,
+            chain.source.class,
+            profile::SPLIT
+        ));
+    }
     notes.extend(chain.notes.iter().cloned());
     notes.extend(calibration.notes.iter().cloned());
     Ok(Plan::Chain(Planning {

@@ -189,6 +189,23 @@ pub fn footprint(r: &mut sluice_core::Router, name: &str, class: &str) -> (u64, 
     }
 }
 
+/// The flow split a rewrite puts after a source that cannot be copied: the IPv4 source and
+/// destination addresses of an Ethernet frame hashed to one ThreadSafeQueue per thread.
+pub const SPLIT: &str = "HashSwitch(26, 8)";
+
+/// Cycles per packet of the flow split on the source's thread: `SRC -> HashSwitch ->
+/// ThreadSafeQueue -> Unqueue -> Discard` on one thread, minus `baseline` (the source and
+/// the Discard).
+pub fn split_cycles(c: &Chain, baseline: f64, hz: f64) -> Result<f64, String> {
+    let mut notes = Vec::new();
+    let src = calibration_source(c, &mut notes);
+    let middle = format!(
+        "hs :: {} -> q :: ThreadSafeQueue(4096) -> u :: Unqueue(BURST 32) -> ",
+        SPLIT
+    );
+    Ok((per_packet(&src, &middle, hz)? - baseline).max(0.0))
+}
+
 /// Profiles every element of `c`; `hz` converts wall time to cycles where there is no
 /// cycle counter.
 pub fn profile_chain(c: &Chain, hz: f64) -> Result<(Vec<ElementProfile>, Calibration), String> {

@@ -7,7 +7,13 @@
 //!   refused on more than one thread: each copy would send every packet. With several copies
 //!   and STOP true, each copy stops and `DriverManager(wait_stop K, stop)` ends the run.
 //! - A later stage's copy starts with `ThreadSafeQueue(CAP) -> Unqueue(BURST 32)`; a stage
-//!   with several threads after it sends through a RoundRobinSwitch to one queue per thread.
+//!   with several threads after it sends to one queue per thread through a RoundRobinSwitch
+//!   (an InfiniteSource's synthetic packets) or a HashSwitch over the IPv4 addresses (real
+//!   traffic: each flow stays on one thread, in order).
+//! - A sink other than a Discard is not copied: copies of the last stage push into one
+//!   ThreadSafeQueue, drained by an Unqueue into the sink on that stage's first thread.
+//! - A flow split ([`Options::split`]) puts the source alone on the first thread of the
+//!   first stage's groups, hashing flows to copies of the rest on every thread.
 //! - Elements keep their names when they have one copy; copies are named `NAME_tT` for
 //!   thread `T`. Anonymous elements (`Class@3`) are named after their class and position.
 
@@ -22,6 +28,8 @@ pub struct Options {
     pub queue_capacity: usize,
     /// BURST of each Unqueue.
     pub burst: usize,
+    /// A flow split: the first stage is the source alone, on the first thread of its groups.
+    pub split: bool,
 }
 
 impl Default for Options {
@@ -29,6 +37,7 @@ impl Default for Options {
         Options {
             queue_capacity: 4096,
             burst: 32,
+            split: false,
         }
     }
 }
@@ -80,8 +89,18 @@ pub fn rewrite(
         if t.is_empty() {
             return Err("a stage has no thread".into());
         }
+        if opts.split && threads.is_empty() {
+            t.truncate(1);
+        }
         threads.push(t);
     }
+    // Copies of a synthetic source's packets may go anywhere; real traffic keeps each flow
+    // on one thread, in order.
+    let spread = if chain.source.class == "InfiniteSource" {
+        "RoundRobinSwitch"
+    } else {
+        crate::profile::SPLIT
+    };
     // Base names.
     let mut names: Vec<String> = Vec::new();
     for (i, e) in els.iter().enumerate() {
@@ -125,7 +144,11 @@ pub fn rewrite(
     out.push_str(&format!(
         "// sluice plan: {} stage(s) on {} thread(s)\n",
         stages.len(),
-        threads.iter().map(Vec::len).sum::<usize>(),
+        threads
+            .iter()
+            .flatten()
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
     ));
     if src.class == "InfiniteSource" && limit.is_some_and(|l| l >= 0) && copies > 1 {
         out.push_str(&format!(
@@ -135,6 +158,20 @@ pub fn rewrite(
         ));
     }
     let mut sched: Vec<String> = Vec::new();
+    // A sink other than a Discard (a file, a device) is not copied: the last stage's copies
+    // meet at one queue that the sink's Unqueue drains on the stage's first thread.
+    let last = threads.last().cloned().unwrap_or_default();
+    let merge = last.len() > 1 && chain.sink.class != "Discard";
+    if merge {
+        let sink = &chain.sink;
+        out.push_str(&format!(
+            "qsink :: ThreadSafeQueue({}) -> usink :: Unqueue(BURST {})\n    -> {};\n",
+            opts.queue_capacity,
+            opts.burst,
+            decl(&names[n - 1], &sink.class, &sink.config)
+        ));
+        sched.push(format!("usink {}", last[0]));
+    }
     for (s, st) in stages.iter().enumerate() {
         for (k, &t) in threads[s].iter().enumerate() {
             let mut line = String::new();
@@ -163,6 +200,10 @@ pub fn rewrite(
                 sched.push(format!("{} {}", u, t));
             }
             for (i, e) in els.iter().enumerate().take(st.last + 1).skip(first) {
+                if i == n - 1 && merge {
+                    line.push_str("\n    -> qsink");
+                    continue;
+                }
                 line.push_str(&format!(
                     "\n    -> {}",
                     decl(&name(i, s, t), &e.class, &e.config)
@@ -174,7 +215,7 @@ pub fn rewrite(
                     line.push_str(&format!("\n    -> q{}", suffix(s + 1, next[0])));
                 } else {
                     let rr = format!("rr{}", suffix(s, t));
-                    line.push_str(&format!("\n    -> {} :: RoundRobinSwitch;\n", rr));
+                    line.push_str(&format!("\n    -> {} :: {};\n", rr, spread));
                     for (o, &t2) in next.iter().enumerate() {
                         line.push_str(&format!("{}[{}] -> q{}", rr, o, suffix(s + 1, t2)));
                         if o + 1 < next.len() {
@@ -244,7 +285,45 @@ mod tests {
         Options {
             queue_capacity: 32768,
             burst: 32,
+            split: false,
         }
+    }
+
+    #[test]
+    fn flow_split_hashes_flows_and_merges_a_file_sink() {
+        let c = chain(
+            "src :: FromDump(in.pcap, STOP true) -> a :: SyntheticLoad(8, 64K) \
+             -> out :: ToDump(out.pcap);",
+        );
+        let opts = Options {
+            split: true,
+            ..Options::default()
+        };
+        let t = rewrite(&c, &[st(0, 0, &[0]), st(1, 2, &[0, 1])], &groups(2), &opts).unwrap();
+        assert!(
+            t.contains("src :: FromDump(in.pcap, STOP true)\n    -> rr0 :: HashSwitch(26, 8);"),
+            "{}",
+            t
+        );
+        assert!(t.contains("rr0[0] -> q1_t0;\nrr0[1] -> q1_t1;"), "{}", t);
+        assert_eq!(t.matches("ToDump").count(), 1, "{}", t);
+        assert!(t.contains("qsink :: ThreadSafeQueue(4096) -> usink :: Unqueue(BURST 32)\n    -> out :: ToDump(out.pcap);"), "{}", t);
+        assert!(
+            t.contains("-> a_t1 :: SyntheticLoad(8, 64K)\n    -> qsink;"),
+            "{}",
+            t
+        );
+        assert!(
+            t.contains("StaticThreadSched(usink 0, src 0, u1_t0 0, u1_t1 1);"),
+            "{}",
+            t
+        );
+        assert!(
+            t.starts_with("// sluice plan: 2 stage(s) on 2 thread(s)"),
+            "{}",
+            t
+        );
+        run::parse(&t, "t", &[]).unwrap();
     }
 
     #[test]
