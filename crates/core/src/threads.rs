@@ -107,14 +107,28 @@ pub(crate) struct WorkerLink {
 }
 
 /// Packets and bytes that entered and left one element (see
-/// [`crate::RouterOptions::element_stats`]), on a cache line of its own.
-#[repr(align(64))]
+/// [`crate::RouterOptions::element_stats`]), on cache lines of its own (two: the
+/// adjacent-line prefetcher pairs them).
+#[repr(align(128))]
 #[derive(Default)]
 pub(crate) struct ElementCounts {
     pub(crate) in_packets: AtomicU64,
     pub(crate) in_bytes: AtomicU64,
     pub(crate) out_packets: AtomicU64,
     pub(crate) out_bytes: AtomicU64,
+}
+
+/// A value on cache lines of its own (two lines: the adjacent-line prefetcher pairs them), so
+/// that counters one thread writes never share a line with another thread's.
+#[derive(Default)]
+#[repr(align(128))]
+pub(crate) struct Padded<T>(pub(crate) T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 /// State shared by all the workers of one router.
@@ -136,7 +150,7 @@ pub(crate) struct Runtime {
     /// Current thread of each element used by one thread.
     pub(crate) elem_home: Vec<AtomicUsize>,
     /// Cycles spent in each task, summed over threads.
-    pub(crate) task_cycles: Vec<AtomicU64>,
+    pub(crate) task_cycles: Vec<Padded<AtomicU64>>,
     /// Task groups in transit.
     pub(crate) migrating: AtomicUsize,
     /// Packets each element pushed to an output that is not connected (dropped), all threads.
@@ -831,6 +845,15 @@ mod tests {
         let p = place(&inp).unwrap();
         assert_eq!(p.elem_threads[1], vec![0, 1]);
         assert_eq!(p.task_thread, vec![0, 1]);
+    }
+
+    #[test]
+    fn per_task_and_per_element_counters_never_share_cache_lines() {
+        // Two threads' counters on one line would cost a line transfer per task run.
+        let v: Vec<Padded<AtomicU64>> = (0..3).map(|_| Padded::default()).collect();
+        let at = |i: usize| &v[i].0 as *const AtomicU64 as usize;
+        assert!(at(1) - at(0) >= 128 && at(0) % 128 == 0);
+        assert_eq!(std::mem::align_of::<ElementCounts>(), 128);
     }
 
     #[test]

@@ -37,7 +37,7 @@ impl Router {
                 .map(|t| AtomicUsize::new(t[0]))
                 .collect();
             rt.task_cycles = (0..p.task_thread.len())
-                .map(|_| AtomicU64::new(0))
+                .map(|_| threads::Padded(AtomicU64::new(0)))
                 .collect();
             rt.size_wakeups(p.task_thread.len());
         }
