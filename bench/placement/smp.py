@@ -32,6 +32,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from fig2 import sluice_binary  # noqa: E402  (the binary from argv[1], $SLUICE or release)
 QUICK = os.environ.get("SMP_QUICK") == "1"
 RUNS = 1 if QUICK else int(os.environ.get("SMP_RUNS", "5"))
 # Packets per source: runs of about 0.3 to 1 s on the 2-core VM.
@@ -43,14 +45,6 @@ LIMITS = {
 }
 if QUICK:
     LIMITS = {k: v // 50 for k, v in LIMITS.items()}
-
-
-def sluice_binary():
-    b = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("SLUICE")
-    b = b or os.path.join(ROOT, "target", "release", "sluice")
-    if not os.access(b, os.X_OK):
-        sys.exit(f"smp.py: no sluice binary at {b} (cargo build --release -p sluice-cli)")
-    return b
 
 
 def run(args, **kw):

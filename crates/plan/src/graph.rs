@@ -650,45 +650,44 @@ pub fn describe(a: &Assignment) -> String {
         .join(" | ")
 }
 
+/// Two threads (tests), each on its own core with a private `l2`-byte cache (penalty 10 cycles).
+#[cfg(test)]
+pub(crate) fn two_cores(l2: f64, sync: f64) -> Layout {
+    Layout {
+        machine: crate::model::Machine {
+            hz: 1e9,
+            sync_cycles: sync,
+            groups: vec![
+                crate::model::Group {
+                    cores: 1,
+                    threads: 1
+                };
+                2
+            ],
+            levels: vec![crate::model::Level {
+                name: "L2".into(),
+                bytes: l2,
+                penalty: 10.0,
+                instance: vec![vec![0], vec![1]],
+            }],
+        },
+        groups: vec![
+            crate::machine::GroupInfo {
+                threads: vec![0],
+                cpus: vec![0],
+            },
+            crate::machine::GroupInfo {
+                threads: vec![1],
+                cpus: vec![1],
+            },
+        ],
+        level: "L2".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::GroupInfo;
-    use crate::model;
-
-    /// Two threads, each on its own core with a private `l2`-byte cache (penalty 10 cycles).
-    fn two_cores(l2: f64, sync: f64) -> Layout {
-        Layout {
-            machine: model::Machine {
-                hz: 1e9,
-                sync_cycles: sync,
-                groups: vec![
-                    model::Group {
-                        cores: 1,
-                        threads: 1
-                    };
-                    2
-                ],
-                levels: vec![model::Level {
-                    name: "L2".into(),
-                    bytes: l2,
-                    penalty: 10.0,
-                    instance: vec![vec![0], vec![1]],
-                }],
-            },
-            groups: vec![
-                GroupInfo {
-                    threads: vec![0],
-                    cpus: vec![0],
-                },
-                GroupInfo {
-                    threads: vec![1],
-                    cpus: vec![1],
-                },
-            ],
-            level: "L2".into(),
-        }
-    }
 
     fn unit(name: &str, cycles: f64, bytes: f64, accesses: f64) -> Unit {
         Unit {

@@ -186,35 +186,9 @@ impl Replanner for ModelReplanner {
 mod tests {
     use super::*;
     use crate::graph::Unit;
-    use crate::machine::GroupInfo;
-    use crate::model;
 
     fn layout() -> Layout {
-        Layout {
-            machine: model::Machine {
-                hz: 1e9,
-                sync_cycles: 0.0,
-                groups: vec![
-                    model::Group {
-                        cores: 1,
-                        threads: 1
-                    };
-                    2
-                ],
-                levels: Vec::new(),
-            },
-            groups: vec![
-                GroupInfo {
-                    threads: vec![0],
-                    cpus: vec![0],
-                },
-                GroupInfo {
-                    threads: vec![1],
-                    cpus: vec![1],
-                },
-            ],
-            level: "core".into(),
-        }
+        graph::two_cores(1e9, 0.0)
     }
 
     fn four_equal() -> TaskGraph {
