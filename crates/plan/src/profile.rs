@@ -6,7 +6,8 @@
 //!   `tasks` handler (wall time × `B` without a cycle counter); the fastest of three runs
 //!   after a warm-up run, each of about 50 ms (other work on the machine only slows a run). SyntheticLoad runs with a 4 KB array, so that its
 //!   reads hit L1: the model adds the misses. The source is the chain's own InfiniteSource
-//!   (its packets, LIMIT replaced) when it is one, 64-byte generated packets otherwise. The
+//!   (its packets, LIMIT replaced) when it is one, 64-byte generated packets in the source's
+//!   batches otherwise (its BURST; FromDump's default is 1). The
 //!   source and the sink share the baseline, half each.
 //! - `S(i)`, `N(i)`: SyntheticLoad's `s` and `n` handlers; any element with read handlers
 //!   `footprint_bytes` and `accesses_per_packet` reports through them; others have none.
@@ -90,11 +91,22 @@ pub fn calibration_source(c: &Chain, notes: &mut Vec<String>) -> String {
         // A positional LIMIT stays in place; `limited` replaces it.
         return cfg;
     }
+    let burst = source_burst(c);
     notes.push(format!(
-        "source {} ({}) replaced by InfiniteSource(LENGTH 64) for calibration",
-        c.source.name, c.source.class
+        "source {} ({}) replaced by InfiniteSource(LENGTH 64, BURST {}) for calibration: its own \
+         cost is not measured",
+        c.source.name, c.source.class, burst
     ));
-    "LENGTH 64, BURST 32, TIMESTAMP false".into()
+    format!("LENGTH 64, BURST {}, TIMESTAMP false", burst)
+}
+
+/// Packets per batch from a source other than InfiniteSource: its BURST, else its class's
+/// default (FromDump's is 1, as Click's; 32 for the others). Batches this small make every
+/// element, queue and crossing work per packet, so calibration keeps them.
+fn source_burst(c: &Chain) -> u32 {
+    chain::get_arg(&c.source.config, None, "BURST")
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(if c.source.class == "FromDump" { 1 } else { 32 })
 }
 
 /// The source configuration with a LIMIT of `n` packets.
@@ -292,8 +304,12 @@ mod tests {
         assert!(notes.is_empty());
         let c = chain("s :: TimedSource(1) -> Discard;");
         let src = calibration_source(&c, &mut notes);
-        assert!(src.contains("LENGTH 64"));
+        assert!(src.contains("LENGTH 64, BURST 32"));
         assert_eq!(notes.len(), 1);
+        let c = chain("s :: FromDump(f.pcap) -> Discard;");
+        assert!(calibration_source(&c, &mut notes).contains("BURST 1,"));
+        let c = chain("s :: FromDump(f.pcap, BURST 8) -> Discard;");
+        assert!(calibration_source(&c, &mut notes).contains("BURST 8,"));
     }
 
     #[test]
