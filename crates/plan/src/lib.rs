@@ -430,6 +430,16 @@ pub fn plan(
     };
     let (profile, origin) = machine::load_or_measure(machine, remeasure, &mut notes)?;
     let layout = profile.layout(threads, &cpus)?;
+    if profile::source_burst(&chain) < 8 && profile.sync_cycles_single > 0.0 {
+        notes.push(format!(
+            "the source sends {} packet(s) per batch; the model charges O_s as measured with \
+             batches of 32 ({:.0} cycles), though a crossing measured {:.0} in batches of one \
+             (when the receiving stage keeps up and pulls them one by one)",
+            profile::source_burst(&chain),
+            profile.sync_cycles,
+            profile.sync_cycles_single
+        ));
+    }
     let (elements, calibration) = profile::profile_chain(&chain, profile.cycles_per_second)
         .map_err(|e| format!("plan: {}", e))?;
     let model_chain: Vec<model::Element> = elements.iter().map(ElementProfile::model).collect();
@@ -548,10 +558,11 @@ pub(crate) fn machine_section(
     w(
         out,
         format!(
-            "B = {:.3} G{}/s; O_s = {:.0} cycles per packet crossing ({}; the crossing alone {:.0}); miss latency (pointer chase) {:.0} cycles",
+            "B = {:.3} G{}/s; O_s = {:.0} cycles per packet crossing in batches of 32, {:.0} in batches of one ({}; the crossing alone {:.0}); miss latency (pointer chase) {:.0} cycles",
             p.cycles_per_second / 1e9,
             if p.cycle_counter { "cycles" } else { "ns (no cycle counter)" },
             p.sync_cycles,
+            p.sync_cycles_single,
             p.sync_source,
             p.sync_cycles_unloaded,
             p.miss_latency_cycles
