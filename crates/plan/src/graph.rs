@@ -204,10 +204,10 @@ pub fn calibrate(flat: &FlatConfig, threads: usize, layout: &Layout) -> Result<T
             })
             .collect();
         let stats = r.read_path("element_stats").unwrap_or_default();
+        r.cleanup();
         let total: f64 = cycles.iter().sum();
         if best.as_ref().is_none_or(|b| total < b.1.iter().sum()) {
             best = Some((secs, cycles, stats));
-            r.cleanup();
             router = Some(r);
         }
     }
@@ -229,7 +229,7 @@ pub fn calibrate(flat: &FlatConfig, threads: usize, layout: &Layout) -> Result<T
         .map(|i| count(&flat.elements[i].name, 2))
         .sum();
     if packets <= 0.0 {
-        return Err("the calibration run sent no packets (does every source have a LIMIT?)".into());
+        return Err("the calibration run sent no packets".into());
     }
     let mut units: Vec<Unit> = placement
         .groups
@@ -289,7 +289,6 @@ pub fn calibrate(flat: &FlatConfig, threads: usize, layout: &Layout) -> Result<T
             });
         }
     }
-    r.cleanup();
     let mut g = TaskGraph {
         units,
         crossings,
