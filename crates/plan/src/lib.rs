@@ -558,13 +558,14 @@ pub(crate) fn machine_section(
     w(
         out,
         format!(
-            "B = {:.3} G{}/s; O_s = {:.0} cycles per packet crossing in batches of 32, {:.0} in batches of one ({}; the crossing alone {:.0}); miss latency (pointer chase) {:.0} cycles",
+            "B = {:.3} G{}/s; O_s = {:.0} cycles per packet crossing in batches of 32, {:.0} in batches of one ({}; the crossing alone {:.0}; a cache line's round trip between the first two CPUs {:.0} ns); miss latency (pointer chase) {:.0} cycles",
             p.cycles_per_second / 1e9,
             if p.cycle_counter { "cycles" } else { "ns (no cycle counter)" },
             p.sync_cycles,
             p.sync_cycles_single,
             p.sync_source,
             p.sync_cycles_unloaded,
+            p.round_trip_ns,
             p.miss_latency_cycles
         ),
     );

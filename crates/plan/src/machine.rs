@@ -124,6 +124,11 @@ pub struct Profile {
     /// written before it was): for the report; the model uses `sync_cycles`.
     #[serde(default)]
     pub sync_cycles_single: f64,
+    /// Nanoseconds for a cache line to go from the first CPU to the second and back when
+    /// `sync_cycles` was measured (0: not measured). A virtual machine's host may move its
+    /// CPUs closer or further apart; the crossing cost follows.
+    #[serde(default)]
+    pub round_trip_ns: f64,
     /// How `sync_cycles` was obtained.
     pub sync_source: String,
     /// The one-minute load average when measured (other work slows two-thread runs).
@@ -914,6 +919,91 @@ pub fn rfc3339(secs: u64) -> String {
     )
 }
 
+/// Round trips of one cache line between two CPUs in a round-trip measurement.
+const ROUND_TRIPS: u64 = 100_000;
+
+/// A cache line on lines of its own, bounced between two threads.
+#[repr(align(128))]
+struct Line(std::sync::atomic::AtomicU64);
+
+/// Nanoseconds for a cache line to go from the first of `cpus` to the second and back
+/// (the fastest of three measurements); `None` with fewer than two CPUs.
+pub fn measure_round_trip(cpus: &[usize]) -> Option<f64> {
+    use std::sync::atomic::Ordering;
+    if cpus.len() < 2 {
+        return None;
+    }
+    let affinity = sluice_core::cpu::Affinity::current()?;
+    let once = || -> f64 {
+        let line = std::sync::Arc::new(Line(0.into()));
+        let other = line.clone();
+        let echo = std::thread::spawn(move || {
+            affinity.pin(1);
+            for i in 0..ROUND_TRIPS {
+                while other.0.load(Ordering::Acquire) != 2 * i + 1 {
+                    std::hint::spin_loop();
+                }
+                other.0.store(2 * i + 2, Ordering::Release);
+            }
+        });
+        let t = std::thread::spawn(move || {
+            affinity.pin(0);
+            let start = Instant::now();
+            for i in 0..ROUND_TRIPS {
+                line.0.store(2 * i + 1, Ordering::Release);
+                while line.0.load(Ordering::Acquire) != 2 * i + 2 {
+                    std::hint::spin_loop();
+                }
+            }
+            start.elapsed().as_secs_f64() * 1e9 / ROUND_TRIPS as f64
+        });
+        let ns = t.join().unwrap_or(f64::INFINITY);
+        let _ = echo.join();
+        ns
+    };
+    (0..3).map(|_| once()).reduce(f64::min)
+}
+
+/// Whether the cross-CPU round trip now (`now_ns`) differs from the profile's by more than
+/// a factor of two: the host has moved the virtual CPUs, and the crossing cost with them.
+pub fn round_trip_moved(profile_ns: f64, now_ns: f64) -> bool {
+    profile_ns > 0.0 && now_ns > 0.0 && (now_ns / profile_ns > 2.0 || profile_ns / now_ns > 2.0)
+}
+
+/// `prof` (read from `path`) with its crossing costs measured again, and saved, when the
+/// cross-CPU round trip has moved since they were measured (see [`round_trip_moved`]).
+fn current_crossing(
+    mut prof: Profile,
+    path: &Path,
+    notes: &mut Vec<String>,
+) -> Result<Profile, String> {
+    let cpus = current_cpus();
+    let Some(now) = measure_round_trip(&cpus) else {
+        return Ok(prof);
+    };
+    if !round_trip_moved(prof.round_trip_ns, now) {
+        return Ok(prof);
+    }
+    let sync = measure_sync(prof.cycles_per_second)?;
+    notes.push(format!(
+        "a cache line takes {:.0} ns between the first two CPUs and back, against {:.0} ns when \
+         the profile was measured (the host moved the virtual CPUs): O_s measured again, {:.0} \
+         cycles (was {:.0})",
+        now, prof.round_trip_ns, sync.loaded, prof.sync_cycles
+    ));
+    prof.sync_cycles = sync.loaded;
+    prof.sync_cycles_single = sync.single;
+    prof.sync_cycles_unloaded = sync.unloaded;
+    prof.round_trip_ns = now;
+    if let Err(e) = prof
+        .to_toml()
+        .and_then(|t| std::fs::write(path, t).map_err(|e| e.to_string()))
+    {
+        notes.push(format!("{}: not updated ({})", path.display(), e));
+    }
+    Ok(prof)
+}
+
 /// Measures this machine (about a second).
 pub fn measure() -> Result<Profile, String> {
     let t = Instant::now();
@@ -937,6 +1027,7 @@ pub fn measure() -> Result<Profile, String> {
             "default: one CPU, nothing to measure".to_string(),
         )
     };
+    let round_trip = measure_round_trip(&cpus).unwrap_or(0.0);
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -951,6 +1042,7 @@ pub fn measure() -> Result<Profile, String> {
         sync_cycles: sync.loaded,
         sync_cycles_unloaded: sync.unloaded,
         sync_cycles_single: sync.single,
+        round_trip_ns: round_trip,
         sync_source: source,
         load_average: load,
         miss_latency_cycles: latency,
@@ -988,7 +1080,7 @@ pub fn load_or_measure(
                     let cpus = current_cpus();
                     let caches = read_caches(Path::new("/sys/devices/system/cpu"), &cpus);
                     if prof.same_topology(&cpus, &caches) {
-                        return Ok((prof, Origin::Loaded(p.clone())));
+                        return Ok((current_crossing(prof, p, notes)?, Origin::Loaded(p.clone())));
                     }
                     if explicit {
                         notes.push(format!(
@@ -1071,6 +1163,7 @@ mod tests {
             sync_cycles: 400.0,
             sync_cycles_unloaded: 70.0,
             sync_cycles_single: 0.0,
+            round_trip_ns: 0.0,
             sync_source: "test".into(),
             load_average: 0.5,
             miss_latency_cycles: 500.0,
@@ -1089,16 +1182,31 @@ mod tests {
     }
 
     #[test]
+    fn a_moved_round_trip_is_noticed() {
+        assert!(!round_trip_moved(0.0, 300.0));
+        assert!(!round_trip_moved(52.0, 60.0));
+        assert!(round_trip_moved(52.0, 340.0));
+        assert!(round_trip_moved(340.0, 52.0));
+        if current_cpus().len() >= 2 {
+            let ns = measure_round_trip(&current_cpus()).unwrap();
+            assert!(ns > 1.0 && ns < 100_000.0, "{}", ns);
+        }
+    }
+
+    #[test]
     fn profiles_without_the_single_packet_crossing_still_read() {
         let old: String = two_core()
             .to_toml()
             .unwrap()
             .lines()
-            .filter(|l| !l.starts_with("sync_cycles_single"))
+            .filter(|l| !l.starts_with("sync_cycles_single") && !l.starts_with("round_trip_ns"))
             .map(|l| format!("{}\n", l))
             .collect();
         let p = Profile::from_toml(&old).unwrap();
-        assert_eq!((p.sync_cycles, p.sync_cycles_single), (400.0, 0.0));
+        assert_eq!(
+            (p.sync_cycles, p.sync_cycles_single, p.round_trip_ns),
+            (400.0, 0.0, 0.0)
+        );
     }
 
     #[test]
