@@ -85,9 +85,13 @@ veth_link() {
 addr() { nsx "$1" ip addr add "$3" dev "$2"; }
 
 # The router namespace: the kernel must neither forward nor answer.
+# The router namespace's kernel sees every frame on the interfaces Sluice owns. It must not
+# answer ARP there for addresses it holds elsewhere (a KernelTap's): arp_ignore=1 answers
+# only for addresses of the interface a request came in on, so Sluice's path is the only one.
 router_ns() {
   ns_add "$1" || return 1
-  nsx "$1" sysctl -qw net.ipv4.ip_forward=0 net.ipv4.conf.all.forwarding=0
+  nsx "$1" sysctl -qw net.ipv4.ip_forward=0 net.ipv4.conf.all.forwarding=0 \
+    net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.default.arp_ignore=1
 }
 
 # Offloads off: frames that cross an AF_PACKET router must carry complete checksums and
