@@ -26,7 +26,10 @@
 //! and accepts Click's CAPACITY, CLEAR_ANNO, QUIET and ALLOW_NONEXISTENT, which change nothing.
 //!
 //! On Linux a TAP device only accepts frames addressed to its own Ethernet address: give it
-//! one with ETHER and use that address as the destination of frames sent to it.
+//! one with ETHER and use that address as the destination of frames sent to it. The host also
+//! answers ARP for ADDR on every other interface, including those Sluice reads with
+//! FromDevice, racing the answer that comes through the router: set
+//! `net.ipv4.conf.all.arp_ignore=1` so that it answers only on the device.
 //!
 //! Arguments:
 //! - `ADDR/MASK` (IP prefix, mandatory): the host side's address and netmask.
