@@ -186,19 +186,11 @@ fn num(r: &mut Router, path: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Task statistics from the `tasks` handler: element name -> (thread, runs, total cycles).
-fn tasks(r: &mut Router) -> Vec<(String, usize, u64, u64)> {
-    r.read_path("tasks")
-        .unwrap_or_default()
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            let th = f.first()?.parse().ok()?;
-            let runs: u64 = f.get(3)?.parse().ok()?;
-            let per: u64 = f.get(5)?.parse().ok()?;
-            Some((f.get(1)?.to_string(), th, runs, runs * per))
-        })
+/// Task statistics: element name, thread, runs, total cycles.
+fn tasks(r: &Router) -> Vec<(String, usize, u64, u64)> {
+    r.task_stats()
+        .into_iter()
+        .map(|t| (t.element, t.thread, t.runs, t.cycles))
         .collect()
 }
 
@@ -407,7 +399,7 @@ fn variant(
         let got = class_sum(&mut r, "Discard", "count").max(1);
         let sent = num(&mut r, "src.count").max(1);
         ns.push(el * 1e9 / got as f64);
-        let t = tasks(&mut r);
+        let t = tasks(&r);
         for (i, name) in task_names.iter().enumerate() {
             // The source task handles every packet sent, a consumer every packet delivered.
             let per = if *name == "src" { sent } else { got };
@@ -538,7 +530,7 @@ fn crossing(s: &Settings) -> Result<(), ()> {
             let (el, mut r) = run_once(&text, 2)?;
             let got = class_sum(&mut r, "Discard", "count").max(1);
             let lost = num(&mut r, "q.drops");
-            let t = tasks(&mut r);
+            let t = tasks(&r);
             ns.push(el * 1e9 / got as f64);
             pc.push(task_cycles(&t, "src") as f64 / s.packets as f64);
             cc.push(task_cycles(&t, "u") as f64 / got as f64);

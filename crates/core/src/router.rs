@@ -26,7 +26,7 @@ mod wiring;
 
 pub(crate) use datapath::Slot;
 pub(crate) use graph::{element_desc, ElemInfo, Graph, PortRef};
-pub use handler_routing::{glob_match, HandlerError, Query};
+pub use handler_routing::{glob_match, HandlerError, Query, TaskStat};
 
 pub use hotswap::{ParseConfig, Reconfigure};
 pub use wiring::PassThrough;

@@ -171,7 +171,7 @@ pub fn calibrate(flat: &FlatConfig, threads: usize, layout: &Layout) -> Result<T
         },
     )
     .map_err(|e| e.join("\n"))?;
-    let task_names = task_column(&mut shape, 1);
+    let task_names: Vec<String> = shape.task_stats().into_iter().map(|t| t.element).collect();
     let placement = shape
         .placement()
         .cloned()
@@ -196,13 +196,7 @@ pub fn calibrate(flat: &FlatConfig, threads: usize, layout: &Layout) -> Result<T
     let mut router = None;
     for _ in 0..RUNS {
         let (secs, mut r) = one(flat.clone())?;
-        let cycles: Vec<f64> = task_column(&mut r, 3)
-            .iter()
-            .zip(task_column(&mut r, 5))
-            .map(|(runs, per)| {
-                runs.parse::<f64>().unwrap_or(0.0) * per.parse::<f64>().unwrap_or(0.0)
-            })
-            .collect();
+        let cycles: Vec<f64> = r.task_stats().iter().map(|t| t.cycles as f64).collect();
         let stats = r.read_path("element_stats").unwrap_or_default();
         r.cleanup();
         let total: f64 = cycles.iter().sum();
@@ -301,16 +295,6 @@ pub fn calibrate(flat: &FlatConfig, threads: usize, layout: &Layout) -> Result<T
         u.cycles = (u.measured - m).max(0.0);
     }
     Ok(g)
-}
-
-/// Column `col` of the `tasks` handler, one row per task in task order.
-fn task_column(r: &mut sluice_core::Router, col: usize) -> Vec<String> {
-    r.read_path("tasks")
-        .unwrap_or_default()
-        .lines()
-        .skip(1)
-        .map(|l| l.split('\t').nth(col).unwrap_or("").to_string())
-        .collect()
 }
 
 /// `element_stats` rows: name and `[in packets, in bytes, out packets, out bytes]`.

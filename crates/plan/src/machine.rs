@@ -863,8 +863,8 @@ pub fn measure_sync(hz: f64) -> Result<SyncCost, String> {
     let cycles = |text: &str, threads: usize| -> Result<f64, String> {
         let mut v = Vec::new();
         for _ in 0..3 {
-            let (secs, mut r) = run::run(text, threads)?;
-            let c = run::task_cycles(&mut r, &[]);
+            let (secs, r) = run::run(text, threads)?;
+            let c = run::task_cycles(&r, &[]);
             v.push(if c > 0.0 { c } else { secs * hz } / q as f64);
         }
         Ok(run::fastest(&v))

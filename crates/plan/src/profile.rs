@@ -145,7 +145,7 @@ fn per_packet(src: &str, middle: &str, hz: f64) -> Result<f64, String> {
         if sent <= 0.0 {
             return Err("the source sent no packets".into());
         }
-        let c = run::task_cycles(&mut r, &[]);
+        let c = run::task_cycles(&r, &[]);
         Ok(if c > 0.0 { c } else { secs * hz } / sent)
     };
     let pilot = once(20_000)?;
@@ -225,7 +225,7 @@ fn file_source_cycles(c: &Chain, hz: f64) -> Result<f64, String> {
     if sent <= 0.0 {
         return Err("the file gave no packets".into());
     }
-    let cyc = run::task_cycles(&mut r, &[]);
+    let cyc = run::task_cycles(&r, &[]);
     Ok(if cyc > 0.0 { cyc } else { secs * hz } / sent)
 }
 

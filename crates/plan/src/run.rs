@@ -72,23 +72,13 @@ pub fn number(r: &mut Router, path: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Cycles spent by the tasks of the elements named in `names` (the `tasks` handler:
-/// runs × cycles per run), all tasks when `names` is empty.
-pub fn task_cycles(r: &mut Router, names: &[&str]) -> f64 {
-    r.read_path("tasks")
-        .unwrap_or_default()
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            let name = *f.get(1)?;
-            if !names.is_empty() && !names.contains(&name) {
-                return None;
-            }
-            let runs: f64 = f.get(3)?.parse().ok()?;
-            let per: f64 = f.get(5)?.parse().ok()?;
-            Some(runs * per)
-        })
+/// Cycles spent by the tasks of the elements named in `names`, all tasks when `names` is
+/// empty.
+pub fn task_cycles(r: &Router, names: &[&str]) -> f64 {
+    r.task_stats()
+        .iter()
+        .filter(|t| names.is_empty() || names.contains(&t.element.as_str()))
+        .map(|t| t.cycles as f64)
         .sum()
 }
 
@@ -119,7 +109,7 @@ mod tests {
         .unwrap();
         assert!(secs >= 0.0);
         assert_eq!(number(&mut r, "d.count"), 1000.0);
-        assert!(task_cycles(&mut r, &["s"]) >= 0.0);
+        assert!(task_cycles(&r, &["s"]) >= 0.0);
         assert!(run("nonsense ->", 1).is_err());
         assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(vec![]), 0.0);

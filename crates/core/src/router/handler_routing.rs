@@ -646,24 +646,52 @@ impl Router {
 
     pub(crate) fn task_report(&self) -> String {
         let mut s = String::from("thread\telement\ttickets\truns\twork\tcycles/run\n");
-        for (id, t) in self.tasks.all().iter().enumerate() {
-            let th = match self.runtime.task_thread.get(id) {
-                Some(t) => t.load(Ordering::Acquire),
-                None => self
-                    .graph
-                    .placement
-                    .as_ref()
-                    .map(|p| p.task_thread[id])
-                    .unwrap_or(0),
-            };
-            let per = t.cycles.checked_div(t.runs).unwrap_or(0);
+        for (t, st) in self.tasks.all().iter().zip(self.task_stats()) {
+            let per = st.cycles.checked_div(st.runs).unwrap_or(0);
             s.push_str(&format!(
                 "{}\t{}\t{}\t{}\t{}\t{}\n",
-                th, self.graph.info[t.elem].name, t.tickets, t.runs, t.work, per
+                st.thread, st.element, t.tickets, st.runs, t.work, per
             ));
         }
         s
     }
+
+    /// Each task's thread, element, runs and cycles spent, in task order (what the `tasks`
+    /// handler prints, with the exact cycle total).
+    pub fn task_stats(&self) -> Vec<TaskStat> {
+        self.tasks
+            .all()
+            .iter()
+            .enumerate()
+            .map(|(id, t)| TaskStat {
+                thread: match self.runtime.task_thread.get(id) {
+                    Some(t) => t.load(Ordering::Acquire),
+                    None => self
+                        .graph
+                        .placement
+                        .as_ref()
+                        .map(|p| p.task_thread[id])
+                        .unwrap_or(0),
+                },
+                element: self.graph.info[t.elem].name.clone(),
+                runs: t.runs,
+                cycles: t.cycles,
+            })
+            .collect()
+    }
+}
+
+/// One task's statistics ([`Router::task_stats`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskStat {
+    /// The thread it runs on.
+    pub thread: usize,
+    /// Its element's name.
+    pub element: String,
+    /// Times it ran.
+    pub runs: u64,
+    /// Cycles it spent in all.
+    pub cycles: u64,
 }
 
 /// Answers `query` for `el`, a copy of an element whose table is `table`.
