@@ -22,7 +22,7 @@ pub fn plan_config(
     defines: &[(String, String)],
     threads: usize,
 ) -> Result<Planned, String> {
-    let placed = crate::plan(text, file, defines, threads, None, false)?.placed()?;
+    let placed = crate::plan(text, file, defines, threads, None, false, true)?.placed()?;
     Ok(Planned {
         text: placed.text,
         summary: format!("plan: {} on {} threads", placed.summary, threads),

@@ -28,6 +28,7 @@ pub mod profile;
 pub mod replan;
 pub mod rewrite;
 pub mod run;
+pub mod trial;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -63,6 +64,8 @@ Options:
                          $XDG_CACHE_HOME/sluice/machine.toml, else ~/.cache/sluice/machine.toml)
   --remeasure            measure the machine again and rewrite the profile
   --show                 print the chosen placement as a configuration
+  --no-trial             choose by the model alone: do not run the placements it cannot tell
+                         apart (a chain from an InfiniteSource to a Discard, about 0.3 s each)
   --top K                candidates to list (default 40; pure cloning and pipelining always)
   -h, --help             this text
 ";
@@ -86,6 +89,8 @@ pub struct Args {
     pub show: bool,
     /// `--top`.
     pub top: usize,
+    /// Not `--no-trial`.
+    pub trial: bool,
     /// `--help`.
     pub help: bool,
 }
@@ -94,6 +99,7 @@ pub struct Args {
 pub fn parse_args(args: &[String]) -> Result<Args, String> {
     let mut a = Args {
         top: 40,
+        trial: true,
         ..Args::default()
     };
     let mut i = 0;
@@ -116,6 +122,7 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
             "--machine" => a.machine = Some(PathBuf::from(value(arg)?)),
             "--remeasure" => a.remeasure = true,
             "--show" => a.show = true,
+            "--no-trial" => a.trial = false,
             "--top" => {
                 let v = value(arg)?;
                 a.top = v
@@ -197,6 +204,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         threads,
         a.machine.as_deref(),
         a.remeasure,
+        a.trial,
     )?;
     let mut out = String::new();
     match &p {
@@ -211,6 +219,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 elements: &p.elements,
                 calibration: &p.calibration,
                 candidates: &p.candidates,
+                trials: p.trials.as_ref(),
                 notes: &p.notes,
                 top: a.top,
             },
@@ -236,9 +245,9 @@ pub fn main(args: &[String]) -> Result<(), String> {
 /// configuration's task groups placed on threads.
 pub enum Plan {
     /// A chain configuration.
-    Chain(Planning),
+    Chain(Box<Planning>),
     /// Any other configuration.
-    Graph(GraphPlanning),
+    Graph(Box<GraphPlanning>),
 }
 
 /// The chosen placement written as a configuration.
@@ -264,6 +273,15 @@ impl Plan {
                     candidates::describe(&best.stages, &names),
                     best.prediction.rate / 1e6
                 );
+                if let Some(t) = &p.trials {
+                    if let Some(x) = t
+                        .tried
+                        .iter()
+                        .find(|x| std::ptr::eq(&p.candidates[x.candidate], best))
+                    {
+                        summary += &format!(", measured {:.3} in a trial", x.best() / 1e6);
+                    }
+                }
                 if let Some(next) = p.candidates.iter().find(|c| c.kind != best.kind) {
                     summary += &format!(
                         "; best {}: {:.3} Mpps",
@@ -271,7 +289,8 @@ impl Plan {
                         next.prediction.rate / 1e6
                     );
                 }
-                let instead = (!std::ptr::eq(best, &p.candidates[0])).then(|| {
+                let first = p.trials.as_ref().map_or(0, |t| t.chosen);
+                let instead = (!std::ptr::eq(best, &p.candidates[first])).then(|| {
                     format!(
                         "the choice cannot be written as a configuration; the best one that can is {} {}",
                         best.kind.name(),
@@ -357,6 +376,8 @@ pub struct Planning {
     pub calibration: Calibration,
     /// Candidates, best first.
     pub candidates: Vec<Candidate>,
+    /// The contenders run when the model could not tell them apart, and the one chosen.
+    pub trials: Option<trial::Trials>,
     /// Notes for the user.
     pub notes: Vec<String>,
 }
@@ -367,10 +388,12 @@ impl Planning {
         self.elements.iter().map(|e| e.name.clone()).collect()
     }
 
-    /// The best candidate that can be written as a configuration, and that configuration.
+    /// The chosen candidate (by trial, else the model's best) or, when it cannot be written
+    /// as a configuration, the best that can; and that configuration.
     pub fn placed(&self) -> Result<(&Candidate, String), String> {
         let mut why = String::from("plan: no placement");
-        for c in &self.candidates {
+        let first = self.trials.as_ref().map(|t| &self.candidates[t.chosen]);
+        for c in first.into_iter().chain(&self.candidates) {
             let opts = rewrite::Options {
                 split: c.kind == Kind::Split,
                 ..Default::default()
@@ -386,7 +409,8 @@ impl Planning {
 
 /// Plans `text` (named `file`, with `defines`) for `threads` threads: reads the machine
 /// profile (`machine`, else the default file; measured when absent or with `remeasure`),
-/// profiles the chain's elements and ranks every placement.
+/// profiles the chain's elements and ranks every placement; with `trial`, runs the
+/// placements of a chain that the model cannot tell apart ([`trial`]).
 pub fn plan(
     text: &str,
     file: &str,
@@ -394,6 +418,7 @@ pub fn plan(
     threads: usize,
     machine: Option<&std::path::Path>,
     remeasure: bool,
+    trial: bool,
 ) -> Result<Plan, String> {
     let flat = run::parse(text, file, defines)?;
     let cpus = machine::current_cpus();
@@ -417,7 +442,7 @@ pub fn plan(
                 );
             }
             let candidates = graph::search(&graph, &layout);
-            return Ok(Plan::Graph(GraphPlanning {
+            return Ok(Plan::Graph(Box::new(GraphPlanning {
                 flat,
                 graph,
                 profile,
@@ -425,7 +450,7 @@ pub fn plan(
                 layout,
                 candidates,
                 notes,
-            }));
+            })));
         }
     };
     let (profile, origin) = machine::load_or_measure(machine, remeasure, &mut notes)?;
@@ -472,9 +497,25 @@ pub fn plan(
             profile::SPLIT
         ));
     }
+    let contenders = trial::contenders(&layout.machine, &model_chain, split, &candidates)?;
+    let trials = if contenders.len() < 2 || !trial {
+        None
+    } else {
+        match trial::run_trials(&chain, &candidates, &contenders, &layout.groups, threads) {
+            Ok(t) => Some(t),
+            Err(why) => {
+                notes.push(format!(
+                    "the model cannot tell {} placements apart, and they were not run: {}",
+                    contenders.len(),
+                    why
+                ));
+                None
+            }
+        }
+    };
     notes.extend(chain.notes.iter().cloned());
     notes.extend(calibration.notes.iter().cloned());
-    Ok(Plan::Chain(Planning {
+    Ok(Plan::Chain(Box::new(Planning {
         chain,
         profile,
         origin,
@@ -482,8 +523,9 @@ pub fn plan(
         elements,
         calibration,
         candidates,
+        trials,
         notes,
-    }))
+    })))
 }
 
 /// Everything the report shows.
@@ -504,6 +546,8 @@ pub struct Report<'a> {
     pub calibration: &'a Calibration,
     /// Candidates, best first.
     pub candidates: &'a [Candidate],
+    /// Contenders run, if any.
+    pub trials: Option<&'a trial::Trials>,
     /// Notes for the user.
     pub notes: &'a [String],
     /// Candidates to list.
@@ -625,6 +669,37 @@ pub(crate) fn machine_section(
     );
 }
 
+/// Writes the `## trial` section: the contenders run and what they measured.
+fn trial_section(out: &mut String, t: &trial::Trials, cands: &[Candidate], names: &[String]) {
+    let scales: Vec<String> = trial::SCALES.iter().map(|s| format!("{}x", s)).collect();
+    let _ = writeln!(
+        out,
+        "\n## trial\nthe model cannot tell these apart (the best with every cache at {} its profiled capacity, or within {:.0}% of the best); each ran {} times, interleaved, on {} threads for about {} s (Mpps; measured: the fastest run)",
+        scales.join(" or "),
+        trial::MARGIN * 100.0,
+        trial::ROUNDS,
+        t.threads,
+        trial::RUN_SECONDS
+    );
+    for x in &t.tried {
+        let c = &cands[x.candidate];
+        let _ = writeln!(
+            out,
+            "{:>3}. {:<10} predicted {:>8}  measured {:>8}  {}{}",
+            x.candidate + 1,
+            c.kind.name(),
+            mpps(c.prediction.rate),
+            mpps(x.best()),
+            candidates::describe(&c.stages, names),
+            if x.candidate == t.chosen {
+                "  (chosen)"
+            } else {
+                ""
+            }
+        );
+    }
+}
+
 /// Writes the report: machine, elements, candidates, choice and reason.
 pub fn report(out: &mut String, r: &Report) -> Result<(), String> {
     let w = |out: &mut String, s: String| {
@@ -731,18 +806,32 @@ pub fn report(out: &mut String, r: &Report) -> Result<(), String> {
         );
     }
     let best = cands.first().ok_or("plan: no placement")?;
+    let chosen = r.trials.map_or(best, |t| &cands[t.chosen]);
+    if let Some(t) = r.trials {
+        trial_section(out, t, cands, &names);
+    }
     w(out, "\n## choice".into());
     w(
         out,
         format!(
             "{} {}: {} Mpps predicted",
-            best.kind.name(),
-            candidates::describe(&best.stages, &names),
-            mpps(best.prediction.rate)
+            chosen.kind.name(),
+            candidates::describe(&chosen.stages, &names),
+            mpps(chosen.prediction.rate)
         ),
     );
+    if !std::ptr::eq(chosen, best) {
+        w(
+            out,
+            format!(
+                "chosen by trial over the model's first choice, {} {} (the reasons below are the model's)",
+                best.kind.name(),
+                candidates::describe(&best.stages, &names)
+            ),
+        );
+    }
     let model_chain: Vec<model::Element> = r.elements.iter().map(ElementProfile::model).collect();
-    let pp = &best.prediction.per_packet;
+    let pp = &chosen.prediction.per_packet;
     w(
         out,
         format!(
@@ -833,7 +922,7 @@ mod tests {
         // One branching path: one task group, nothing to place.
         let one =
             "s :: InfiniteSource(LIMIT 2000) -> t :: Tee(2); t[0] -> Discard; t[1] -> Discard;";
-        let Plan::Graph(p) = plan(one, "t", &[], 2, Some(&machine), false).unwrap() else {
+        let Plan::Graph(p) = plan(one, "t", &[], 2, Some(&machine), false, true).unwrap() else {
             panic!("a branching path is not a chain");
         };
         assert_eq!(p.graph.units.len(), 1);
@@ -846,7 +935,7 @@ mod tests {
         let three = "a :: InfiniteSource(LIMIT 3000) -> q :: ThreadSafeQueue(4096); \
                      b :: InfiniteSource(LIMIT 1000) -> q; q -> u :: Unqueue -> c :: Counter -> Discard; \
                      StaticThreadSched(a 0, b 0, u 0);";
-        let planned = plan(three, "t", &[], 2, Some(&machine), false).unwrap();
+        let planned = plan(three, "t", &[], 2, Some(&machine), false, true).unwrap();
         let Plan::Graph(p) = &planned else {
             panic!("two sources are not a chain");
         };
