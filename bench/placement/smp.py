@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The planner against hand placement on the SMP Click configurations (conf/smp/*.click).
 
-For each configuration, on two threads:
+For each configuration, on two threads (SMP_THREADS):
 - for a configuration the planner places as task groups, every placement of its groups
-  that `sluice plan CONFIG -j 2 --top 1000` lists (one per way of grouping them on threads),
+  that `sluice plan CONFIG -j 2 --top SMP_TOP` lists (one per way of grouping them on threads),
   written as a StaticThreadSched line in place of the configuration's own, and run: the best
   of these is the best placement anyone could write by hand. A chain (pipeline.click) is
   rewritten by the planner instead (cloning, pipelining or a mix); its hand placement is
@@ -19,7 +19,9 @@ drifts in the machine's speed hit them alike).
 
 Usage: bench/placement/smp.py [SLUICE]
   SLUICE: the binary (default $SLUICE, else target/release/sluice).
-Environment: SMP_QUICK=1 (small LIMITs, one run: a smoke test), SMP_RUNS (default 5).
+Environment: SMP_QUICK=1 (small LIMITs, one run: a smoke test), SMP_RUNS (default 5),
+SMP_THREADS (default 2), SMP_TOP (placements listed by the planner that are run; default 1000,
+every one on two threads).
 Prints a table per configuration and a summary.
 """
 
@@ -36,6 +38,8 @@ sys.path.insert(0, HERE)
 from fig2 import sluice_binary  # noqa: E402  (the binary from argv[1], $SLUICE or release)
 QUICK = os.environ.get("SMP_QUICK") == "1"
 RUNS = 1 if QUICK else int(os.environ.get("SMP_RUNS", "5"))
+THREADS = os.environ.get("SMP_THREADS", "2")
+TOP = os.environ.get("SMP_TOP", "1000")
 # Packets per source: runs of about 0.3 to 1 s on the 2-core VM.
 LIMITS = {
     "fake-iprouter-x2.click": 2_000_000,
@@ -56,7 +60,7 @@ def run(args, **kw):
 
 def groups_and_placements(sluice, conf, limit):
     """The planner's task groups (name -> tasks) and listed placements (thread -> groups)."""
-    out = run([sluice, "plan", conf, "-j", "2", "--top", "1000", f"LIMIT={limit}"]).stdout
+    out = run([sluice, "plan", conf, "-j", THREADS, "--top", TOP, f"LIMIT={limit}"]).stdout
     groups = {}
     for m in re.finditer(r"^(g\d+)\s+\S+\s+\S+\s+\S+\s+t\d+\s+(.+)$", out, re.M):
         groups[m[1]] = m[2].split(" (")[0].split()
@@ -78,8 +82,8 @@ def pinned(text, groups, threads):
 
 
 def measure(sluice, text, limit):
-    """Delivered packets per second of one run of `text` on two threads."""
-    args = [sluice, "-j", "2", "-e", text, f"LIMIT={limit}", "-h", "Discard.count"]
+    """Delivered packets per second of one run of `text` on THREADS threads."""
+    args = [sluice, "-j", THREADS, "-e", text, f"LIMIT={limit}", "-h", "Discard.count"]
     t = time.monotonic()
     out = run(args).stdout
     secs = time.monotonic() - t
@@ -98,7 +102,7 @@ def main():
         conf = os.path.join("conf", "smp", name)
         text = open(os.path.join(ROOT, conf)).read()
         t = time.monotonic()
-        shown = run([sluice, "-j", "2", "--plan", "show", "-f", conf, f"LIMIT={limit}"])
+        shown = run([sluice, "-j", THREADS, "--plan", "show", "-f", conf, f"LIMIT={limit}"])
         planning = time.monotonic() - t
         choice = re.match(r"plan: (?:task groups )?(.*?), predicted", shown.stderr)[1]
         variants = {}
@@ -148,7 +152,8 @@ def main():
         print(f"| {name} | {plan / best:.2f} | {plan / written if written else float('nan'):.2f} "
               f"| {plan / one:.2f} |")
     load = os.getloadavg()[0]
-    print(f"\n{RUNS} runs per placement, {sluice}, load average {load:.2f} at the end")
+    print(f"\n{RUNS} runs per placement on {THREADS} threads, {sluice}, load average {load:.2f} "
+          "at the end")
 
 
 if __name__ == "__main__":

@@ -189,7 +189,7 @@ pub fn predict_split(
             sync: if j == 0 {
                 0.0
             } else {
-                share * machine.sync_cycles
+                share * machine.sync_at(machine.burst / threads as f64)
             },
             contention: share * cloned.groups[j].contention,
             by_level: cloned.groups[j]
@@ -365,6 +365,9 @@ pub fn excess(
 ) -> Result<(Overhead, [(Overhead, f64); 3]), String> {
     let free = Machine {
         sync_cycles: 0.0,
+        sync_cycles_single: 0.0,
+        push_cycles: 0.0,
+        push_cycles_single: 0.0,
         ..machine.clone()
     };
     let idle_without_sync = |c: &Candidate| -> Result<f64, String> {
@@ -511,6 +514,10 @@ mod tests {
         Machine {
             hz: 2.6e9,
             sync_cycles: 400.0,
+            sync_cycles_single: 0.0,
+            push_cycles: 0.0,
+            push_cycles_single: 0.0,
+            burst: model::SYNC_BATCH,
             groups: vec![
                 model::Group {
                     cores: 1,

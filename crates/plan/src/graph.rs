@@ -640,6 +640,10 @@ pub(crate) fn two_cores(l2: f64, sync: f64) -> Layout {
         machine: crate::model::Machine {
             hz: 1e9,
             sync_cycles: sync,
+            sync_cycles_single: 0.0,
+            push_cycles: 0.0,
+            push_cycles_single: 0.0,
+            burst: crate::model::SYNC_BATCH,
             groups: vec![
                 crate::model::Group {
                     cores: 1,

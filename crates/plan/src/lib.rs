@@ -64,8 +64,9 @@ Options:
                          $XDG_CACHE_HOME/sluice/machine.toml, else ~/.cache/sluice/machine.toml)
   --remeasure            measure the machine again and rewrite the profile
   --show                 print the chosen placement as a configuration
+  --show-all             print every listed candidate as a configuration, to run by hand
   --no-trial             choose by the model alone: do not run the placements it cannot tell
-                         apart (a chain from an InfiniteSource to a Discard, about 0.3 s each)
+                         apart (a chain from an InfiniteSource to a Discard, about 0.5 s each)
   --top K                candidates to list (default 40; pure cloning and pipelining always)
   -h, --help             this text
 ";
@@ -87,6 +88,8 @@ pub struct Args {
     pub remeasure: bool,
     /// `--show`.
     pub show: bool,
+    /// `--show-all`.
+    pub show_all: bool,
     /// `--top`.
     pub top: usize,
     /// Not `--no-trial`.
@@ -122,6 +125,7 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
             "--machine" => a.machine = Some(PathBuf::from(value(arg)?)),
             "--remeasure" => a.remeasure = true,
             "--show" => a.show = true,
+            "--show-all" => a.show_all = true,
             "--no-trial" => a.trial = false,
             "--top" => {
                 let v = value(arg)?;
@@ -227,6 +231,15 @@ pub fn main(args: &[String]) -> Result<(), String> {
         Plan::Graph(g) => graph_report::report(&mut out, &file, threads, g, a.top)?,
     }
     print!("{}", out);
+    if a.show_all {
+        for (what, text) in p.listed_configurations(a.top) {
+            println!(
+                "\n## configuration of candidate {} ({} threads: sluice -j {} -f FILE)",
+                what, threads, threads
+            );
+            print!("{}", text);
+        }
+    }
     if a.show {
         let placed = p.placed()?;
         if let Some(why) = placed.instead {
@@ -261,6 +274,45 @@ pub struct Placed {
 }
 
 impl Plan {
+    /// Every candidate the report lists (`top` of them, and the best of each kind), as
+    /// `K. kind stages` and its configuration; those that cannot be written are left out.
+    pub fn listed_configurations(&self, top: usize) -> Vec<(String, String)> {
+        match self {
+            Plan::Chain(p) => {
+                let names = p.names();
+                listed(&p.candidates, top)
+                    .into_iter()
+                    .filter_map(|k| {
+                        let c = &p.candidates[k];
+                        let opts = rewrite::Options {
+                            split: c.kind == Kind::Split,
+                            ..Default::default()
+                        };
+                        let text =
+                            rewrite::rewrite(&p.chain, &c.stages, &p.layout.groups, &opts).ok()?;
+                        let what = format!(
+                            "{}. {} {}",
+                            k + 1,
+                            c.kind.name(),
+                            candidates::describe(&c.stages, &names)
+                        );
+                        Some((what, text))
+                    })
+                    .collect()
+            }
+            Plan::Graph(g) => g
+                .candidates
+                .iter()
+                .take(top)
+                .enumerate()
+                .map(|(k, c)| {
+                    let what = format!("{}. {}", k + 1, graph::describe(c));
+                    (what, graph::rewrite(&g.flat, &g.graph, c))
+                })
+                .collect(),
+        }
+    }
+
     /// The best placement that can be written, as a configuration.
     pub fn placed(&self) -> Result<Placed, String> {
         match self {
@@ -454,16 +506,14 @@ pub fn plan(
         }
     };
     let (profile, origin) = machine::load_or_measure(machine, remeasure, &mut notes)?;
-    let layout = profile.layout(threads, &cpus)?;
-    if profile::source_burst(&chain) < 8 && profile.sync_cycles_single > 0.0 {
-        notes.push(format!(
-            "the source sends {} packet(s) per batch; the model charges O_s as measured with \
-             batches of 32 ({:.0} cycles), though a crossing measured {:.0} in batches of one \
-             (when the receiving stage keeps up and pulls them one by one)",
-            profile::source_burst(&chain),
-            profile.sync_cycles,
-            profile.sync_cycles_single
-        ));
+    let mut layout = profile.layout(threads, &cpus)?;
+    layout.machine.burst = f64::from(profile::source_burst(&chain));
+    if profile.sync_cycles_single <= profile.sync_cycles {
+        notes.push(
+            "the machine profile has no O_s in batches of one: crossings cost O_s whatever \
+             their batch size (--remeasure measures it)"
+                .into(),
+        );
     }
     let (elements, calibration) = profile::profile_chain(&chain, profile.cycles_per_second)
         .map_err(|e| format!("plan: {}", e))?;
@@ -602,12 +652,14 @@ pub(crate) fn machine_section(
     w(
         out,
         format!(
-            "B = {:.3} G{}/s; O_s = {:.0} cycles per packet crossing in batches of 32, {:.0} in batches of one ({}; the crossing alone {:.0}; a cache line's round trip between the first two CPUs {:.0} ns); miss latency (pointer chase) {:.0} cycles",
+            "B = {:.3} G{}/s; O_s = {:.0} cycles per packet crossing in batches of 32, {:.0} in batches of one ({}; the pushing side {:.0} and {:.0}; the crossing alone {:.0}; a cache line's round trip between the first two CPUs {:.0} ns); miss latency (pointer chase) {:.0} cycles",
             p.cycles_per_second / 1e9,
             if p.cycle_counter { "cycles" } else { "ns (no cycle counter)" },
             p.sync_cycles,
             p.sync_cycles_single,
             p.sync_source,
+            p.push_cycles,
+            p.push_cycles_single,
             p.sync_cycles_unloaded,
             p.round_trip_ns,
             p.miss_latency_cycles
@@ -667,6 +719,17 @@ pub(crate) fn machine_section(
         out,
         format!("groups ({} instances): {}", layout.level, groups.join("; ")),
     );
+}
+
+/// The candidates a report lists: the first `top`, and the best of each kind but mixes.
+fn listed(cands: &[Candidate], top: usize) -> Vec<usize> {
+    (0..cands.len())
+        .filter(|&k| {
+            k < top
+                || (cands[k].kind != Kind::Mix
+                    && cands.iter().position(|c| c.kind == cands[k].kind) == Some(k))
+        })
+        .collect()
 }
 
 /// Writes the `## trial` section: the contenders run and what they measured.
@@ -747,13 +810,7 @@ pub fn report(out: &mut String, r: &Report) -> Result<(), String> {
         out,
         "(predicted Mpps; per group: compute + sync + contention = C_j cycles per packet it handles, and how busy it is at that rate)".into(),
     );
-    let listed: Vec<usize> = (0..cands.len())
-        .filter(|&k| {
-            k < r.top
-                || (cands[k].kind != Kind::Mix
-                    && cands.iter().position(|c| c.kind == cands[k].kind) == Some(k))
-        })
-        .collect();
+    let listed = listed(cands, r.top);
     for &k in &listed {
         let c = &cands[k];
         let mut line = format!(

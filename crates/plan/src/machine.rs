@@ -31,7 +31,15 @@
 //!   alone, as `sluice bench scaling crossing` runs it (InfiniteSource -> ThreadSafeQueue ->
 //!   Unqueue -> Discard, batch 32, producer + consumer task cycles minus InfiniteSource ->
 //!   Discard on one thread), is kept as `sync_cycles_unloaded`. With one CPU nothing can be
-//!   measured and [`DEFAULT_SYNC_CYCLES`] is used.
+//!   measured and [`DEFAULT_SYNC_CYCLES`] is used. `O_s` is measured in batches of one packet
+//!   too (`sync_cycles_single`): the model charges a crossing in batches of `b` at
+//!   `V + F/b` through the two.
+//! - the pushing side's share: the first stage alone in front of a ThreadSafeQueue whose
+//!   Unqueue feeds a Discard on the second thread (a consumer that keeps up), against the
+//!   same stage on one thread without the queue, in batches of 32 and of one
+//!   (`push_cycles`, `push_cycles_single`). Pushing one packet at a time into a queue that
+//!   another core drains costs the producer a cache line's round trip per packet; `O_s`,
+//!   charged to the receiving stage, does not show it when that stage has time to spare.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -129,6 +137,13 @@ pub struct Profile {
     /// CPUs closer or further apart; the crossing cost follows.
     #[serde(default)]
     pub round_trip_ns: f64,
+    /// Cycles per packet the pushing stage spends more when its packets cross to another
+    /// thread that keeps up, batches of 32 (0: not measured).
+    #[serde(default)]
+    pub push_cycles: f64,
+    /// The same in batches of one packet (0: not measured).
+    #[serde(default)]
+    pub push_cycles_single: f64,
     /// How `sync_cycles` was obtained.
     pub sync_source: String,
     /// The one-minute load average when measured (other work slows two-thread runs).
@@ -254,6 +269,10 @@ impl Profile {
             machine: model::Machine {
                 hz: self.cycles_per_second,
                 sync_cycles: self.sync_cycles,
+                sync_cycles_single: self.sync_cycles_single,
+                push_cycles: self.push_cycles,
+                push_cycles_single: self.push_cycles_single,
+                burst: model::SYNC_BATCH,
                 groups: groups
                     .iter()
                     .map(|g| model::Group {
@@ -814,6 +833,10 @@ pub struct SyncCost {
     pub single: f64,
     /// The crossing alone (idle pipeline).
     pub unloaded: f64,
+    /// The pushing side's extra cycles per packet, batches of 32.
+    pub push: f64,
+    /// The same, batches of one packet.
+    pub push_single: f64,
 }
 
 /// Measures `O_s` under load and the crossing alone (see the module documentation). Needs
@@ -853,6 +876,19 @@ pub fn measure_sync(hz: f64) -> Result<SyncCost, String> {
         Ok((hz * (t2 - t1 / 2.0)).max(0.0))
     };
     let (single, loaded) = (loaded(1)?, loaded(32)?);
+    // The pushing side alone: its stage in front of a queue drained by a light consumer.
+    let push = |burst| -> Result<f64, String> {
+        let alone = format!("{} -> {} -> d :: Discard;", src(p, burst), w(1));
+        let pushed = format!(
+            "{} -> {} -> q :: ThreadSafeQueue(65536) -> u :: Unqueue(BURST 32) -> d :: Discard;\nStaticThreadSched(src 0, u 1);",
+            src(p, burst),
+            w(1)
+        );
+        let t1 = per_packet(&alone, 1, 3)?;
+        let t2 = per_packet(&pushed, 2, 3)?;
+        Ok((hz * (t2 - t1)).max(0.0))
+    };
+    let (push_single, push) = (push(1)?, push(32)?);
     // The crossing alone: task cycles of both sides minus the one-thread source -> Discard.
     let q = 400_000u64;
     let base = format!("{} -> d :: Discard;", src(q, 32));
@@ -875,6 +911,8 @@ pub fn measure_sync(hz: f64) -> Result<SyncCost, String> {
         loaded,
         single,
         unloaded: (c - b).max(0.0),
+        push,
+        push_single,
     })
 }
 
@@ -994,6 +1032,8 @@ fn current_crossing(
     prof.sync_cycles = sync.loaded;
     prof.sync_cycles_single = sync.single;
     prof.sync_cycles_unloaded = sync.unloaded;
+    prof.push_cycles = sync.push;
+    prof.push_cycles_single = sync.push_single;
     prof.round_trip_ns = now;
     if let Err(e) = prof
         .to_toml()
@@ -1023,6 +1063,8 @@ pub fn measure() -> Result<Profile, String> {
                 loaded: DEFAULT_SYNC_CYCLES,
                 single: 0.0,
                 unloaded: 0.0,
+                push: 0.0,
+                push_single: 0.0,
             },
             "default: one CPU, nothing to measure".to_string(),
         )
@@ -1043,6 +1085,8 @@ pub fn measure() -> Result<Profile, String> {
         sync_cycles_unloaded: sync.unloaded,
         sync_cycles_single: sync.single,
         round_trip_ns: round_trip,
+        push_cycles: sync.push,
+        push_cycles_single: sync.push_single,
         sync_source: source,
         load_average: load,
         miss_latency_cycles: latency,
@@ -1164,6 +1208,8 @@ mod tests {
             sync_cycles_unloaded: 70.0,
             sync_cycles_single: 0.0,
             round_trip_ns: 0.0,
+            push_cycles: 0.0,
+            push_cycles_single: 0.0,
             sync_source: "test".into(),
             load_average: 0.5,
             miss_latency_cycles: 500.0,

@@ -70,15 +70,52 @@ pub struct Level {
 pub struct Machine {
     /// `B`: cycles per second of one core.
     pub hz: f64,
-    /// `O_s`: cycles per packet that enters a group from another group.
+    /// `O_s`: cycles per packet that enters a group from another group, in batches of
+    /// [`SYNC_BATCH`].
     pub sync_cycles: f64,
+    /// `O_s` in batches of one packet; 0 when not measured (every batch size then costs
+    /// `sync_cycles`). See [`Machine::sync_at`].
+    pub sync_cycles_single: f64,
+    /// Cycles per packet that a group pushing packets to another group spends more, in
+    /// batches of [`SYNC_BATCH`] (0: not charged). See [`Machine::push_at`].
+    pub push_cycles: f64,
+    /// The same in batches of one packet.
+    pub push_cycles_single: f64,
+    /// Packets per batch that the source sends.
+    pub burst: f64,
     /// The groups, `m` of them.
     pub groups: Vec<Group>,
     /// Cache levels, any order.
     pub levels: Vec<Level>,
 }
 
+/// The batch size in which `O_s` is measured: Sluice's batch, an Unqueue's default BURST.
+pub const SYNC_BATCH: f64 = 32.0;
+
+/// `V + F/batch` through `full` at [`SYNC_BATCH`] and `one` at 1, `batch` held within them;
+/// `full` alone when `one` is not above it (not measured).
+fn by_batch(full: f64, one: f64, batch: f64) -> f64 {
+    if one <= full {
+        return full;
+    }
+    let per_batch = (one - full) * SYNC_BATCH / (SYNC_BATCH - 1.0);
+    full - per_batch / SYNC_BATCH + per_batch / batch.clamp(1.0, SYNC_BATCH)
+}
+
 impl Machine {
+    /// `O_s` per packet when packets cross in batches of `batch`: a cost per packet `V` and
+    /// one per batch `F`, `V + F/batch`, through the two measured points (batches of one and
+    /// of [`SYNC_BATCH`]); `batch` is held within them.
+    pub fn sync_at(&self, batch: f64) -> f64 {
+        by_batch(self.sync_cycles, self.sync_cycles_single, batch)
+    }
+
+    /// The pushing group's extra cycles per packet sent to another group in batches of
+    /// `batch`, as [`Machine::sync_at`] from `push_cycles` and `push_cycles_single`.
+    pub fn push_at(&self, batch: f64) -> f64 {
+        by_batch(self.push_cycles, self.push_cycles_single, batch)
+    }
+
     /// The paper's machine: `m` groups of `cores` cores, each group sharing one `cache`-byte
     /// cache whose misses cost `miss_cycles`.
     pub fn uniform(
@@ -92,6 +129,10 @@ impl Machine {
         Machine {
             hz,
             sync_cycles,
+            sync_cycles_single: 0.0,
+            push_cycles: 0.0,
+            push_cycles_single: 0.0,
+            burst: SYNC_BATCH,
             groups: vec![
                 Group {
                     cores,
@@ -176,6 +217,32 @@ pub fn miss_probability(cache: f64, footprint: f64) -> f64 {
     }
 }
 
+/// Packets per batch that cross into element `i`'s stage: the batch of the stage before (the
+/// source's burst after the first stage; a full Unqueue batch after a later one, whose queue
+/// is backlogged when it matters) spread over the threads that run element `i`, as the
+/// rewrite's switch spreads it.
+fn crossing_batch(machine: &Machine, a: &Placement, i: usize) -> f64 {
+    let stage_start = |k: usize| {
+        (0..k)
+            .rev()
+            .find(|&x| a.runs[x] != a.runs[k])
+            .map_or(0, |x| x + 1)
+    };
+    let before = if stage_start(i.saturating_sub(1)) == 0 {
+        machine.burst
+    } else {
+        SYNC_BATCH
+    };
+    let threads: usize = machine
+        .groups
+        .iter()
+        .zip(&a.runs[i])
+        .filter(|(_, &r)| r)
+        .map(|(g, _)| g.threads)
+        .sum();
+    before / threads.max(1) as f64
+}
+
 /// Evaluates Eq. 1 for `chain` placed by `a` on `machine`. Errors if the shapes disagree or
 /// an element runs nowhere.
 pub fn predict(machine: &Machine, chain: &[Element], a: &Placement) -> Result<Prediction, String> {
@@ -231,8 +298,17 @@ pub fn predict(machine: &Machine, chain: &[Element], a: &Placement) -> Result<Pr
         let mut c = GroupCost::default();
         let runs: Vec<usize> = (0..n).filter(|&i| a.runs[i][j]).collect();
         c.compute = runs.iter().map(|&i| chain[i].cycles).sum();
-        let entries = runs.iter().filter(|&&i| i > 0 && !a.runs[i - 1][j]).count();
-        c.sync = entries as f64 * machine.sync_cycles;
+        let received: f64 = runs
+            .iter()
+            .filter(|&&i| i > 0 && !a.runs[i - 1][j])
+            .map(|&i| machine.sync_at(crossing_batch(machine, a, i)))
+            .fold(0.0, |s, x| s + x);
+        let pushed: f64 = runs
+            .iter()
+            .filter(|&&i| i + 1 < n && !a.runs[i + 1][j])
+            .map(|&i| machine.push_at(crossing_batch(machine, a, i + 1)))
+            .fold(0.0, |s, x| s + x);
+        c.sync = received + pushed;
         let accesses: f64 = runs.iter().map(|&i| chain[i].accesses).sum();
         for (l, fp) in machine.levels.iter().zip(&footprints) {
             let inst = &l.instance[j];
@@ -461,6 +537,10 @@ mod tests {
         // Two single-core groups with private 1 MB caches (penalty 4) below one shared
         // 8 MB cache (penalty 30); two per-thread 4 MB structures, 200 accesses each.
         let mm = Machine {
+            sync_cycles_single: 0.0,
+            push_cycles: 0.0,
+            push_cycles_single: 0.0,
+            burst: SYNC_BATCH,
             hz: B,
             sync_cycles: 400.0,
             groups: vec![
@@ -526,6 +606,67 @@ mod tests {
         let c = predict(&mm, &chain, &cloning(2, 3)).unwrap();
         assert!(close(c.rate, 3.0 * B / 2900.0));
         assert!(c.rate > p.rate);
+    }
+
+    #[test]
+    fn crossings_cost_more_in_smaller_batches() {
+        // O_s = 200 in batches of 32 and 1130 in batches of one: per batch F = 930·32/31 =
+        // 960, per packet V = 200 − 960/32 = 170.
+        let mut mm = Machine::uniform(2, 1, 8.0 * MB, 0.0, 200.0, B);
+        assert!(
+            close(mm.sync_at(4.0), 200.0),
+            "no single-packet figure: flat"
+        );
+        mm.sync_cycles_single = 1130.0;
+        assert!(close(mm.sync_at(32.0), 200.0));
+        assert!(close(mm.sync_at(1.0), 1130.0));
+        assert!(close(mm.sync_at(4.0), 170.0 + 240.0));
+        assert!(close(mm.sync_at(0.25), 1130.0) && close(mm.sync_at(64.0), 200.0));
+        let chain = [el("a", 1000.0, 0.0, 0.0), el("b", 1000.0, 0.0, 0.0)];
+        let piped = Placement {
+            runs: vec![vec![true, false], vec![false, true]],
+        };
+        // A source sending batches of 32: the second group pays O_s at 32.
+        assert!(close(
+            predict(&mm, &chain, &piped).unwrap().groups[1].sync,
+            200.0
+        ));
+        // Batches of one pay the single-packet figure.
+        mm.burst = 1.0;
+        assert!(close(
+            predict(&mm, &chain, &piped).unwrap().groups[1].sync,
+            1130.0
+        ));
+        // A stage of two groups behind a stage of one: each push carries half a batch
+        // (16 packets): 170 + 960/16 = 230 in each of them.
+        let mut three = Machine::uniform(3, 1, 8.0 * MB, 0.0, 200.0, B);
+        three.sync_cycles_single = 1130.0;
+        let mix = Placement {
+            runs: vec![vec![true, false, false], vec![false, true, true]],
+        };
+        let p = predict(&three, &chain, &mix).unwrap();
+        assert!(close(p.groups[1].sync, 230.0) && close(p.groups[2].sync, 230.0));
+        // After a later stage the batch is a full Unqueue batch again, whatever the source
+        // sends: three stages, one group each, batches of one from the source.
+        three.burst = 1.0;
+        let chain3 = [chain[0].clone(), chain[1].clone(), el("c", 10.0, 0.0, 0.0)];
+        let line = Placement {
+            runs: vec![
+                vec![true, false, false],
+                vec![false, true, false],
+                vec![false, false, true],
+            ],
+        };
+        let p = predict(&three, &chain3, &line).unwrap();
+        assert!(close(p.groups[1].sync, 1130.0) && close(p.groups[2].sync, 200.0));
+        // The pushing side pays too, by the batch it pushes: 500 per packet pushed one by
+        // one out of the first stage, 50 per packet in full batches out of the second.
+        three.push_cycles = 50.0;
+        three.push_cycles_single = 500.0;
+        let p = predict(&three, &chain3, &line).unwrap();
+        assert!(close(p.groups[0].sync, 500.0));
+        assert!(close(p.groups[1].sync, 1130.0 + 50.0));
+        assert!(close(p.groups[2].sync, 200.0));
     }
 
     #[test]

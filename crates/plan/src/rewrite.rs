@@ -30,6 +30,9 @@ pub struct Options {
     pub burst: usize,
     /// A flow split: the first stage is the source alone, on the first thread of its groups.
     pub split: bool,
+    /// An element (`Class(args)`) put in front of every copy of a Discard sink, named after
+    /// the copy with `_rate` appended: a trial's AverageCounter.
+    pub meter: Option<String>,
 }
 
 impl Default for Options {
@@ -38,6 +41,7 @@ impl Default for Options {
             queue_capacity: 4096,
             burst: 32,
             split: false,
+            meter: None,
         }
     }
 }
@@ -204,6 +208,13 @@ pub fn rewrite(
                     line.push_str("\n    -> qsink");
                     continue;
                 }
+                if let Some(m) = opts
+                    .meter
+                    .as_ref()
+                    .filter(|_| i == n - 1 && e.class == "Discard")
+                {
+                    line.push_str(&format!("\n    -> {}_rate :: {}", name(i, s, t), m));
+                }
                 line.push_str(&format!(
                     "\n    -> {}",
                     decl(&name(i, s, t), &e.class, &e.config)
@@ -286,6 +297,7 @@ mod tests {
             queue_capacity: 32768,
             burst: 32,
             split: false,
+            meter: None,
         }
     }
 
