@@ -170,3 +170,20 @@ def test_plan_of_one_task_group_says_so(sluice_bin):
                "s :: InfiniteSource(LIMIT 10) -> t :: Tee -> Discard; t[1] -> Discard;")
     assert p.returncode == 0, p.stderr
     assert "one task group" in p.stdout, p.stdout
+
+
+def test_every_listed_candidate_runs_and_forwards_every_packet(sluice_bin, tmp_path):
+    p = sluice(sluice_bin, "plan", CONF, "-j", "2", "--no-trial", "--show-all", "N=20",
+               "S=256K", "LIMIT=20000")
+    assert p.returncode == 0, p.stderr
+    parts = re.split(r"^## configuration of candidate (\d+)\. .*$", p.stdout, flags=re.M)
+    confs = dict(zip(parts[1::2], parts[2::2]))
+    listed = re.findall(r"^\s*(\d+)\.\s+(?:cloning|pipelining|mix|subset)\s", p.stdout, re.M)
+    assert len(confs) >= 3 and set(confs) == set(listed), (sorted(confs), listed)
+    for k, text in confs.items():
+        f = tmp_path / f"c{k}.click"
+        f.write_text(text)
+        r = sluice(sluice_bin, "-j", "2", str(f), "-h", "*.count")
+        assert r.returncode == 0, (k, r.stderr)
+        c = counts(r.stdout)
+        assert sum(v for n, v in c.items() if n == "d" or n.startswith("d_t")) == 20000, (k, c)

@@ -974,6 +974,52 @@ mod tests {
     }
 
     #[test]
+    fn the_trial_section_lists_what_ran() {
+        let m = model::Machine::uniform(2, 1, 1e6, 10.0, 100.0, 1e9);
+        let chain = [
+            model::Element {
+                name: "src".into(),
+                cycles: 10.0,
+                bytes: 0.0,
+                accesses: 0.0,
+                per_thread: false,
+            },
+            model::Element {
+                name: "d".into(),
+                cycles: 10.0,
+                bytes: 0.0,
+                accesses: 0.0,
+                per_thread: false,
+            },
+        ];
+        let cands = candidates::rank(&m, &chain, None).unwrap();
+        let t = trial::Trials {
+            tried: vec![
+                trial::Tried {
+                    candidate: 0,
+                    rates: vec![1e6, 2e6],
+                },
+                trial::Tried {
+                    candidate: 1,
+                    rates: vec![3e6, 2.5e6],
+                },
+            ],
+            chosen: 1,
+            threads: 2,
+        };
+        let mut out = String::new();
+        trial_section(&mut out, &t, &cands, &s(&["src", "d"]));
+        assert!(out.contains("## trial"), "{}", out);
+        let lines: Vec<&str> = out
+            .lines()
+            .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .collect();
+        assert_eq!(lines.len(), 2, "{}", out);
+        assert!(lines[0].contains("measured    2.000") && !lines[0].contains("(chosen)"));
+        assert!(lines[1].contains("measured    3.000") && lines[1].ends_with("(chosen)"));
+    }
+
+    #[test]
     fn other_configurations_are_planned_as_task_groups() {
         let machine = std::env::temp_dir().join(format!("sluice-plan-{}.toml", std::process::id()));
         // One branching path: one task group, nothing to place.
