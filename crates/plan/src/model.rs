@@ -245,7 +245,45 @@ fn crossing_batch(machine: &Machine, a: &Placement, i: usize) -> f64 {
 
 /// Evaluates Eq. 1 for `chain` placed by `a` on `machine`. Errors if the shapes disagree or
 /// an element runs nowhere.
+///
+/// A crossing costs the receiving group `O_s` at the batch that arrives, unless that group is
+/// the bottleneck and its producers are not: its queue is then backlogged and it pulls full
+/// batches, so it is charged at [`SYNC_BATCH`] (one more evaluation decides).
 pub fn predict(machine: &Machine, chain: &[Element], a: &Placement) -> Result<Prediction, String> {
+    let first = evaluate(machine, chain, a, &[])?;
+    let full = backlogged(a, &first);
+    if full.is_empty() {
+        Ok(first)
+    } else {
+        evaluate(machine, chain, a, &full)
+    }
+}
+
+/// The groups that are fully busy while every group feeding one of their stages is not.
+fn backlogged(a: &Placement, p: &Prediction) -> Vec<usize> {
+    const FULL: f64 = 1.0 - 1e-9;
+    let n = a.runs.len();
+    (0..p.groups.len())
+        .filter(|&j| {
+            let entries: Vec<usize> = (1..n)
+                .filter(|&i| a.runs[i][j] && !a.runs[i - 1][j])
+                .collect();
+            p.groups[j].busy >= FULL
+                && !entries.is_empty()
+                && entries.iter().all(|&i| {
+                    (0..p.groups.len()).all(|k| !a.runs[i - 1][k] || p.groups[k].busy < FULL)
+                })
+        })
+        .collect()
+}
+
+/// Eq. 1 with the groups in `full` receiving full batches.
+fn evaluate(
+    machine: &Machine,
+    chain: &[Element],
+    a: &Placement,
+    full: &[usize],
+) -> Result<Prediction, String> {
     let m = machine.groups.len();
     let n = chain.len();
     if a.runs.len() != n || a.runs.iter().any(|r| r.len() != m) {
@@ -301,7 +339,13 @@ pub fn predict(machine: &Machine, chain: &[Element], a: &Placement) -> Result<Pr
         let received: f64 = runs
             .iter()
             .filter(|&&i| i > 0 && !a.runs[i - 1][j])
-            .map(|&i| machine.sync_at(crossing_batch(machine, a, i)))
+            .map(|&i| {
+                if full.contains(&j) {
+                    machine.sync_cycles
+                } else {
+                    machine.sync_at(crossing_batch(machine, a, i))
+                }
+            })
             .fold(0.0, |s, x| s + x);
         let pushed: f64 = runs
             .iter()
@@ -622,7 +666,7 @@ mod tests {
         assert!(close(mm.sync_at(1.0), 1130.0));
         assert!(close(mm.sync_at(4.0), 170.0 + 240.0));
         assert!(close(mm.sync_at(0.25), 1130.0) && close(mm.sync_at(64.0), 200.0));
-        let chain = [el("a", 1000.0, 0.0, 0.0), el("b", 1000.0, 0.0, 0.0)];
+        let chain = [el("a", 3000.0, 0.0, 0.0), el("b", 1000.0, 0.0, 0.0)];
         let piped = Placement {
             runs: vec![vec![true, false], vec![false, true]],
         };
@@ -631,12 +675,17 @@ mod tests {
             predict(&mm, &chain, &piped).unwrap().groups[1].sync,
             200.0
         ));
-        // Batches of one pay the single-packet figure.
+        // Batches of one pay the single-packet figure while the receiving group keeps up.
         mm.burst = 1.0;
         assert!(close(
             predict(&mm, &chain, &piped).unwrap().groups[1].sync,
             1130.0
         ));
+        // When it is the bottleneck (1000 + 1130 against 500), its queue is backlogged and it
+        // pulls full batches: O_s at 32.
+        let light = [el("a", 500.0, 0.0, 0.0), el("b", 1000.0, 0.0, 0.0)];
+        let p = predict(&mm, &light, &piped).unwrap();
+        assert!(close(p.groups[1].sync, 200.0) && close(p.groups[1].busy, 1.0));
         // A stage of two groups behind a stage of one: each push carries half a batch
         // (16 packets): 170 + 960/16 = 230 in each of them.
         let mut three = Machine::uniform(3, 1, 8.0 * MB, 0.0, 200.0, B);

@@ -2,35 +2,29 @@
 //!
 //! Synopsis: `HashSwitch(OFFSET, LENGTH)`
 //!
-//! Ports: 1 push input, 1 or more push outputs. Hashes the LENGTH bytes at OFFSET of each
-//! packet (FNV-1a, 32 bits) and sends the packet to output `hash mod N`. Packets with the same
-//! bytes there always take the same output (for example, `HashSwitch(26, 8)` keeps every
-//! IPv4 source/destination pair of an Ethernet frame on one output). Packets shorter than
-//! OFFSET + LENGTH are dropped and counted.
+//! Ports: 1 push input, 1 or more push outputs. Adds up the LENGTH bytes at OFFSET of each
+//! packet into `d`; with 2, 4 or 8 outputs the packet goes to output `(d xor (d >> 4)) mod N`,
+//! with any other number N to output `d mod N`, as in Click. Packets with the same bytes there
+//! always take the same output (for example, `HashSwitch(26, 8)` keeps every IPv4
+//! source/destination pair of an Ethernet frame on one output). Packets shorter than
+//! OFFSET + LENGTH go to output 0.
 //!
 //! Arguments:
 //! - `OFFSET` (integer, mandatory), `LENGTH` (integer, mandatory, at least 1).
 //!
-//! Handlers: `drops`, `drop_details` (r, packets too short).
+//! Handlers: none.
 //!
 //! Example: `FromDevice(eth0) -> hs :: HashSwitch(26, 8); hs[0] -> q0 :: Queue; hs[1] -> q1 :: Queue`
 
-use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass};
-use sluice_core::{Handlers, Table};
+use sluice_core::{Batch, ConfigCx, Cx, Element, ElementClass};
 use sluice_lang::args::Args;
 
 use super::util::PortBatches;
-
-drop_reasons! {
-    /// Why HashSwitch drops a packet.
-    enum Reason { TooShort => "too short for the hashed bytes" }
-}
 
 /// The HashSwitch element.
 pub struct HashSwitch {
     offset: usize,
     len: usize,
-    drops: Drops<Reason>,
     outs: PortBatches,
 }
 
@@ -39,20 +33,20 @@ impl Default for HashSwitch {
         HashSwitch {
             offset: 0,
             len: 1,
-            drops: Drops::default(),
             outs: PortBatches::new(0),
         }
     }
 }
 
-/// FNV-1a over `bytes`.
-pub(crate) fn fnv1a(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in bytes {
-        h ^= b as u32;
-        h = h.wrapping_mul(0x0100_0193);
+/// The output of a packet whose hashed bytes are `key` (none: too short), among `n`.
+fn output(key: Option<&[u8]>, n: usize) -> usize {
+    let Some(key) = key else { return 0 };
+    let d: usize = key.iter().map(|&b| usize::from(b)).sum();
+    if matches!(n, 2 | 4 | 8) {
+        (d ^ (d >> 4)) & (n - 1)
+    } else {
+        d % n
     }
-    h
 }
 
 impl Element for HashSwitch {
@@ -68,21 +62,12 @@ impl Element for HashSwitch {
     }
 
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
-        let n = cx.noutputs().max(1) as u32;
+        let n = cx.noutputs().max(1);
         for p in batch {
-            match p.data().get(self.offset..self.offset + self.len) {
-                Some(key) => {
-                    let o = (fnv1a(key) % n) as usize;
-                    self.outs.add(o, p, cx);
-                }
-                None => self.drops.count(Reason::TooShort),
-            }
+            let o = output(p.data().get(self.offset..self.offset + self.len), n);
+            self.outs.add(o, p, cx);
         }
         self.outs.flush(cx);
-    }
-
-    fn handler_table(&self) -> Handlers {
-        Table::<Self>::new().drops(|e| &e.drops).into()
     }
 }
 
@@ -98,9 +83,20 @@ pub const CLASS: ElementClass = ElementClass {
 
 #[cfg(test)]
 mod tests {
+    use super::output;
+
     #[test]
-    fn fnv_known_values() {
-        assert_eq!(super::fnv1a(b""), 0x811c_9dc5);
-        assert_eq!(super::fnv1a(b"a"), 0xe40c_292c);
+    fn outputs_as_click_chooses_them() {
+        // 0x12 + 0x34 = 70; 70 xor 4 = 66; 66 mod 4 = 2.
+        assert_eq!(output(Some(&[0x12, 0x34]), 4), 2);
+        // 5 + 7 = 12; 12 xor 0 = 12; mod 4 = 0, mod 8 = 4, mod 2 = 0.
+        assert_eq!(output(Some(&[5, 7]), 4), 0);
+        assert_eq!(output(Some(&[5, 7]), 8), 4);
+        assert_eq!(output(Some(&[5, 7]), 2), 0);
+        // Other output counts: the plain sum modulo N.
+        assert_eq!(output(Some(&[5, 7]), 5), 2);
+        assert_eq!(output(Some(&[0x12, 0x34]), 3), 1);
+        // Too short: output 0.
+        assert_eq!(output(None, 4), 0);
     }
 }
