@@ -23,9 +23,13 @@
 //! the partition). Across such an aggregate every address of the partition has the same answer
 //! (the longest route covering it is the one covering `a/L`), so a hit is one masked compare:
 //! `addr & mask == tag`. Unrouted space is cached the same way (answer [`NH_NONE`]). The search
-//! for `L` is a binary search over an ordered copy of the prefixes, examining at most a few
-//! dozen routes per probe; when it stops early it keeps the longer (smaller, still exact)
-//! aggregate.
+//! for `L` starts from the nearest routes on each side of the address in an ordered copy of
+//! the prefixes: the longest route covering it and the bits it shares with the nearest ones
+//! that do not give the shortest `L` with no route strictly inside at all. When that `L` is
+//! longer than the position of every index bit, a route inside any shorter prefix lies in
+//! this set's partition, and `L` is the answer (about 34 routes looked at). Otherwise a
+//! binary search below it tests the partition, examining at most a few dozen routes per
+//! probe; when it stops early it keeps the longer (smaller, still exact) aggregate.
 //!
 //! **Route changes.** A cached answer never outlives its route: a change to prefix `P` empties
 //! every entry whose aggregate overlaps `P`, in every set that an address of `P` can index (the
@@ -126,6 +130,9 @@ pub struct Cached<T> {
     sel: Box<[[u32; 256]; 4]>,
     /// Per prefix length, the index bits that lie inside the prefix.
     fixed: [u32; 33],
+    /// One more than the position of the least significant index bit: prefixes at least this
+    /// long have every index bit inside.
+    below_bits: u8,
     /// The 2^k sets (empty when there is no cache).
     entries: Box<[Cell<Entry>]>,
     /// Every prefix, ordered (for the aggregate search and the choice of bits).
@@ -155,6 +162,7 @@ impl<T> Cached<T> {
             bits: Vec::new(),
             sel: Box::new([[0; 256]; 4]),
             fixed: [0; 33],
+            below_bits: 0,
             entries: Box::new([]),
             prefixes: BTreeSet::new(),
             changes: 0,
@@ -240,6 +248,7 @@ impl<T> Cached<T> {
         let step = self.prefixes.len().div_ceil(SAMPLE).max(1);
         let sample: Vec<(u32, u8)> = self.prefixes.iter().step_by(step).copied().collect();
         self.bits = greedy_bits(&sample, k);
+        self.below_bits = self.bits.iter().max().map_or(0, |&p| p + 1);
         *self.sel = [[0; 256]; 4];
         for (j, &pos) in self.bits.iter().enumerate() {
             let ib = 1u32 << (k as usize - 1 - j);
@@ -315,9 +324,37 @@ impl<T> Cached<T> {
             })
     }
 
+    /// The shortest prefix length `L` such that no route lies strictly inside `a/L`, in any
+    /// partition: the longest route covering `a`, and one more than the bits `a` shares with
+    /// the nearest route on each side that does not cover it (no route further away shares
+    /// more). At most 34 routes are looked at.
+    fn tight(&self, a: u32) -> u8 {
+        let shared = |p: u32| (a ^ p).leading_zeros() as u8 + 1;
+        let mut need = 0u8;
+        if let Some(&(p, _)) = self
+            .prefixes
+            .range((a.saturating_add(1), 0)..)
+            .find(|&&(p, _)| p > a)
+        {
+            need = shared(p);
+        }
+        for &(p, l) in self.prefixes.range(..=(a, 32)).rev() {
+            if (a ^ p) & mask_of(l) == 0 {
+                need = need.max(l);
+            } else {
+                need = need.max(shared(p));
+                break;
+            }
+        }
+        need
+    }
+
     /// Caches the aggregate around `a` (of set `set`), whose next hop is `nh`.
     fn fill(&self, a: u32, set: usize, nh: u32) {
-        let (mut lo, mut hi) = (0u8, 32u8);
+        let tight = self.tight(a);
+        // Below `tight` some route lies inside; when it lies below every index bit too, it is
+        // in this set's partition, and so at every shorter length: `tight` is the answer.
+        let (mut lo, mut hi) = (if tight > self.below_bits { tight } else { 0 }, tight);
         while lo < hi {
             let mid = (lo + hi) / 2;
             if self.split(a, mid, set) {
@@ -555,6 +592,31 @@ mod tests {
             p | (x & !mask_of(l))
         } else {
             (x & 0x030f_ffff) | 0x0a00_0000
+        }
+    }
+
+    /// `tight` is the shortest prefix around an address with no route strictly inside,
+    /// checked against every length and every route.
+    #[test]
+    fn tight_is_the_shortest_prefix_without_a_route_inside() {
+        let mut rng = Rng(7);
+        let mut c: Cached<Radix> = Cached::with_bits(Radix::default(), 4).unwrap();
+        let mut present: Vec<(u32, u8)> = Vec::new();
+        for _ in 0..300 {
+            let len = [0, 8, 12, 16, 20, 24, 24, 28, 32][rng.below(9) as usize];
+            let a = addr(&mut rng, &present) & mask_of(len);
+            c.set(a, len, 1);
+            present.push((a, len));
+        }
+        for _ in 0..2000 {
+            let a = addr(&mut rng, &present);
+            let inside = |l: u8| {
+                present
+                    .iter()
+                    .any(|&(p, pl)| pl > l && (p ^ a) & mask_of(l) == 0)
+            };
+            let want = (0..=32).find(|&l| !inside(l)).unwrap();
+            assert_eq!(c.tight(a), want, "{:08x}", a);
         }
     }
 
