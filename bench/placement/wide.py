@@ -31,6 +31,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from fig2 import sluice_binary  # noqa: E402  (the binary from argv[1], $SLUICE or release)
+
 CONFIG = os.path.join(HERE, "two-loads-imbalanced.click")
 QUICK = os.environ.get("WIDE_QUICK") == "1"
 THREADS = [int(t) for t in os.environ.get("WIDE_THREADS", "4,8").split(",")]
@@ -46,15 +49,7 @@ TRIED = re.compile(r"^\s*(\d+)\.\s+.*\(chosen\)$")
 SINK = re.compile(r"-> (\w+) :: Discard\b")
 
 
-def binary():
-    b = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("SLUICE")
-    b = b or os.path.join(ROOT, "target", "release", "sluice")
-    if not os.access(b, os.X_OK):
-        sys.exit(f"wide.py: no sluice binary at {b}")
-    return b
-
-
-SLUICE = binary()
+SLUICE = sluice_binary()
 REPORT = open(os.environ["WIDE_OUT"], "a") if os.environ.get("WIDE_OUT") else None
 
 

@@ -73,6 +73,16 @@ pub struct Candidate {
     pub split_cycles: f64,
 }
 
+impl Candidate {
+    /// How the rewrite writes this candidate.
+    pub fn rewrite_options(&self) -> crate::rewrite::Options {
+        crate::rewrite::Options {
+            split: self.kind == Kind::Split,
+            ..Default::default()
+        }
+    }
+}
+
 /// The kind of a list of stages on `m` groups.
 pub fn kind(stages: &[Stage], m: usize) -> Kind {
     if stages.iter().map(|s| s.groups.len()).sum::<usize>() < m {

@@ -284,12 +284,13 @@ impl Plan {
                     .into_iter()
                     .filter_map(|k| {
                         let c = &p.candidates[k];
-                        let opts = rewrite::Options {
-                            split: c.kind == Kind::Split,
-                            ..Default::default()
-                        };
-                        let text =
-                            rewrite::rewrite(&p.chain, &c.stages, &p.layout.groups, &opts).ok()?;
+                        let text = rewrite::rewrite(
+                            &p.chain,
+                            &c.stages,
+                            &p.layout.groups,
+                            &c.rewrite_options(),
+                        )
+                        .ok()?;
                         let what = format!(
                             "{}. {} {}",
                             k + 1,
@@ -446,11 +447,12 @@ impl Planning {
         let mut why = String::from("plan: no placement");
         let first = self.trials.as_ref().map(|t| &self.candidates[t.chosen]);
         for c in first.into_iter().chain(&self.candidates) {
-            let opts = rewrite::Options {
-                split: c.kind == Kind::Split,
-                ..Default::default()
-            };
-            match rewrite::rewrite(&self.chain, &c.stages, &self.layout.groups, &opts) {
+            match rewrite::rewrite(
+                &self.chain,
+                &c.stages,
+                &self.layout.groups,
+                &c.rewrite_options(),
+            ) {
                 Ok(text) => return Ok((c, text)),
                 Err(e) => why = format!("plan: {}", e),
             }
@@ -547,8 +549,12 @@ pub fn plan(
             profile::SPLIT
         ));
     }
-    let contenders = trial::contenders(&layout.machine, &model_chain, split, &candidates)?;
-    let trials = if contenders.len() < 2 || !trial {
+    let contenders = if trial {
+        trial::contenders(&layout.machine, &model_chain, split, &candidates)?
+    } else {
+        Vec::new()
+    };
+    let trials = if contenders.len() < 2 {
         None
     } else {
         match trial::run_trials(&chain, &candidates, &contenders, &layout.groups, threads) {

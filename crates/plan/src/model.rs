@@ -222,13 +222,8 @@ pub fn miss_probability(cache: f64, footprint: f64) -> f64 {
 /// is backlogged when it matters) spread over the threads that run element `i`, as the
 /// rewrite's switch spreads it.
 fn crossing_batch(machine: &Machine, a: &Placement, i: usize) -> f64 {
-    let stage_start = |k: usize| {
-        (0..k)
-            .rev()
-            .find(|&x| a.runs[x] != a.runs[k])
-            .map_or(0, |x| x + 1)
-    };
-    let before = if stage_start(i.saturating_sub(1)) == 0 {
+    let after_first_stage = a.runs[..i].iter().all(|r| *r == a.runs[0]);
+    let before = if after_first_stage {
         machine.burst
     } else {
         SYNC_BATCH

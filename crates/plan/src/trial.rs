@@ -19,7 +19,7 @@
 
 use sluice_core::Router;
 
-use crate::candidates::{self, Candidate, Kind};
+use crate::candidates::{self, Candidate};
 use crate::chain::{self, Chain};
 use crate::machine::GroupInfo;
 use crate::model;
@@ -130,14 +130,15 @@ pub fn cannot_run(chain: &Chain) -> Option<String> {
 }
 
 /// Packets per second that reached the router's Discards, after [`IGNORE`]: the sum of the
-/// rates of the AverageCounters in front of them.
+/// rates of the meters the rewrite put in front of them (`NAME_rate`), not of any
+/// AverageCounter the chain has itself.
 fn delivered_rate(r: &mut Router) -> f64 {
     let names: Vec<String> = r
         .flat_config()
         .elements
         .iter()
-        .filter(|e| e.class == "AverageCounter")
-        .map(|e| e.name.clone())
+        .filter(|e| e.class == "Discard")
+        .map(|e| format!("{}_rate", e.name))
         .collect();
     names
         .iter()
@@ -156,9 +157,8 @@ fn trial_config(
     let src = profile::calibration_source(chain, &mut Vec::new());
     t.source.config = chain::set_arg(&src, Some(1), "LIMIT", &packets.to_string());
     let opts = rewrite::Options {
-        split: c.kind == Kind::Split,
         meter: Some(format!("AverageCounter(IGNORE {})", IGNORE)),
-        ..Default::default()
+        ..c.rewrite_options()
     };
     rewrite::rewrite(&t, &c.stages, groups, &opts)
 }
@@ -204,31 +204,29 @@ pub fn run_trials(
             t.rates.push(delivered_rate(&mut r));
         }
     }
-    let fastest = tried
-        .iter()
-        .max_by(|a, b| a.best().total_cmp(&b.best()))
-        .map_or(0, |t| t.candidate);
-    let top = fastest_or_first(&tried, fastest);
     Ok(Trials {
+        chosen: fastest_or_first(&tried),
         tried,
-        chosen: top,
         threads,
     })
 }
 
 /// The model's first choice (the first tried) when it measured within [`KEEP`] of the
 /// fastest, else the fastest.
-fn fastest_or_first(tried: &[Tried], fastest: usize) -> usize {
-    let best = tried.iter().map(Tried::best).fold(0.0, f64::max);
+fn fastest_or_first(tried: &[Tried]) -> usize {
+    let Some(fastest) = tried.iter().max_by(|a, b| a.best().total_cmp(&b.best())) else {
+        return 0;
+    };
     match tried.first() {
-        Some(first) if first.best() >= (1.0 - KEEP) * best => first.candidate,
-        _ => fastest,
+        Some(first) if first.best() >= (1.0 - KEEP) * fastest.best() => first.candidate,
+        _ => fastest.candidate,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::candidates::Kind;
     use crate::model::{Element, Group, Level, Machine};
 
     fn load(name: &str, cycles: f64, bytes: f64, accesses: f64) -> Element {
@@ -297,8 +295,8 @@ mod tests {
             candidate,
             rates: vec![rate * 0.9, rate],
         };
-        assert_eq!(fastest_or_first(&[t(0, 0.98), t(2, 1.0)], 2), 0);
-        assert_eq!(fastest_or_first(&[t(0, 0.90), t(2, 1.0)], 2), 2);
+        assert_eq!(fastest_or_first(&[t(0, 0.98), t(2, 1.0)]), 0);
+        assert_eq!(fastest_or_first(&[t(0, 0.90), t(2, 1.0)]), 2);
         assert_eq!(t(0, 1.0).best(), 1.0);
     }
 
