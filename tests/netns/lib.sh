@@ -161,6 +161,20 @@ topo_router() {
 
 mac_of() { nsx "$1" cat "/sys/class/net/$2/address"; }
 
+# captures_settle FILE...: waits (at most 10 s) until none of these capture files has
+# grown for 0.3 s. tcpdump stops at SIGINT without reading what its socket still holds, so
+# a capture is stopped only once it has caught up with the traffic.
+captures_settle() {
+  local before="" now f
+  for _ in $(seq 33); do
+    now=""
+    for f in "$@"; do now="$now $(stat -c %s "$f" 2>/dev/null)"; done
+    [ "$now" = "$before" ] && return 0
+    before="$now"
+    sleep 0.3
+  done
+}
+
 # Test helpers: each reports a failure with `fail` (which prints the Sluice log) and returns 1.
 
 fail() { echo "FAILED: $*"; [ -f "$SLUICE_LOG" ] && { echo "--- sluice log"; cat "$SLUICE_LOG"; }; return 1; }

@@ -113,12 +113,12 @@ test_cluster_rb4_hosts() {
 cl_udp_run() {
   local tag="$1" cap_in cap_out srv
   srv=$(nsbg_cl n4-h0 iperf3 -s -1 -p 5201)
-  cap_in=$(nsbg_cl n1-h0 tcpdump -q -i eth0 -s 128 -U -w "$NETNS_TMP/$tag-in.pcap" udp and dst host 198.18.4.2)
-  cap_out=$(nsbg_cl n4-h0 tcpdump -q -i eth0 -s 128 -U -w "$NETNS_TMP/$tag-out.pcap" udp and dst host 198.18.4.2)
+  cap_in=$(nsbg_cl n1-h0 tcpdump -q -i eth0 -s 128 -U --immediate-mode -w "$NETNS_TMP/$tag-in.pcap" udp and dst host 198.18.4.2)
+  cap_out=$(nsbg_cl n4-h0 tcpdump -q -i eth0 -s 128 -U --immediate-mode -w "$NETNS_TMP/$tag-out.pcap" udp and dst host 198.18.4.2)
   sleep 1
   clx n1-h0 iperf3 -c 198.18.4.2 -p 5201 -u -b 7.5M -l 1400 -P 8 -t 4 --pacing-timer 10000 \
     >"$NETNS_TMP/$tag-iperf.txt" 2>&1 || { cat "$NETNS_TMP/$tag-iperf.txt"; cl_fail "iperf3"; return 1; }
-  sleep 0.5
+  captures_settle "$NETNS_TMP/$tag-in.pcap" "$NETNS_TMP/$tag-out.pcap"
   kill -INT "$cap_in" "$cap_out" 2>/dev/null
   wait "$cap_in" "$cap_out" "$srv" 2>/dev/null
   "$(sluice_bin)" cluster reorder "$NETNS_TMP/$tag-in.pcap" "$NETNS_TMP/$tag-out.pcap" --json \

@@ -136,8 +136,8 @@ run_tunnel() {
   "start_gateway_b_$kind" "$alg" || { fail "gateway B ($kind)"; return 1; }
   # Each side captures what arrives from the other (Sluice's own transmissions bypass the
   # sending namespace's packet taps); the two captures are merged.
-  nsbg ga timeout 60 tcpdump -q -U -i rb -w "$cap.a" >/dev/null 2>&1
-  nsbg gb timeout 60 tcpdump -q -U -i ta -w "$cap.b" >/dev/null 2>&1
+  nsbg ga timeout 60 tcpdump -q -U --immediate-mode -i rb -w "$cap.a" >/dev/null 2>&1
+  nsbg gb timeout 60 tcpdump -q -U --immediate-mode -i ta -w "$cap.b" >/dev/null 2>&1
   sleep 1
   nsx h1 ping -c 3 -i 0.2 -W 2 198.18.2.2 || { fail "ping h1 -> h2"; return 1; }
   nsx h2 ping -c 3 -i 0.2 -W 2 198.18.1.2 || { fail "ping h2 -> h1"; return 1; }
