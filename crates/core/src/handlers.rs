@@ -32,6 +32,20 @@ type DropsFn = dyn Fn(&dyn Any) -> Vec<(&'static str, u64)> + Send + Sync;
 pub const DROPS: &str = "drops";
 /// Name of the handler giving an element's drops by reason.
 pub const DROP_DETAILS: &str = "drop_details";
+/// Name of the handler giving the bytes of an element's data structure (its footprint).
+pub const FOOTPRINT_BYTES: &str = "footprint_bytes";
+/// Name of the handler giving the accesses to that structure per packet.
+pub const ACCESSES_PER_PACKET: &str = "accesses_per_packet";
+
+/// What an element's data structure costs the caches: its size and how many of its cache
+/// lines a packet reads (the placement planner's `S(i)` and `N(i)`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Footprint {
+    /// Bytes of the structure.
+    pub bytes: u64,
+    /// Cache lines of it read per packet, on average.
+    pub accesses: f64,
+}
 
 /// How a handler reads: through a shared reference to the element (any copy, including the
 /// thread-safe form of an element several threads use), or through a mutable one.
@@ -366,6 +380,19 @@ impl<E: Any> Table<E> {
             e.spec.setting = true;
         }
         self
+    }
+
+    /// Reports the element's data structure through `footprint_bytes` and
+    /// `accesses_per_packet` (one copy's, on every thread the same kind of structure).
+    pub fn footprint(self, f: fn(&E) -> Footprint) -> Self {
+        let mut t = self;
+        t.reader(FOOTPRINT_BYTES, move |e| f(e).bytes.to_string());
+        t = t.setting();
+        t.reader(ACCESSES_PER_PACKET, move |e| {
+            let a = f(e).accesses;
+            format!("{}", (a * 1000.0).round() / 1000.0)
+        });
+        t.setting()
     }
 
     /// Binds the element's drop counters: adds `drops` (the total) and `drop_details` (one line

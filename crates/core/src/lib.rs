@@ -22,7 +22,7 @@ pub mod toolkit;
 pub use batch::{Batch, BATCH_MAX};
 pub use context::{ConfigCx, Cx, InitCx, NotifierId, NotifierSignal, PullNotes};
 pub use element::{Element, ElementClass, Handler, SharedElement, Sharing};
-pub use handlers::{DropReason, Drops, Handlers, Table};
+pub use handlers::{DropReason, Drops, Footprint, Handlers, Table};
 pub use library::Library;
 pub use packet::{Anno, Packet, PacketType};
 pub use router::{HandlerError, PassThrough, Reconfigure, Router, RouterOptions};

@@ -12,7 +12,7 @@
 //!   predicts; other sources must end by themselves. A group costs the cycles its tasks
 //!   spent (`tasks` handler) per source packet. Packets through a queue whose puller runs on
 //!   another thread than its pushers are crossings. Elements that report a footprint
-//!   (SyntheticLoad's `s`/`n`, or `footprint_bytes`/`accesses_per_packet`) add accesses per
+//!   (`footprint_bytes`/`accesses_per_packet`: SyntheticLoad, route tables) add accesses per
 //!   source packet to their group.
 //! - Model: Eq. 1 per thread. Thread `t` spends, per source packet,
 //!   `Σ cycles(g) + O_s·(packets entering its groups from queues pushed on other threads) +
@@ -257,7 +257,7 @@ pub fn calibrate(flat: &FlatConfig, threads: usize, layout: &Layout) -> Result<T
     let mut crossings = Vec::new();
     for (e, el) in flat.elements.iter().enumerate() {
         let us = users(e);
-        let (bytes, accesses, _) = profile::footprint(&mut r, &el.name, &el.class);
+        let (bytes, accesses, _) = profile::footprint(&mut r, &el.name);
         if bytes > 0 && accesses > 0.0 && !us.is_empty() {
             let per = accesses * count(&el.name, 0) / packets / us.len() as f64;
             for &u in &us {

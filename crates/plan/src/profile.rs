@@ -11,10 +11,12 @@
 //!   source and the sink share the baseline, half each; a FromDump's own cost is then timed
 //!   by reading its file into a Discard for up to 0.2 s (other sources, such as devices,
 //!   cannot be read twice).
-//! - `S(i)`, `N(i)`: SyntheticLoad's `s` and `n` handlers; any element with read handlers
-//!   `footprint_bytes` and `accesses_per_packet` reports through them; others have none.
+//! - `S(i)`, `N(i)`: the element's `footprint_bytes` and `accesses_per_packet` handlers
+//!   (SyntheticLoad, the route tables); others have none.
 //!   Each thread that runs an element has its own copy of its data (SyntheticLoad is
 //!   replicated per thread, and a cloned configuration has one copy of the chain per thread).
+
+use sluice_core::handlers;
 
 use crate::chain::{self, Chain};
 use crate::model;
@@ -180,31 +182,27 @@ fn footprints(c: &Chain) -> Result<Vec<(u64, f64, String)>, String> {
     Ok(c.elements
         .iter()
         .enumerate()
-        .map(|(i, e)| footprint(&mut r, &format!("e{}", i), &e.class))
+        .map(|(i, _)| footprint(&mut r, &format!("e{}", i)))
         .collect())
 }
 
-/// `S` and `N` of element `name` (class `class`) of router `r`, and where they came from:
-/// SyntheticLoad's `s` and `n`, or any element's `footprint_bytes` and
-/// `accesses_per_packet`; `(0, 0, "none reported")` otherwise.
-pub fn footprint(r: &mut sluice_core::Router, name: &str, class: &str) -> (u64, f64, String) {
+/// `S` and `N` of element `name` of router `r`, and where they came from: its
+/// `footprint_bytes` and `accesses_per_packet` handlers; `(0, 0, "none reported")` without
+/// them.
+pub fn footprint(r: &mut sluice_core::Router, name: &str) -> (u64, f64, String) {
     let idx = r.element_index(name);
-    let has = |r: &sluice_core::Router, h: &str| r.handler_list(idx).iter().any(|(n, _)| n == h);
-    if class == "SyntheticLoad" {
-        (
-            run::number(r, &format!("{}.s", name)) as u64,
-            run::number(r, &format!("{}.n", name)),
-            "SyntheticLoad s, n handlers".to_string(),
-        )
-    } else if has(r, "footprint_bytes") && has(r, "accesses_per_packet") {
-        (
-            run::number(r, &format!("{}.footprint_bytes", name)) as u64,
-            run::number(r, &format!("{}.accesses_per_packet", name)),
-            "footprint_bytes, accesses_per_packet handlers".to_string(),
-        )
-    } else {
-        (0, 0.0, "none reported".to_string())
+    if !r
+        .handler_list(idx)
+        .iter()
+        .any(|(n, _)| n == handlers::FOOTPRINT_BYTES)
+    {
+        return (0, 0.0, "none reported".to_string());
     }
+    (
+        run::number(r, &format!("{}.{}", name, handlers::FOOTPRINT_BYTES)) as u64,
+        run::number(r, &format!("{}.{}", name, handlers::ACCESSES_PER_PACKET)),
+        "footprint_bytes, accesses_per_packet handlers".to_string(),
+    )
 }
 
 /// Cycles per packet of the chain's FromDump and a Discard: the file read for at most
@@ -356,15 +354,18 @@ mod tests {
         let c = chain(
             "src :: InfiniteSource(LENGTH 64, LIMIT 1000, BURST 32, TIMESTAMP false) \
              -> a :: SyntheticLoad(200, 1M, SEED 1) -> b :: SyntheticLoad(20, 64K, CYCLES 100) \
-             -> n :: Null -> d :: Discard;",
+             -> n :: Null -> rt :: RadixIPLookup(0.0.0.0/0 0) -> d :: Discard;",
         );
         let (p, cal) = profile_chain(&c, 1e9).unwrap();
-        assert_eq!(p.len(), 5);
+        assert_eq!(p.len(), 6);
         assert_eq!(p[0].role, Role::Source);
-        assert_eq!(p[4].role, Role::Sink);
+        assert_eq!(p[5].role, Role::Sink);
         assert_eq!((p[1].bytes, p[1].accesses), (1 << 20, 200.0));
         assert_eq!((p[2].bytes, p[2].accesses), (64 << 10, 20.0));
         assert_eq!((p[3].bytes, p[3].accesses), (0, 0.0));
+        // A route table reports its structure: the trie's 65,536 root slots, one read.
+        assert!(p[4].bytes >= 65536 * 8, "{:?}", p[4]);
+        assert_eq!(p[4].accesses, 1.0);
         assert!(cal.baseline > 0.0);
         assert!((p[0].cycles - cal.baseline / 2.0).abs() < 1e-9);
         // 200 reads cost more than 20 reads and a few cycles; Null costs little.

@@ -213,6 +213,11 @@ impl Lpm for Dir24 {
         (self.tbl24.len() + self.tbl8.capacity() + self.chunk_base.capacity()) * 4
     }
 
+    /// One entry of the first level, and a second-level one for the /24s that have a chunk.
+    fn accesses(&self) -> f64 {
+        1.0 + self.chunks() as f64 / (1u64 << 24) as f64
+    }
+
     fn shrink(&mut self) {
         self.tbl8.shrink_to_fit();
         self.chunk_base.shrink_to_fit();

@@ -3,7 +3,9 @@
 //! ([`Cached`](super::route_cache::Cached)).
 
 use sluice_core::toolkit::{push_by_port, NO_PORT};
-use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, Handlers, Table, BATCH_MAX};
+use sluice_core::{
+    drop_reasons, Batch, ConfigCx, Cx, Drops, Element, Footprint, Handlers, Table, BATCH_MAX,
+};
 use sluice_lang::args::Args;
 
 use super::route_cache::CacheCtl;
@@ -233,7 +235,11 @@ impl<T: Lpm + CacheCtl + 'static> Element for LookupElem<T> {
         let mut t = Table::<Self>::new()
             .read("table", |e| e.table.unparse())
             .read("size", |e| e.table.len())
-            .read_param("lookup", Self::lookup);
+            .read_param("lookup", Self::lookup)
+            .footprint(|e| Footprint {
+                bytes: e.table.lpm.lookup_bytes() as u64,
+                accesses: e.table.lpm.accesses(),
+            });
         if self.dynamic {
             t = t
                 .write("add", |e, v, _| e.change_each("add", v))

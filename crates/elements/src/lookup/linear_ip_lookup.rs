@@ -24,6 +24,9 @@
 //! Handlers:
 //! - `table` (r): the routes, one `ADDR/MASK<TAB>GW<TAB>OUT` line each (`-` for no gateway).
 //! - `size` (r): the number of routes (cheap to read for a full table).
+//! - `footprint_bytes`, `accesses_per_packet` (r): bytes of the structure that lookups read,
+//!   and its cache lines a lookup reads on average over uniformly spread addresses (the
+//!   footprint `sluice plan` places the element by).
 //! - `lookup ADDR` (r, takes a parameter): the route for address ADDR as `OUT GW` (or `OUT`
 //!   without gateway, `-1` for no route), e.g. `READ rt.lookup 198.18.1.7`.
 //! - `add` (w): add routes `ADDR/MASK [GW] OUT` (comma-separated); fails if the prefix exists.

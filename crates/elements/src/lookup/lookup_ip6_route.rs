@@ -28,6 +28,9 @@
 //! - `table` (r): `# Active routes` then one `DST/LEN<TAB>GW<TAB>OUT` line per route (Click's
 //!   listing).
 //! - `size` (r): the number of routes (cheap to read for a full table).
+//! - `footprint_bytes`, `accesses_per_packet` (r): bytes of the structure that lookups read,
+//!   and its cache lines a lookup reads on average over uniformly spread addresses (the
+//!   footprint `sluice plan` places the element by).
 //! - `lookup ADDR` (r, takes a parameter): the route for ADDR as `OUT GW` (or `OUT` without
 //!   gateway, `-1` for no route), e.g. `READ rt.lookup 2001:db8::7`.
 //! - `add` (w): add routes `DST/LEN [GW] OUT` (comma-separated), replacing a route for the

@@ -45,6 +45,17 @@ fn plen(info: u32) -> u32 {
 }
 
 impl Radix {
+    /// Slots a lookup reads from node `n` down, on average over the addresses reaching it.
+    fn node_accesses(&self, n: u32) -> f64 {
+        let slots = &self.nodes[n as usize * FAN..(n as usize + 1) * FAN];
+        let below: f64 = slots
+            .iter()
+            .filter(|s| s.child != 0)
+            .map(|s| self.node_accesses(s.child))
+            .sum();
+        1.0 + below / FAN as f64
+    }
+
     fn new_node(&mut self) -> u32 {
         if let Some(n) = self.free.pop() {
             return n;
@@ -202,6 +213,18 @@ impl Lpm for Radix {
     fn mem_bytes(&self) -> usize {
         (self.root.len() + self.nodes.capacity()) * std::mem::size_of::<Slot>()
             + self.free.capacity() * 4
+    }
+
+    /// One root slot, then one slot per node on the way down: each node is reached by the
+    /// share of addresses its parent slot covers.
+    fn accesses(&self) -> f64 {
+        let below: f64 = self
+            .root
+            .iter()
+            .filter(|s| s.child != 0)
+            .map(|s| self.node_accesses(s.child))
+            .sum();
+        1.0 + below / self.root.len() as f64
     }
 
     fn clear(&mut self) {

@@ -72,6 +72,23 @@ impl Lpm for Ranges {
         self.dir.mem_bytes() + self.ranges() * 6 + self.blocks.len() * 16
     }
 
+    /// The index and the blocks.
+    fn lookup_bytes(&self) -> usize {
+        self.ranges() * std::mem::size_of::<(u16, u32)>() + self.blocks.len() * 16
+    }
+
+    /// The block's slot in the index, then a binary search over the block's cache lines
+    /// (the DIR-24-8 table only serves updates).
+    fn accesses(&self) -> f64 {
+        let per_line = 64 / std::mem::size_of::<(u16, u32)>();
+        let search: f64 = self
+            .blocks
+            .iter()
+            .map(|b| 1.0 + (b.len().div_ceil(per_line) as f64).log2())
+            .sum();
+        1.0 + search / self.blocks.len() as f64
+    }
+
     fn clear(&mut self) {
         *self = Ranges::default();
     }

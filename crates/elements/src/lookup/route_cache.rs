@@ -214,6 +214,11 @@ impl<T> Cached<T> {
         Ok(())
     }
 
+    /// Bytes of the cache's sets and index tables.
+    fn cache_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.entries) + std::mem::size_of_val(&*self.sel)
+    }
+
     /// The counters and the index bits.
     pub fn stats(&self) -> CacheStats {
         CacheStats {
@@ -499,8 +504,28 @@ impl<T: Lpm<Addr = u32>> Lpm for Cached<T> {
         self.inner.shrink();
     }
 
+    /// One probe of the cache, and the structure's lookup for the share of misses (all
+    /// lookups before any was made).
+    fn accesses(&self) -> f64 {
+        if self.entries.is_empty() {
+            return self.inner.accesses();
+        }
+        let s = self.stats();
+        let miss = if s.hits + s.misses == 0 {
+            1.0
+        } else {
+            s.misses as f64 / (s.hits + s.misses) as f64
+        };
+        1.0 + miss * self.inner.accesses()
+    }
+
+    fn lookup_bytes(&self) -> usize {
+        self.inner.lookup_bytes() + self.cache_bytes()
+    }
+
     fn mem_bytes(&self) -> usize {
         self.inner.mem_bytes()
+            + self.cache_bytes()
             + self.entries.len() * std::mem::size_of::<Entry>()
             + self.prefixes.len() * std::mem::size_of::<(u32, u8)>() * 2
     }

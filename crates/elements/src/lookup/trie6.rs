@@ -92,6 +92,18 @@ fn index(addr: u128, depth: u32) -> usize {
 }
 
 impl Trie6 {
+    /// Entries a lookup reads from the chunk that entry `e` refers to down, on average over
+    /// the addresses reaching it.
+    fn chunk_accesses(&self, e: u32) -> f64 {
+        let first = ((e & !CHUNK) as usize) << STRIDE;
+        let below: f64 = self.chunks[first..first + FAN]
+            .iter()
+            .filter(|&&x| is_chunk(x))
+            .map(|&x| self.chunk_accesses(x))
+            .sum();
+        1.0 + below / FAN as f64
+    }
+
     /// Number of chunks in use.
     pub fn chunks(&self) -> usize {
         self.chunks.len() / FAN - self.free.len()
@@ -271,6 +283,18 @@ impl Lpm for Trie6 {
 
     fn mem_bytes(&self) -> usize {
         (self.root.len() + self.chunks.capacity() + self.free.capacity()) * 4
+    }
+
+    /// One root entry, then one entry per chunk on the way down, each chunk reached by the
+    /// share of addresses its parent entry covers.
+    fn accesses(&self) -> f64 {
+        let below: f64 = self
+            .root
+            .iter()
+            .filter(|&&e| is_chunk(e))
+            .map(|&e| self.chunk_accesses(e))
+            .sum();
+        1.0 + below / self.root.len() as f64
     }
 
     fn shrink(&mut self) {

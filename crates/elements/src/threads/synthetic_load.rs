@@ -24,12 +24,16 @@
 //!   operations per loop round, so the cost follows the core clock).
 //! - `SEED` (integer, default 1): seed of the array contents and of the address generator.
 //!
-//! Handlers: `count` (r, packets processed), `n` (r), `s` (r, bytes), `cycles` (rw: the
-//! extra cycles per packet, changed at run time on every copy), `reset` (w, zero the count).
+//! Handlers: `count` (r, packets processed), `n` (r), `s` (r, bytes), `footprint_bytes` and
+//! `accesses_per_packet` (r: `s` and `n`, as every element with a data structure reports
+//! them), `cycles` (rw: the extra cycles per packet, changed at run time on every copy),
+//! `reset` (w, zero the count).
 //!
 //! Example: `InfiniteSource -> SyntheticLoad(4, 2M, CYCLES 200) -> Discard`
 
-use sluice_core::{Concurrency, ConfigCx, Cx, Element, ElementClass, Handlers, Packet, Table};
+use sluice_core::{
+    Concurrency, ConfigCx, Cx, Element, ElementClass, Footprint, Handlers, Packet, Table,
+};
 use sluice_lang::args::Args;
 
 /// Where the checksum goes in `Anno::user`.
@@ -178,6 +182,10 @@ impl Element for SyntheticLoad {
             .setting()
             .read("s", |e| e.size)
             .setting()
+            .footprint(|e| Footprint {
+                bytes: e.size,
+                accesses: e.n as f64,
+            })
             .read("cycles", |e| e.cycles)
             .write("cycles", |e, v, _| {
                 v.trim()
