@@ -141,6 +141,10 @@ fn forward_and_reply_flows_are_rewritten_with_valid_checksums() {
     );
     assert_eq!(read(&mut r, "rw.table_size"), "2");
     assert_eq!(read(&mut r, "rw.size"), "2");
+    // Two flows hold memory; each packet reads a bucket and a flow.
+    let bytes: u64 = read(&mut r, "rw.footprint_bytes").parse().unwrap();
+    assert!(bytes > 2 * 32, "{bytes}");
+    assert_eq!(read(&mut r, "rw.accesses_per_packet"), "2");
     assert!(read(&mut r, "rw.drop_details").contains("1 dropped by input spec"));
     let table = read(&mut r, "rw.tcp_table");
     assert!(

@@ -12,7 +12,7 @@ use std::hash::{Hash, Hasher};
 use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use sluice_core::Timestamp;
+use sluice_core::{Footprint, Timestamp};
 
 use super::tcp_seq::SeqDeltas;
 
@@ -293,6 +293,19 @@ impl FlowTable {
     /// Flow `i`, to change.
     pub fn flow_mut(&mut self, i: usize) -> &mut Flow {
         self.flows[i].as_mut().expect("live flow")
+    }
+
+    /// Bytes of the flows, the map and the expiry heaps, as allocated now; a packet reads a
+    /// bucket of the map and its flow.
+    pub fn footprint(&self) -> Footprint {
+        let entry = std::mem::size_of::<(Key, (usize, usize))>() + 1;
+        let heaps: usize = self.heaps.iter().map(|h| h.capacity()).sum();
+        Footprint {
+            bytes: (self.flows.capacity() * std::mem::size_of::<Option<Flow>>()
+                + self.map.capacity() * entry
+                + heaps * std::mem::size_of::<(Timestamp, usize)>()) as u64,
+            accesses: 2.0,
+        }
     }
 
     /// Number of flows (of every rewriter sharing the table).

@@ -42,10 +42,10 @@
 //! - `REPLY_ANNO` (`PAINT` or a user annotation offset): a new flow remembers this
 //!   annotation byte of its first echo and gives it to its replies.
 //!
-//! Handlers: `table` (r; also `mappings`): one line per entry, `(SADDR, DADDR, IDENT) =>
-//! (SADDR', DADDR', IDENT') [*F R] iN expS`, as IPRewriter's `tcp_table`. `table_size`,
-//! `nmappings`, `mapping_failures`, `size`, `capacity`, `clear`, `patterns`, `patternN`,
-//! `drops`, `drop_details` as IPRewriter's.
+//! Handlers: `table` (r; also `mappings`): one line per entry, `(SADDR, DADDR, IDENT) => (SADDR',
+//! DADDR', IDENT') [*F R] iN expS`, as IPRewriter's `tcp_table`. `table_size`, `nmappings`,
+//! `mapping_failures`, `size`, `capacity`, `footprint_bytes`, `accesses_per_packet`, `clear`,
+//! `patterns`, `patternN`, `drops`, `drop_details` as IPRewriter's.
 //!
 //! Threads: shared by several threads as IPRewriter is (`sluice doc IPRewriter`).
 //!

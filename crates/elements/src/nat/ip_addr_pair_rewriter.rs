@@ -17,9 +17,9 @@
 //! Arguments: `INPUTSPECi`, `TIMEOUT`, `GUARANTEE`, `REAP_INTERVAL`, `MAPPING_CAPACITY` or
 //! `CAPACITY`, `REPLY_ANNO`, as above and as IPRewriter's.
 //!
-//! Handlers: `table` (r, one line per entry: `(SADDR, DADDR) => (SADDR', DADDR') [*F R] iN
-//! expS`), and `table_size`, `nmappings`, `mapping_failures`, `size`, `capacity`, `clear`,
-//! `patterns`, `patternN`, `drops`, `drop_details` as IPRewriter's.
+//! Handlers: `table` (r, one line per entry: `(SADDR, DADDR) => (SADDR', DADDR') [*F R] iN expS`),
+//! and `table_size`, `nmappings`, `mapping_failures`, `size`, `capacity`, `footprint_bytes`,
+//! `accesses_per_packet`, `clear`, `patterns`, `patternN`, `drops`, `drop_details` as IPRewriter's.
 //!
 //! Threads: shared by several threads as IPRewriter is (`sluice doc IPRewriter`).
 //!

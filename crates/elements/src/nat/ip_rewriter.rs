@@ -72,6 +72,8 @@
 //! `SADDR SPORT DADDR DPORT`: the rewritten TCP flow, or nothing). `table_size`,
 //! `nmappings` (r): flows this rewriter made. `mapping_failures` (r). `size` (r): flows in
 //! the table (all rewriters sharing it). `capacity` (rw). `clear` (w): removes every flow.
+//! `footprint_bytes`, `accesses_per_packet` (r): the table's bytes as allocated now and the
+//! two reads of it a packet makes (the footprint `sluice plan` places the element by).
 //! `patterns` (r): each input's specification, with ` [N]` for its live flows. `patternN`
 //! (rw, inputs 0–7): input N's line; writing replaces its specification and removes its
 //! flows. `drops`, `drop_details` (r).

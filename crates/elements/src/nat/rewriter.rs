@@ -808,6 +808,7 @@ impl Engine {
             .read("size", |e| lock(&e.table).size())
             .read("capacity", |e| lock(&e.table).capacity())
             .setting()
+            .footprint(|e| lock(&e.table).footprint())
             .write_ref("capacity", |e, v, cx| e.set_capacity(v, cx))
             .action_ref("clear", |e| lock(&e.table).shrink(e.now(), true));
         t = match self.variant {

@@ -25,9 +25,9 @@
 //! `GUARANTEE` (5 s), `REAP_INTERVAL` (900 s), `MAPPING_CAPACITY` or `CAPACITY`, `DST_ANNO`,
 //! `REPLY_ANNO`.
 //!
-//! Handlers: `table` (r, IPRewriter's `tcp_table`), `lookup` (r with parameter, its
-//! `tcp_lookup`), and `table_size`, `nmappings`, `mapping_failures`, `size`, `capacity`,
-//! `clear`, `patterns`, `patternN`, `drops`, `drop_details` as IPRewriter's.
+//! Handlers: `table` (r, IPRewriter's `tcp_table`), `lookup` (r with parameter, its `tcp_lookup`),
+//! and `table_size`, `nmappings`, `mapping_failures`, `size`, `capacity`, `footprint_bytes`,
+//! `accesses_per_packet`, `clear`, `patterns`, `patternN`, `drops`, `drop_details` as IPRewriter's.
 //!
 //! Threads: shared by several threads as IPRewriter is (`sluice doc IPRewriter`).
 //!

@@ -18,8 +18,8 @@
 //! `MAPPING_CAPACITY` or `CAPACITY`, `DST_ANNO`, `REPLY_ANNO`, as IPRewriter's.
 //!
 //! Handlers: `table` (r, as IPRewriter's `udp_table`), and `table_size`, `nmappings`,
-//! `mapping_failures`, `size`, `capacity`, `clear`, `patterns`, `patternN`, `drops`,
-//! `drop_details` as IPRewriter's.
+//! `mapping_failures`, `size`, `capacity`, `footprint_bytes`, `accesses_per_packet`, `clear`,
+//! `patterns`, `patternN`, `drops`, `drop_details` as IPRewriter's.
 //!
 //! Threads: shared by several threads as IPRewriter is (`sluice doc IPRewriter`).
 //!
