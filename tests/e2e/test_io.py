@@ -172,6 +172,32 @@ def test_hot_swap_over_control_socket(sluice_bin, tmp_path):
         assert cl.read("d.count") == "5"
 
 
+@pytest.mark.parametrize("cls", ["Queue", "ThreadSafeQueue"])
+def test_hot_swap_takes_packets_queued_between_threads(sluice_bin, tmp_path, cls):
+    """A queue whose pusher and puller run on different threads is shared between them; a hot
+    swap moves the packets it holds into its successor (of the same class) all the same."""
+    port = free_port()
+
+    def conf(cap):
+        return (f"s :: InfiniteSource(LIMIT 50, STOP false) -> q :: {cls}({cap}) -> "
+                "d :: Discard(ACTIVE false); StaticThreadSched(s 0, d 1);")
+
+    args = [str(sluice_bin), "-R", "-j", "2", "-p", str(port), "-e", conf(100)]
+    with control_session(args, port, tmp_path) as cl:
+        deadline = time.time() + 10
+        while cl.read("q.length") != "50" and time.time() < deadline:
+            time.sleep(0.05)
+        assert cl.read("q.length") == "50"
+        assert cl.cmd(f"WRITE hotconfig {conf(200)}") == "200 Write handler 'hotconfig' OK"
+        assert cl.read("q.capacity") == "200"
+        assert cl.read("q.length") == "50"
+        assert "hot swap" not in cl.read("drops")
+        assert cl.cmd("WRITE d.active true") == "200 Write handler 'd.active' OK"
+        while cl.read("d.count") != "50" and time.time() < deadline:
+            time.sleep(0.05)
+        assert cl.read("d.count") == "50"
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_hot_swaps_under_load_lose_and_repeat_nothing(sluice_bin, tmp_path, threads):
     """A source at a fixed rate runs through six hot swaps (alternating queue capacities, so

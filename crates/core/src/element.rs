@@ -264,6 +264,13 @@ pub trait Element: AsAny + Send {
         let _ = (old, cx);
     }
 
+    /// Hot swap from an element that several threads shared: as [`Element::take_state`], from
+    /// `old`, the thread-safe form ([`Element::into_shared`]) of the element of the same name
+    /// and class being replaced, whose threads have stopped. By default nothing is taken.
+    fn take_shared_state(&mut self, old: &dyn SharedElement, cx: &mut Cx) {
+        let _ = (old, cx);
+    }
+
     /// Called when the router stops, before it is dropped (flush files, emit last packets).
     fn cleanup(&mut self, cx: &mut Cx) {
         let _ = cx;

@@ -186,3 +186,25 @@ fn a_route_table_with_unchanged_routes_keeps_its_updates() {
         assert_eq!(t.lines().count(), if kept { 2 } else { 1 }, "{new}: {t}");
     }
 }
+
+#[test]
+fn a_rewriter_shared_by_two_threads_keeps_its_flows() {
+    let conf = |limit: u32| {
+        format!(
+            "a :: InfiniteSource(LIMIT {limit}, LENGTH 20) -> UDPIPEncap(198.18.1.2, 5000, 198.18.2.2, 80) \
+             -> rw :: IPRewriter(pattern 198.18.0.1 1024-65535 - - 0 0, UDP_TIMEOUT 1d) -> d :: Discard; \
+             b :: InfiniteSource(LIMIT {limit}, LENGTH 20) -> UDPIPEncap(198.18.1.3, 5001, 198.18.2.2, 80) \
+             -> rw; StaticThreadSched(a 0, b 1);"
+        )
+    };
+    let mut r = Kit::sim().threads(2).hot_swap().router(&conf(10));
+    r.run_until_idle();
+    assert_eq!(num(&mut r, "rw.size"), 2);
+    let table = r.read_path("rw.udp_table").unwrap();
+    // The sources have sent their packets already: the new rewriter's flows are the old ones
+    // (simulated time runs on while the router is idle, hence the long timeout).
+    r.write_path("hotconfig", &conf(10)).unwrap();
+    r.run_until_idle();
+    assert_eq!(r.read_path("rw.udp_table").unwrap(), table);
+    assert_eq!(num(&mut r, "rw.size"), 2);
+}

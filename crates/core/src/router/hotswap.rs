@@ -125,6 +125,11 @@ impl Router {
             if self.graph.info[o].class.name != new.graph.info[e].class.name {
                 continue;
             }
+            if let Some(sh) = self.slots[o].shared.clone() {
+                new.with_element(e, |el, cx| el.take_shared_state(&*sh, cx));
+                taken += 1;
+                continue;
+            }
             let Some(mut old) = self.slots[o].elem.take() else {
                 continue;
             };

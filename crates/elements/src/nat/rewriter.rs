@@ -800,6 +800,23 @@ impl Engine {
     }
 
     /// The handlers both forms answer through a shared reference: all but the counts.
+    /// Hot swap: takes the flows of `old`, the engine of the rewriter this one replaces, if
+    /// both own their tables and have the same variant, outputs and number of inputs.
+    fn take_flows(&self, old: &Engine, cx: &mut Cx) {
+        let alike = self.variant == old.variant
+            && matches!(
+                (&self.capacity, &old.capacity),
+                (Capacity::Own, Capacity::Own)
+            )
+            && self.noutputs == old.noutputs
+            && lock(&self.specs).len() == lock(&old.specs).len();
+        if alike && self.owner.is_some() && old.owner.is_some() {
+            lock(&self.table).take_flows(&mut lock(&old.table), cx.now());
+            // The flows' expiries show as seconds from the last time the old one saw.
+            self.seen(self.now().max(old.now()));
+        }
+    }
+
     fn shared_table(&self) -> Table<Self> {
         let mut t = Table::<Self>::new()
             .read("table_size", |e| e.counts().iter().sum::<u64>())
@@ -961,16 +978,14 @@ impl Element for Rewriter {
     /// rewriter, before and after), as many inputs and outputs, takes the old one's flows (mappings, expiries, TCP sequence deltas), with its
     /// own timeouts and capacity; otherwise it starts afresh, as in Click.
     fn take_state(&mut self, old: &mut dyn Element, cx: &mut Cx) {
-        let Some(old) = old.as_any_mut().downcast_mut::<Rewriter>() else {
-            return;
-        };
-        let (e, o) = (&self.engine, &old.engine);
-        let alike = e.variant == o.variant
-            && matches!((&e.capacity, &o.capacity), (Capacity::Own, Capacity::Own))
-            && e.noutputs == o.noutputs
-            && lock(&e.specs).len() == lock(&o.specs).len();
-        if alike && e.owner.is_some() && o.owner.is_some() {
-            lock(&e.table).take_flows(&mut lock(&o.table), cx.now());
+        if let Some(old) = old.as_any().downcast_ref::<Rewriter>() {
+            self.engine.take_flows(&old.engine, cx);
+        }
+    }
+
+    fn take_shared_state(&mut self, old: &dyn SharedElement, cx: &mut Cx) {
+        if let Some(old) = old.as_any().downcast_ref::<SharedRewriter>() {
+            self.engine.take_flows(&old.engine, cx);
         }
     }
 

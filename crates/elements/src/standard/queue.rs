@@ -44,7 +44,7 @@ use sluice_core::toolkit::OutBatch;
 use sluice_core::{drop_reasons, Batch, Concurrency, ConfigCx, Cx, Drops, Element, ElementClass};
 use sluice_core::{Handlers, NotifierId, Packet, SharedElement, Sharing, Table};
 
-use crate::threads::{shared_queue, QueueParts};
+use crate::threads::{queue_packets, shared_queue, QueueParts};
 use sluice_lang::args::Args;
 
 drop_reasons! {
@@ -118,6 +118,29 @@ impl Default for Queue {
 }
 
 impl Queue {
+    /// Hot swap: takes a predecessor's packets, oldest first, as far as there is room (the
+    /// rest is dropped and counted), and its highwater mark.
+    fn adopt(&mut self, packets: impl Iterator<Item = Packet>, highwater: usize, cx: &mut Cx) {
+        self.highwater = highwater;
+        let mut beyond = 0;
+        for p in packets {
+            if self.q.len() < self.capacity {
+                self.q.push_back(p);
+            } else {
+                beyond += 1;
+            }
+        }
+        self.overflow += beyond;
+        self.drops.add(Reason::Swap, beyond);
+        self.highwater = self.highwater.max(self.q.len());
+        if !self.q.is_empty() {
+            cx.set_notifier(self.empty_note, true);
+        }
+        if let Some(full) = self.full_note {
+            cx.set_notifier(full, self.q.len() < self.capacity);
+        }
+    }
+
     /// A queue with the given arrival and drop policy.
     pub(crate) fn with_mode(mode: QueueMode) -> Queue {
         Queue {
@@ -171,20 +194,17 @@ impl Element for Queue {
         };
         self.overflow += old.overflow;
         self.drops.take(&mut old.drops);
-        self.highwater = old.highwater;
-        let room = self.capacity.saturating_sub(self.q.len());
-        let n = old.q.len();
-        self.q.extend(old.q.drain(..n.min(room)));
-        self.overflow += old.q.len() as u64;
-        self.drops.add(Reason::Swap, old.q.len() as u64);
-        old.q.clear();
-        self.highwater = self.highwater.max(self.q.len());
-        if !self.q.is_empty() {
-            cx.set_notifier(self.empty_note, true);
-        }
-        if let Some(full) = self.full_note {
-            cx.set_notifier(full, self.q.len() < self.capacity);
-        }
+        self.adopt(old.q.drain(..), old.highwater, cx);
+    }
+
+    fn take_shared_state(&mut self, old: &dyn SharedElement, cx: &mut Cx) {
+        let Some((packets, highwater, full, swap)) = queue_packets(old) else {
+            return;
+        };
+        self.overflow += full + swap;
+        self.drops.add(Reason::Full, full);
+        self.drops.add(Reason::Swap, swap);
+        self.adopt(packets.into_iter(), highwater, cx);
     }
 
     fn into_shared(self: Box<Self>, sharing: Sharing) -> Option<Arc<dyn SharedElement>> {

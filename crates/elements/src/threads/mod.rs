@@ -10,7 +10,7 @@ mod static_thread_sched;
 pub mod synthetic_load;
 mod thread_safe_queue;
 
-pub(crate) use thread_safe_queue::{shared_queue, QueueParts};
+pub(crate) use thread_safe_queue::{queue_packets, shared_queue, QueueParts};
 
 /// Classes of this family.
 pub const CLASSES: &[ElementClass] = &[

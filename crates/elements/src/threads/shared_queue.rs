@@ -74,6 +74,17 @@ pub(super) fn clear_empty(cx: &mut Cx, note: NotifierId, is_empty: impl Fn() -> 
     }
 }
 
+/// The state of `old` and its drops (queue full, beyond capacity at hot swap), if `old` is
+/// the thread-safe form of a queue with state `S`.
+pub(crate) fn shared_state<S: QueueState>(old: &dyn SharedElement) -> Option<(&S, u64, u64)> {
+    let s = old.as_any().downcast_ref::<Shared<S>>()?;
+    Some((
+        &s.state,
+        s.full.load(Ordering::Relaxed),
+        s.swap.load(Ordering::Relaxed),
+    ))
+}
+
 /// The state as the router shares it, with its drop counts.
 struct Shared<S> {
     state: S,
@@ -201,6 +212,13 @@ impl<S: QueueState> Element for SharedQueue<S> {
                 let dropped = new.take_from(old, cx);
                 self.drops.add(Reason::Swap, dropped);
             }
+        }
+    }
+
+    fn take_shared_state(&mut self, old: &dyn SharedElement, cx: &mut Cx) {
+        if let (Some(new), Some((old, _, _))) = (&self.state, shared_state::<S>(old)) {
+            let dropped = new.take_from(old, cx);
+            self.drops.add(Reason::Swap, dropped);
         }
     }
 

@@ -38,7 +38,9 @@ use sluice_core::{Batch, ConfigCx, Cx, ElementClass, NotifierId, Packet, Table};
 use sluice_core::{SharedElement, Sharing, Timestamp};
 use sluice_lang::args::{Args, Seconds};
 
-use super::shared_queue::{clear_empty, read_capacity, share, QueueState, SharedQueue};
+use super::shared_queue::{
+    clear_empty, read_capacity, share, shared_state, QueueState, SharedQueue,
+};
 
 /// The packet ring: multi-producer in general, single-producer/single-consumer when the
 /// router says only one thread pushes and one pulls (cheaper: no per-slot sequence numbers,
@@ -265,6 +267,16 @@ pub(crate) fn shared_queue(parts: QueueParts, sharing: Sharing) -> Option<Arc<dy
     let core = QueueCore::new(parts.capacity, parts.note, parts.full)?.specialise(sharing);
     core.adopt(parts.packets, parts.highwater);
     Some(share(core, parts.drops))
+}
+
+/// What a Queue takes at hot swap from its predecessor's thread-safe form (whose threads
+/// have stopped): its packets, oldest first (the predecessor is left empty), its highwater
+/// mark, and its drops (queue full, beyond capacity at hot swap).
+pub(crate) fn queue_packets(old: &dyn SharedElement) -> Option<(Vec<Packet>, usize, u64, u64)> {
+    let (core, full, swap) = shared_state::<QueueCore>(old)?;
+    let mut packets = Vec::with_capacity(core.ring.len());
+    core.ring.pop_many(core.ring.len(), |p| packets.push(p));
+    Some((packets, core.highwater.load(Ordering::Relaxed), full, swap))
 }
 
 /// The ThreadSafeQueue element.
