@@ -20,6 +20,7 @@
 pub mod auto;
 pub mod candidates;
 pub mod chain;
+pub mod counters;
 pub mod graph;
 mod graph_report;
 pub mod machine;
@@ -517,8 +518,9 @@ pub fn plan(
                 .into(),
         );
     }
-    let (elements, calibration) = profile::profile_chain(&chain, profile.cycles_per_second)
+    let (mut elements, calibration) = profile::profile_chain(&chain, profile.cycles_per_second)
         .map_err(|e| format!("plan: {}", e))?;
+    profile::apply_counters(&mut elements, &layout.machine.levels);
     let model_chain: Vec<model::Element> = elements.iter().map(ElementProfile::model).collect();
     // A source that cannot be copied is split instead of cloned.
     let split = if chain.source.class == "InfiniteSource" {

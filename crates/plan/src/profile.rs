@@ -19,6 +19,7 @@
 use sluice_core::handlers;
 
 use crate::chain::{self, Chain};
+use crate::counters::{self, CacheCounts};
 use crate::model;
 use crate::run;
 
@@ -58,6 +59,9 @@ pub struct ElementProfile {
     pub accesses: f64,
     /// Where `S` and `N` came from.
     pub footprint_from: String,
+    /// Last-level cache references and misses per packet of the element alone, beyond the
+    /// source's and the sink's, where hardware counters counted them.
+    pub llc: Option<CacheCounts>,
 }
 
 impl ElementProfile {
@@ -131,9 +135,13 @@ pub fn calibration_config(class: &str, config: &str) -> String {
     }
 }
 
+/// Last-level cache references and misses per packet, or why they were not counted.
+type Counted = Result<CacheCounts, String>;
+
 /// Cycles per packet sent of `src -> middle -> d :: Discard`: the fastest of three runs
-/// after a pilot run that sizes them to about [`RUN_SECONDS`].
-fn per_packet(src: &str, middle: &str, hz: f64) -> Result<f64, String> {
+/// after a pilot run that sizes them to about [`RUN_SECONDS`]; and, where hardware counters
+/// count them, its last-level references and misses per packet (the fewest of the three).
+fn per_packet(src: &str, middle: &str, hz: f64) -> Result<(f64, Counted), String> {
     let text = |n: u64| {
         format!(
             "src :: InfiniteSource({}) -> {}d :: Discard;",
@@ -141,21 +149,37 @@ fn per_packet(src: &str, middle: &str, hz: f64) -> Result<f64, String> {
             middle
         )
     };
-    let once = |n: u64| -> Result<f64, String> {
-        let (secs, mut r) = run::run(&text(n), 1)?;
+    let once = |n: u64| -> Result<(f64, Counted), String> {
+        let (secs, mut r, llc) = run::run_counted(&text(n), 1)?;
         let sent = run::number(&mut r, "src.count");
         if sent <= 0.0 {
             return Err("the source sent no packets".into());
         }
         let c = run::task_cycles(&r, &[]);
-        Ok(if c > 0.0 { c } else { secs * hz } / sent)
+        let counted = llc.map(|(refs, misses)| CacheCounts {
+            references: refs as f64 / sent,
+            misses: misses as f64 / sent,
+        });
+        Ok((if c > 0.0 { c } else { secs * hz } / sent, counted))
     };
-    let pilot = once(20_000)?;
+    let pilot = once(20_000)?.0;
     let n = ((RUN_SECONDS * hz / pilot.max(1.0)) as u64).clamp(20_000, 500_000);
-    let v = (0..3)
+    let runs = (0..3)
         .map(|_| once(n))
-        .collect::<Result<Vec<f64>, String>>()?;
-    Ok(run::fastest(&v))
+        .collect::<Result<Vec<(f64, Counted)>, String>>()?;
+    let cycles: Vec<f64> = runs.iter().map(|r| r.0).collect();
+    let counted = runs
+        .into_iter()
+        .map(|r| r.1)
+        .reduce(|a, b| {
+            let (a, b) = (a?, b?);
+            Ok(CacheCounts {
+                references: a.references.min(b.references),
+                misses: a.misses.min(b.misses),
+            })
+        })
+        .unwrap_or_else(|| Err("no run".into()));
+    Ok((run::fastest(&cycles), counted))
 }
 
 /// `S` and `N` of each element between source and sink, read from a router built with
@@ -227,6 +251,35 @@ fn file_source_cycles(c: &Chain, hz: f64) -> Result<f64, String> {
     Ok(if cyc > 0.0 { cyc } else { secs * hz } / sent)
 }
 
+/// For the elements that report no footprint but whose counters show last-level references
+/// alone: `S` and `N` from the counts ([`counters::footprint`]) on the machine's last two
+/// cache levels, and `C` without what the model charges for those accesses alone (it adds
+/// them back, with the other elements' footprints, wherever it places the element).
+pub fn apply_counters(elements: &mut [ElementProfile], levels: &[model::Level]) {
+    let mut by_size: Vec<&model::Level> = levels.iter().collect();
+    by_size.sort_by(|a, b| a.bytes.total_cmp(&b.bytes));
+    let [.., private, last] = by_size.as_slice() else {
+        return;
+    };
+    for e in elements.iter_mut().filter(|e| e.bytes == 0) {
+        let Some(c) = e.llc else { continue };
+        let Some((bytes, accesses)) = counters::footprint(&c, private.bytes, last.bytes) else {
+            continue;
+        };
+        let alone: f64 = levels
+            .iter()
+            .map(|l| accesses * model::miss_probability(l.bytes, bytes) * l.penalty)
+            .sum();
+        e.bytes = bytes as u64;
+        e.accesses = accesses;
+        e.cycles = (e.cycles - alone).max(0.0);
+        e.footprint_from = format!(
+            "hardware counters: {:.2} {} references, {:.2} misses per packet alone",
+            c.references, last.name, c.misses
+        );
+    }
+}
+
 /// Seconds a file source is read for when it is timed.
 const FILE_SECONDS: f64 = 0.2;
 
@@ -244,7 +297,7 @@ pub fn split_cycles(c: &Chain, baseline: f64, hz: f64) -> Result<f64, String> {
         "hs :: {} -> q :: ThreadSafeQueue(4096) -> u :: Unqueue(BURST 32) -> ",
         SPLIT
     );
-    Ok((per_packet(&src, &middle, hz)? - baseline).max(0.0))
+    Ok((per_packet(&src, &middle, hz)?.0 - baseline).max(0.0))
 }
 
 /// Profiles every element of `c`; `hz` converts wall time to cycles where there is no
@@ -259,8 +312,14 @@ pub fn profile_chain(c: &Chain, hz: f64) -> Result<(Vec<ElementProfile>, Calibra
         ));
     }
     let fps = footprints(c).map_err(|e| format!("reading element footprints: {}", e))?;
-    let baseline =
+    let (baseline, base_llc) =
         per_packet(&src, "", hz).map_err(|e| format!("calibrating the source: {}", e))?;
+    if let Err(why) = &base_llc {
+        notes.push(format!(
+            "no hardware counters ({}): S and N come only from what elements report",
+            why
+        ));
+    }
     let mut out = Vec::new();
     let end = |e: &sluice_lang::FlatElement, role| ElementProfile {
         name: e.name.clone(),
@@ -271,6 +330,7 @@ pub fn profile_chain(c: &Chain, hz: f64) -> Result<(Vec<ElementProfile>, Calibra
         bytes: 0,
         accesses: 0.0,
         footprint_from: "none (source and sink share the baseline)".into(),
+        llc: None,
     };
     let mut source = end(&c.source, Role::Source);
     if c.source.class == "FromDump" {
@@ -287,7 +347,7 @@ pub fn profile_chain(c: &Chain, hz: f64) -> Result<(Vec<ElementProfile>, Calibra
             e.class,
             calibration_config(&e.class, &e.config)
         );
-        let cyc = per_packet(&src, &middle, hz).map_err(|err| {
+        let (cyc, llc) = per_packet(&src, &middle, hz).map_err(|err| {
             format!(
                 "cannot run {} ({}) alone to calibrate it: {}",
                 e.name, e.class, err
@@ -302,6 +362,10 @@ pub fn profile_chain(c: &Chain, hz: f64) -> Result<(Vec<ElementProfile>, Calibra
             bytes,
             accesses,
             footprint_from: from,
+            llc: match (&llc, &base_llc) {
+                (Ok(e), Ok(b)) => Some(e.beyond(b)),
+                _ => None,
+            },
         });
     }
     out.push(end(&c.sink, Role::Sink));
@@ -372,6 +436,57 @@ mod tests {
         assert!(p[1].cycles > p[3].cycles, "{:?}", p);
         assert!(p[1].cycles > 0.0);
         assert!(p[1].model().per_thread);
+    }
+
+    #[test]
+    fn counters_give_a_footprint_to_elements_that_report_none() {
+        let level = |name: &str, bytes: f64, penalty: f64| model::Level {
+            name: name.into(),
+            bytes,
+            penalty,
+            instance: Vec::new(),
+        };
+        let levels = [
+            level("L1d", 32e3, 1.0),
+            level("L3", 16e6, 100.0),
+            level("L2", 1e6, 10.0),
+        ];
+        let elem = |bytes: u64, llc: Option<CacheCounts>| ElementProfile {
+            name: "e".into(),
+            class: "X".into(),
+            config: String::new(),
+            role: Role::Element,
+            cycles: 1000.0,
+            bytes,
+            accesses: if bytes > 0 { 1.0 } else { 0.0 },
+            footprint_from: "none reported".into(),
+            llc,
+        };
+        // 64 MB read ten times a packet: the counts alone give it back.
+        let pi = |cap: f64| model::miss_probability(cap, 64e6);
+        let counts = CacheCounts {
+            references: 10.0 * pi(1e6),
+            misses: 10.0 * pi(16e6),
+        };
+        let mut e = [
+            elem(0, Some(counts)),
+            elem(0, None),
+            elem(4096, Some(counts)),
+            elem(0, Some(CacheCounts::default())),
+        ];
+        apply_counters(&mut e, &levels);
+        assert!((e[0].bytes as f64 - 64e6).abs() < 2.0, "{:?}", e[0]);
+        assert!((e[0].accesses - 10.0).abs() < 1e-6);
+        // What the model charges alone comes off C: 10 accesses at every level's rate.
+        let alone = 10.0 * (pi(32e3) * 1.0 + pi(1e6) * 10.0 + pi(16e6) * 100.0);
+        assert!((e[0].cycles - (1000.0 - alone)).abs() < 1e-6, "{:?}", e[0]);
+        assert!(e[0].footprint_from.contains("L3 references"));
+        // No counts, a footprint of its own, or nothing beyond the private caches: unchanged.
+        for x in &e[1..] {
+            assert_eq!(x.cycles, 1000.0);
+            assert_eq!(x.footprint_from, "none reported");
+        }
+        assert_eq!(e[2].bytes, 4096);
     }
 
     #[test]

@@ -5,6 +5,8 @@ use std::time::Instant;
 
 use sluice_core::{Router, RouterOptions};
 
+use crate::counters::{Counters, Event};
+
 /// The element classes calibration runs may use: Sluice's standard library.
 pub fn library() -> sluice_core::Library {
     sluice_elements::library()
@@ -41,7 +43,18 @@ pub fn build(text: &str, threads: usize) -> Result<Router, String> {
 /// Builds and runs `text` on `threads` threads until every source is done and the router is
 /// idle; returns the seconds the run took and the router, for its handlers.
 pub fn run(text: &str, threads: usize) -> Result<(f64, Router), String> {
-    run_router(build(text, threads)?)
+    let (secs, r, _) = run_router(build(text, threads)?, false)?;
+    Ok((secs, r))
+}
+
+/// Last-level cache references and misses a run made, or why hardware counters did not
+/// count them.
+pub type LlcCounts = Result<(u64, u64), String>;
+
+/// [`run`], counting the run's last-level cache references and misses where
+/// `perf_event_open` offers them ([`crate::counters`]).
+pub fn run_counted(text: &str, threads: usize) -> Result<(f64, Router, LlcCounts), String> {
+    run_router(build(text, threads)?, true)
 }
 
 /// Builds `flat` with `opts` and runs it as [`run`] does.
@@ -49,16 +62,32 @@ pub fn run_flat(
     flat: sluice_lang::FlatConfig,
     opts: RouterOptions,
 ) -> Result<(f64, Router), String> {
-    run_router(Router::new(flat, &library(), opts).map_err(|e| e.join("\n"))?)
+    let (secs, r, _) = run_router(
+        Router::new(flat, &library(), opts).map_err(|e| e.join("\n"))?,
+        false,
+    )?;
+    Ok((secs, r))
 }
 
-fn run_router(mut r: Router) -> Result<(f64, Router), String> {
+fn run_router(mut r: Router, count: bool) -> Result<(f64, Router, LlcCounts), String> {
     // A fresh thread per run: the engine pins the thread that calls `run` to the first CPU,
-    // and worker threads choose among the CPUs their creator may use.
+    // and worker threads choose among the CPUs their creator may use. Counters opened on it
+    // count the run and its workers.
     std::thread::spawn(move || {
+        let events = [Event::LlcReferences, Event::LlcMisses];
+        let counters = count.then(|| Counters::open(&events));
         let t = Instant::now();
         r.run_until_idle();
-        (t.elapsed().as_secs_f64(), r)
+        let secs = t.elapsed().as_secs_f64();
+        let counts = match &counters {
+            None => Err("not asked for".to_string()),
+            Some(c) if !c.all_open() => Err(c.refusal().unwrap_or_default()),
+            Some(c) => match (c.read(events[0]), c.read(events[1])) {
+                (Some(refs), Some(misses)) => Ok((refs, misses)),
+                _ => Err("the counters could not be read".to_string()),
+            },
+        };
+        (secs, r, counts)
     })
     .join()
     .map_err(|_| "calibration run panicked".to_string())
