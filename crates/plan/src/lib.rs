@@ -62,7 +62,8 @@ Options:
   -j, --threads N        threads to plan for (default: the CPUs this process may use)
   -e, --expression EXPR  the configuration text itself
   --machine FILE         machine profile to read, or to write when absent (default
-                         $XDG_CACHE_HOME/sluice/machine.toml, else ~/.cache/sluice/machine.toml)
+                         $XDG_CACHE_HOME/sluice/machine.toml, else ~/.cache/sluice/machine.toml,
+                         measured again when an hour old; a FILE named here is used as given)
   --remeasure            measure the machine again and rewrite the profile
   --show                 print the chosen placement as a configuration
   --show-all             print every listed candidate as a configuration, to run by hand

@@ -287,6 +287,16 @@ impl Profile {
         })
     }
 
+    /// Seconds since the profile was measured.
+    pub fn age_secs(&self) -> u64 {
+        unix_now().saturating_sub(self.measured_unix)
+    }
+
+    /// True if the profile is at most [`MAX_AGE_SECS`] old.
+    pub fn fresh(&self) -> bool {
+        self.age_secs() <= MAX_AGE_SECS
+    }
+
     /// Whether `other` describes the same hardware (CPUs and caches as sysfs lists them).
     pub fn same_topology(&self, cpus: &[usize], caches: &[Cache]) -> bool {
         let key = |c: &[Cache]| -> Vec<(u32, String, u64, Vec<Vec<usize>>)> {
@@ -1070,9 +1080,7 @@ pub fn measure() -> Result<Profile, String> {
         )
     };
     let round_trip = measure_round_trip(&cpus).unwrap_or(0.0);
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let now = unix_now();
     Ok(Profile {
         measured_at: rfc3339(now),
         measured_unix: now,
@@ -1107,9 +1115,22 @@ pub fn default_path() -> Option<PathBuf> {
     Some(base.join("sluice").join("machine.toml"))
 }
 
+/// Seconds since 1970.
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Seconds after which a cached profile is measured again: on a shared host the caches' and
+/// the crossings' effective costs drift within hours (the grid missed its error target only
+/// with profiles older than this).
+pub const MAX_AGE_SECS: u64 = 3600;
+
 /// The profile to plan with: read from `path` (or the default file) unless `remeasure`,
-/// measured and written there otherwise. A cached profile of other hardware is measured
-/// again unless the file was named explicitly. Notes for the user go to `notes`.
+/// measured and written there otherwise. A cached profile of other hardware, or older than
+/// [`MAX_AGE_SECS`], is measured again unless the file was named explicitly. Notes for the
+/// user go to `notes`.
 pub fn load_or_measure(
     path: Option<&Path>,
     remeasure: bool,
@@ -1123,8 +1144,17 @@ pub fn load_or_measure(
                 Ok(prof) => {
                     let cpus = current_cpus();
                     let caches = read_caches(Path::new("/sys/devices/system/cpu"), &cpus);
-                    if prof.same_topology(&cpus, &caches) {
+                    if prof.same_topology(&cpus, &caches) && (explicit || prof.fresh()) {
                         return Ok((current_crossing(prof, p, notes)?, Origin::Loaded(p.clone())));
+                    }
+                    if prof.same_topology(&cpus, &caches) {
+                        notes.push(format!(
+                            "{}: measured {:.1} h ago; measuring again (profiles older than {} \
+                             s are, since effective cache capacities drift)",
+                            p.display(),
+                            prof.age_secs() as f64 / 3600.0,
+                            MAX_AGE_SECS
+                        ));
                     }
                     if explicit {
                         notes.push(format!(
@@ -1357,6 +1387,16 @@ mod tests {
         assert_eq!(l.machine.groups[0].cores, 2);
         assert_eq!(l.machine.levels[0].instance, vec![vec![0, 1], vec![2, 3]]);
         assert!(p.layout(0, &[0]).is_err());
+    }
+
+    #[test]
+    fn profiles_age() {
+        let mut p = two_core();
+        p.measured_unix = unix_now() - 60;
+        assert!(p.fresh());
+        p.measured_unix = unix_now() - 2 * MAX_AGE_SECS;
+        assert!(!p.fresh());
+        assert!(p.age_secs() >= 2 * MAX_AGE_SECS);
     }
 
     #[test]
