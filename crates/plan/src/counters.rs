@@ -188,11 +188,21 @@ mod tests {
     fn counts_or_says_why_not() {
         let c = Counters::open(&[Event::TaskClock, Event::LlcMisses]);
         match c.read(Event::TaskClock) {
-            // Offered: a thread created now is counted too.
+            // Offered: a thread created now is counted too. It spins for 20 ms of its own
+            // CPU time, however long other threads keep it waiting.
             Some(before) => {
                 std::thread::spawn(|| {
-                    let t = std::time::Instant::now();
-                    while t.elapsed().as_millis() < 20 {
+                    let cpu = || {
+                        let mut t = libc::timespec {
+                            tv_sec: 0,
+                            tv_nsec: 0,
+                        };
+                        // SAFETY: `t` is a valid timespec for the call to fill.
+                        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+                        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+                    };
+                    let start = cpu();
+                    while cpu() < start + 20_000_000 {
                         std::hint::spin_loop();
                     }
                 })
