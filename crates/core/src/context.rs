@@ -427,6 +427,13 @@ impl Cx<'_> {
         self.rt.timers.schedule(self.me, id, at);
     }
 
+    /// Fires housekeeping timer `id` of this element at `at`: a timer that only tidies the
+    /// element's state (expiring idle flows, adapting a parameter), which runs as others do
+    /// but does not keep [`crate::Router::run_until_idle`] running.
+    pub fn schedule_housekeeping(&mut self, id: usize, at: Timestamp) {
+        self.rt.timers.schedule_housekeeping(self.me, id, at);
+    }
+
     /// Cancels timer `id` of this element.
     pub fn cancel_timer(&mut self, id: usize) {
         self.rt.timers.cancel(self.me, id);

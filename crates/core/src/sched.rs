@@ -1,7 +1,7 @@
 //! Task list with stride scheduling, timers, and notifiers.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use crate::time::Timestamp;
 
@@ -154,16 +154,31 @@ impl TaskList {
 }
 
 /// Timers keyed by (element, timer id); rescheduling replaces the previous expiry.
+/// Housekeeping timers (tidying an element's state, such as expiring idle flows) run as the
+/// others do but are not work that keeps [`crate::Router::run_until_idle`] running.
 #[derive(Debug, Default)]
 pub struct TimerQueue {
     heap: BinaryHeap<Reverse<(Timestamp, u64, usize, usize)>>,
     current: HashMap<(usize, usize), u64>,
+    housekeeping: HashSet<(usize, usize)>,
     seq: u64,
 }
 
 impl TimerQueue {
     /// Schedules timer `id` of `elem` to fire at `at`, replacing any earlier schedule.
     pub fn schedule(&mut self, elem: usize, id: usize, at: Timestamp) {
+        self.housekeeping.remove(&(elem, id));
+        self.push(elem, id, at);
+    }
+
+    /// Schedules housekeeping timer `id` of `elem` to fire at `at`, replacing any earlier
+    /// schedule.
+    pub fn schedule_housekeeping(&mut self, elem: usize, id: usize, at: Timestamp) {
+        self.housekeeping.insert((elem, id));
+        self.push(elem, id, at);
+    }
+
+    fn push(&mut self, elem: usize, id: usize, at: Timestamp) {
         self.seq += 1;
         self.current.insert((elem, id), self.seq);
         self.heap.push(Reverse((at, self.seq, elem, id)));
@@ -172,6 +187,7 @@ impl TimerQueue {
     /// Cancels timer `id` of `elem`.
     pub fn cancel(&mut self, elem: usize, id: usize) {
         self.current.remove(&(elem, id));
+        self.housekeeping.remove(&(elem, id));
     }
 
     /// True if timer `id` of `elem` is pending.
@@ -194,6 +210,18 @@ impl TimerQueue {
         self.heap.peek().map(|Reverse((t, ..))| *t)
     }
 
+    /// Expiry of the earliest pending timer that is not housekeeping.
+    pub fn next_work_expiry(&mut self) -> Option<Timestamp> {
+        self.drop_stale();
+        self.heap
+            .iter()
+            .filter(|Reverse((_, seq, e, id))| {
+                self.current.get(&(*e, *id)) == Some(seq) && !self.housekeeping.contains(&(*e, *id))
+            })
+            .map(|Reverse((t, ..))| *t)
+            .min()
+    }
+
     /// Removes and returns the earliest timer due at or before `now`.
     pub fn pop_due(&mut self, now: Timestamp) -> Option<(usize, usize)> {
         self.drop_stale();
@@ -201,6 +229,7 @@ impl TimerQueue {
             Some(Reverse((t, ..))) if *t <= now => {
                 let Reverse((_, _, e, id)) = self.heap.pop()?;
                 self.current.remove(&(e, id));
+                self.housekeeping.remove(&(e, id));
                 Some((e, id))
             }
             _ => None,
@@ -220,6 +249,9 @@ impl TimerQueue {
             }
             if mine(e) {
                 self.current.remove(&(e, id));
+                if self.housekeeping.remove(&(e, id)) {
+                    out.housekeeping.insert((e, id));
+                }
                 out.current.insert((e, id), seq);
                 out.heap.push(Reverse((at, seq, e, id)));
             } else {
@@ -233,7 +265,12 @@ impl TimerQueue {
     pub fn absorb(&mut self, mut other: TimerQueue) {
         other.drop_stale();
         for std::cmp::Reverse((at, _, e, id)) in other.heap.into_vec() {
-            if other.current.contains_key(&(e, id)) {
+            if !other.current.contains_key(&(e, id)) {
+                continue;
+            }
+            if other.housekeeping.contains(&(e, id)) {
+                self.schedule_housekeeping(e, id, at);
+            } else {
                 self.schedule(e, id, at);
             }
         }
@@ -317,5 +354,31 @@ mod tests {
         assert_eq!(tq.pop_due(Timestamp(35)), None);
         assert_eq!(tq.pop_due(Timestamp(40)), Some((1, 0)));
         assert!(tq.is_empty());
+    }
+
+    #[test]
+    fn housekeeping_timers_are_not_work() {
+        let mut tq = TimerQueue::default();
+        tq.schedule_housekeeping(0, 0, Timestamp(10));
+        tq.schedule(1, 0, Timestamp(20));
+        assert_eq!(tq.next_expiry(), Some(Timestamp(10)));
+        assert_eq!(tq.next_work_expiry(), Some(Timestamp(20)));
+        // Rescheduled as an ordinary timer, it is work again; cancelled, it is gone.
+        tq.schedule(0, 0, Timestamp(15));
+        assert_eq!(tq.next_work_expiry(), Some(Timestamp(15)));
+        tq.schedule_housekeeping(0, 0, Timestamp(5));
+        tq.cancel(1, 0);
+        assert_eq!(tq.next_work_expiry(), None);
+        assert_eq!(tq.next_expiry(), Some(Timestamp(5)));
+        // The kind moves with the timer between threads' queues.
+        tq.schedule(2, 0, Timestamp(30));
+        let mut other = tq.split_off(|e| e == 0);
+        assert_eq!(other.next_work_expiry(), None);
+        assert_eq!(tq.next_work_expiry(), Some(Timestamp(30)));
+        let mut back = TimerQueue::default();
+        back.absorb(other);
+        assert_eq!(back.next_expiry(), Some(Timestamp(5)));
+        assert_eq!(back.next_work_expiry(), None);
+        assert_eq!(back.pop_due(Timestamp(5)), Some((0, 0)));
     }
 }

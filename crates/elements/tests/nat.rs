@@ -932,3 +932,19 @@ fn icmp_rewriter_and_ftp_port_mapper_serve_two_threads() {
         "the control flow and one data flow"
     );
 }
+
+/// A rewriter's flow expiry is housekeeping: a router whose source is done is idle although
+/// the rewriter's reap timer stays scheduled (under simulated time too, where waiting for it
+/// would jump the clock forever).
+#[test]
+fn run_until_idle_returns_with_a_rewriter() {
+    for kit in [Kit::sim(), Kit::new()] {
+        let mut r = kit.router(
+            "InfiniteSource(LIMIT 10, LENGTH 20) -> UDPIPEncap(198.18.1.2, 5000, 198.18.2.2, 80) \
+             -> rw :: IPRewriter(pattern 198.18.0.1 1024-65535 - - 0 0) -> d :: Discard;",
+        );
+        r.run_until_idle();
+        assert_eq!(read(&mut r, "d.count"), "10");
+        assert_eq!(read(&mut r, "rw.size"), "1");
+    }
+}

@@ -490,6 +490,18 @@ mod tests {
     }
 
     #[test]
+    fn a_rewriter_is_calibrated_though_its_reap_timer_never_ends() {
+        let c = chain(
+            "s :: InfiniteSource(LENGTH 20, LIMIT 100, BURST 32) \
+             -> UDPIPEncap(198.18.1.2, 5000, 198.18.2.2, 80) \
+             -> rw :: IPRewriter(pattern 198.18.0.1 1024-65535 - - 0 0) -> d :: Discard;",
+        );
+        let (p, _) = profile_chain(&c, 1e9).unwrap();
+        assert_eq!(p[2].class, "IPRewriter");
+        assert_eq!(p[2].accesses, 2.0);
+    }
+
+    #[test]
     fn an_element_that_cannot_run_alone_is_an_error() {
         let c = chain("s :: InfiniteSource -> x :: SyntheticLoad(4, 0) -> Discard;");
         let e = profile_chain(&c, 1e9).unwrap_err();

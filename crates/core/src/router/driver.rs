@@ -191,8 +191,9 @@ impl Router {
     }
 
     /// Runs the router like [`Router::run`], and also stops when nothing can run any more on
-    /// any thread (no task, timer or watched descriptor): for embedding and tests, where
-    /// a finished source need not ask for the stop.
+    /// any thread (no task, timer or watched descriptor; housekeeping timers, such as a
+    /// rewriter's flow expiry, do not count): for embedding and tests, where a finished
+    /// source need not ask for the stop.
     pub fn run_until_idle(&mut self) {
         self.runtime.until_idle.store(true, Ordering::SeqCst);
         self.run();
@@ -309,7 +310,13 @@ impl Router {
                 self.quiet_while_draining(multi);
                 continue;
             }
-            match self.timers.next_expiry() {
+            // Waiting for housekeeping timers alone is not work when running until idle.
+            let next = if self.runtime.until_idle.load(Ordering::Relaxed) {
+                self.timers.next_work_expiry()
+            } else {
+                self.timers.next_expiry()
+            };
+            match next {
                 Some(at) if self.clock.jumps() => {
                     self.poll_selects(0);
                     self.clock.jump(self.thread, at);

@@ -63,7 +63,7 @@ impl Red {
     /// Schedules the first adaptation, half a second from now.
     pub(super) fn start_adapting(&mut self, cx: &mut Cx) {
         self.next_adapt = cx.now() + INTERVAL;
-        cx.schedule_timer(0, self.next_adapt);
+        cx.schedule_housekeeping(0, self.next_adapt);
     }
 
     /// Adapts MAX_P to the average queue length and schedules the next adaptation (Click's
@@ -82,7 +82,7 @@ impl Red {
         }
         self.set_slopes();
         self.next_adapt = self.next_adapt + INTERVAL;
-        cx.schedule_timer(0, self.next_adapt);
+        cx.schedule_housekeeping(0, self.next_adapt);
     }
 }
 

@@ -952,7 +952,8 @@ impl Element for Rewriter {
         // A fresh element is initialised once.
         let _ = e.link.set((e.table.clone(), owner));
         if e.reap > Timestamp::ZERO {
-            cx.schedule_after(0, e.reap);
+            let at = cx.now() + e.reap;
+            cx.schedule_housekeeping(0, at);
         }
         Ok(())
     }
@@ -971,7 +972,8 @@ impl Element for Rewriter {
         let e = &self.engine;
         e.seen(cx.now());
         lock(&e.table).shrink(cx.now(), false);
-        cx.schedule_after(0, e.reap);
+        let at = cx.now() + e.reap;
+        cx.schedule_housekeeping(0, at);
     }
 
     /// Hot swap: a rewriter of the same class with a table of its own (shared with no other
