@@ -384,15 +384,11 @@ impl<E: Any> Table<E> {
 
     /// Reports the element's data structure through `footprint_bytes` and
     /// `accesses_per_packet` (one copy's, on every thread the same kind of structure).
-    pub fn footprint(self, f: fn(&E) -> Footprint) -> Self {
-        let mut t = self;
-        t.reader(FOOTPRINT_BYTES, move |e| f(e).bytes.to_string());
-        t = t.setting();
-        t.reader(ACCESSES_PER_PACKET, move |e| {
-            let a = f(e).accesses;
-            format!("{}", (a * 1000.0).round() / 1000.0)
-        });
-        t.setting()
+    pub fn footprint(mut self, f: fn(&E) -> Footprint) -> Self {
+        self.reader(FOOTPRINT_BYTES, move |e| f(e).bytes.to_string());
+        self = self.setting();
+        self.reader(ACCESSES_PER_PACKET, move |e| f(e).accesses.to_string());
+        self.setting()
     }
 
     /// Binds the element's drop counters: adds `drops` (the total) and `drop_details` (one line

@@ -341,12 +341,12 @@ fn evaluate(
                     machine.sync_at(crossing_batch(machine, a, i))
                 }
             })
-            .fold(0.0, |s, x| s + x);
+            .sum();
         let pushed: f64 = runs
             .iter()
             .filter(|&&i| i + 1 < n && !a.runs[i + 1][j])
             .map(|&i| machine.push_at(crossing_batch(machine, a, i + 1)))
-            .fold(0.0, |s, x| s + x);
+            .sum();
         c.sync = received + pushed;
         let accesses: f64 = runs.iter().map(|&i| chain[i].accesses).sum();
         for (l, fp) in machine.levels.iter().zip(&footprints) {

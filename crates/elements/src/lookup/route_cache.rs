@@ -526,7 +526,6 @@ impl<T: Lpm<Addr = u32>> Lpm for Cached<T> {
     fn mem_bytes(&self) -> usize {
         self.inner.mem_bytes()
             + self.cache_bytes()
-            + self.entries.len() * std::mem::size_of::<Entry>()
             + self.prefixes.len() * std::mem::size_of::<(u32, u8)>() * 2
     }
 
@@ -618,6 +617,20 @@ mod tests {
         } else {
             (x & 0x030f_ffff) | 0x0a00_0000
         }
+    }
+
+    /// The cache's own memory counts once: the structure, the sets and index tables, and the
+    /// ordered copy of the prefixes, of which lookups read all but the copy.
+    #[test]
+    fn memory_counts_the_cache_once() {
+        let mut c: Cached<Radix> = Cached::with_bits(Radix::default(), 10).unwrap();
+        c.set(0xc612_0000, 16, 1);
+        c.set(0xc612_0100, 24, 2);
+        let sets = std::mem::size_of_val(&*c.entries) + std::mem::size_of_val(&*c.sel);
+        assert!(sets >= 1024 * std::mem::size_of::<Entry>());
+        assert_eq!(c.lookup_bytes(), c.inner.lookup_bytes() + sets);
+        let copy = 2 * 2 * std::mem::size_of::<(u32, u8)>();
+        assert_eq!(c.mem_bytes(), c.inner.mem_bytes() + sets + copy);
     }
 
     /// `tight` is the shortest prefix around an address with no route strictly inside,

@@ -799,7 +799,6 @@ impl Engine {
         Ok(())
     }
 
-    /// The handlers both forms answer through a shared reference: all but the counts.
     /// Hot swap: takes the flows of `old`, the engine of the rewriter this one replaces, if
     /// both own their tables and have the same variant, outputs and number of inputs.
     fn take_flows(&self, old: &Engine, cx: &mut Cx) {
@@ -817,6 +816,7 @@ impl Engine {
         }
     }
 
+    /// The handlers both forms answer through a shared reference: all but the counts.
     fn shared_table(&self) -> Table<Self> {
         let mut t = Table::<Self>::new()
             .read("table_size", |e| e.counts().iter().sum::<u64>())
