@@ -15,6 +15,19 @@ pub fn cycles() -> u64 {
     }
 }
 
+/// Asks the processor to bring the cache line holding `p` into its caches; reads nothing
+/// and never faults, whatever the address.
+#[inline(always)]
+pub fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it never faults and changes no program state.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// The set of CPUs a thread may run on.
 #[derive(Clone, Copy)]
 pub struct Affinity(libc::cpu_set_t);

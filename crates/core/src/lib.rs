@@ -4,6 +4,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod batch;
+mod buffers;
 pub mod context;
 pub mod cpu;
 pub mod element;

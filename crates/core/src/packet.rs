@@ -11,6 +11,7 @@ use std::mem::ManuallyDrop;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::sync::{Arc, Mutex};
 
+use crate::buffers::Bytes;
 use crate::time::Timestamp;
 
 /// Size of a pooled packet buffer.
@@ -85,8 +86,8 @@ impl Default for Anno {
 }
 
 enum Buf {
-    Owned(Box<[u8]>),
-    Shared(Arc<Box<[u8]>>),
+    Owned(Bytes),
+    Shared(Arc<Bytes>),
 }
 
 impl Buf {
@@ -161,7 +162,7 @@ fn fresh_inner() -> Box<Inner> {
     });
     recycled.unwrap_or_else(|| {
         Box::new(Inner {
-            buf: Buf::Owned(vec![0u8; BUFFER_SIZE].into_boxed_slice()),
+            buf: Buf::Owned(Bytes::pooled()),
             _line: [0; 64 - std::mem::size_of::<Buf>()],
             head: 0,
             tail: 0,
@@ -177,6 +178,13 @@ fn fresh_inner() -> Box<Inner> {
 pub struct Packet(ManuallyDrop<Box<Inner>>);
 
 impl Packet {
+    /// Asks the processor to fetch the descriptor line that freeing this packet reads, for a
+    /// caller that will free it soon and has other work to overlap with the fetch.
+    #[inline(always)]
+    pub fn prefetch_for_free(&self) {
+        crate::cpu::prefetch(&**self.0 as *const Inner);
+    }
+
     /// A packet of `len` zero bytes with the default headroom.
     pub fn new(len: usize) -> Packet {
         Packet::with_room(DEFAULT_HEADROOM, len, 0)
@@ -208,7 +216,11 @@ impl Packet {
         let need = headroom + len + tailroom;
         let fits = matches!(&inner.buf, Buf::Owned(b) if b.len() >= need);
         if !fits {
-            inner.buf = Buf::Owned(vec![0u8; need.max(BUFFER_SIZE)].into_boxed_slice());
+            inner.buf = Buf::Owned(if need <= BUFFER_SIZE {
+                Bytes::pooled()
+            } else {
+                Bytes::zeroed(need)
+            });
         }
         inner.head = headroom as u32;
         inner.tail = (headroom + len) as u32;
@@ -288,7 +300,7 @@ impl Packet {
         if let Buf::Shared(arc) = &mut inner.buf {
             let owned = match Arc::get_mut(arc) {
                 Some(b) => std::mem::take(b),
-                None => arc.to_vec().into_boxed_slice(),
+                None => Bytes::copy_of(arc),
             };
             inner.buf = Buf::Owned(owned);
         }
@@ -375,7 +387,7 @@ impl Packet {
 
     fn regrow(&mut self, extra_head: usize, extra_tail: usize) {
         let old = self.0.buf.bytes();
-        let mut nb = vec![0u8; old.len() + extra_head + extra_tail].into_boxed_slice();
+        let mut nb = Bytes::zeroed(old.len() + extra_head + extra_tail);
         nb[extra_head..extra_head + old.len()].copy_from_slice(old);
         let shift = extra_head as u32;
         let inner = &mut **self.0;
@@ -569,7 +581,7 @@ fn recyclable(mut inner: Box<Inner>) -> Box<Inner> {
         Buf::Shared(_) => false,
     };
     if !reusable {
-        inner.buf = Buf::Owned(vec![0u8; BUFFER_SIZE].into_boxed_slice());
+        inner.buf = Buf::Owned(Bytes::pooled());
     }
     inner
 }
