@@ -12,7 +12,10 @@
 //! bytes/s and packets/s, for quanta of 32, 64 and 128 bytes (DFQ only for packets larger
 //! than the quantum, as in the paper).
 //!
-//! Every figure is the median of five passes; FIFO and DFQ alternate within a run. Output
+//! Every figure is the median of five passes. Each Figure 10 pass runs in a process of its
+//! own, started afresh from the same memory state, and the flow counts alternate within a
+//! round of passes, so that no flow count inherits a heap that the ones before it
+//! fragmented. FIFO and DFQ alternate within a run. Output
 //! is CSV lines on standard output (`fig10,FLOWS,QUANTUM,PPS` and
 //! `fig89,SCHED,QUANTUM,SIZE,PPS,BPS`), read by `bench/qos/plot_dfq.py`.
 //!
@@ -21,8 +24,10 @@
 //! (with 320,000 flows and quantum 32, none is before the fifth cycle), a cost of the harness, not of DFQ.
 //!
 //! Run: `cargo run --release -p sluice-elements --example dfq_bench -- [PASSES [FLOWS...]]`
-//! (with FLOWS, only Figure 10 for those flow counts).
+//! (with FLOWS, only Figure 10 for those flow counts). `dfq_bench --pass FLOWS QUANTUM` is
+//! one Figure 10 pass, printing its packets/s.
 
+use std::process::Command;
 use std::time::Instant;
 
 use sluice_core::{Batch, Packet, Router, BATCH_MAX};
@@ -154,22 +159,45 @@ fn fig89_pass(q: Option<usize>, size: usize, n: usize) -> f64 {
     }
 }
 
+/// One Figure 10 pass in a fresh process of this program: packets per second.
+fn fig10_fresh(flows: u32, q: usize) -> f64 {
+    let exe = std::env::current_exe().expect("own path");
+    let out = Command::new(exe)
+        .args(["--pass", &flows.to_string(), &q.to_string()])
+        .output()
+        .expect("pass runs");
+    assert!(out.status.success(), "pass {flows} {q} failed");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.trim().parse().expect("pass prints packets/s")
+}
+
 fn main() {
-    let passes: usize = std::env::args()
-        .nth(1)
-        .map_or(5, |a| a.parse().expect("PASSES"));
-    let only: Vec<u32> = std::env::args()
-        .skip(2)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, flows, q] = args.as_slice() {
+        if flag == "--pass" {
+            let (flows, q) = (flows.parse().expect("FLOWS"), q.parse().expect("QUANTUM"));
+            println!("{:.0}", fig10_pass(flows, q));
+            return;
+        }
+    }
+    let passes: usize = args.first().map_or(5, |a| a.parse().expect("PASSES"));
+    let only: Vec<u32> = args[1.min(args.len())..]
+        .iter()
         .map(|a| a.parse().expect("FLOWS"))
         .collect();
-    for flows in [320u32, 3_200, 32_000, 320_000] {
-        if !only.is_empty() && !only.contains(&flows) {
-            continue;
+    let counts: Vec<u32> = [320u32, 3_200, 32_000, 320_000]
+        .into_iter()
+        .filter(|f| only.is_empty() || only.contains(f))
+        .collect();
+    for q in [32usize, 64, 128] {
+        let mut runs = vec![Vec::new(); counts.len()];
+        for _ in 0..passes {
+            for (&flows, v) in counts.iter().zip(&mut runs) {
+                v.push(fig10_fresh(flows, q));
+            }
         }
-        for q in [32usize, 64, 128] {
-            fig10_pass(flows, q);
-            let pps = median((0..passes).map(|_| fig10_pass(flows, q)).collect());
-            println!("fig10,{flows},{q},{pps:.0}");
+        for (flows, v) in counts.iter().zip(runs) {
+            println!("fig10,{flows},{q},{:.0}", median(v));
         }
     }
     if !only.is_empty() {

@@ -87,6 +87,7 @@ use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::ptr::NonNull;
 
+use sluice_core::cpu::prefetch;
 use sluice_core::{drop_reasons, Batch, ConfigCx, Cx, Drops, Element, ElementClass, Handlers};
 use sluice_core::{NotifierId, Packet, Table, Timestamp, BATCH_MAX};
 use sluice_lang::args::{split_words, Args, Bandwidth, FromArg, Seconds, Word};
@@ -235,23 +236,25 @@ struct Slot {
 }
 
 /// Flows looked ahead of the one being served (a power of two).
-const AHEAD: usize = 16;
+const AHEAD: usize = 32;
 /// Position in the look-ahead at which a flow's head slot is fetched (its record is there).
-const FETCH_SLOT: usize = 8;
-/// Position at which the bytes its next quantum serves are fetched (its slot is there).
-const FETCH_DATA: usize = 3;
+const FETCH_SLOT: usize = 24;
+/// Position at which the slot after its head is fetched, if its quantum reaches it.
+const FETCH_NEXT: usize = 18;
+/// Position at which the bytes its next quantum serves are fetched (its slots are there).
+const FETCH_DATA: usize = 12;
 
-/// Asks the processor to bring the cache line holding `p` in; reads nothing.
+/// Fetches every cache line that bytes `from..to` after `base` touch (the first line may
+/// start before `from`, so a range of Q bytes can need ⌈Q/64⌉ + 1 lines).
 #[inline(always)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it never faults and changes no program state, whatever
-    // the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast())
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
+fn prefetch_lines(base: *const u8, from: usize, to: usize) {
+    let first = base.wrapping_add(from);
+    let end = base.wrapping_add(to);
+    let mut line = first.wrapping_sub(first as usize % 64);
+    while line < end {
+        prefetch(line);
+        line = line.wrapping_add(64);
+    }
 }
 
 /// Output mode.
@@ -508,36 +511,66 @@ impl DFQSched {
         true
     }
 
+    /// The flow `at` places ahead of the one being served, if the look-ahead reaches it.
+    fn ahead_flow(&self, at: usize) -> Option<usize> {
+        (self.ahead_len > at).then(|| self.ahead[(self.ahead_at + at) % AHEAD] as usize)
+    }
+
     /// Drops the flow at the front of the look-ahead (the one just served), walks one flow
-    /// further, and fetches what the flows coming up will need: the head slot of the one
-    /// FETCH_SLOT places ahead, the bytes of the one FETCH_DATA places ahead.
+    /// further, and fetches what the flows coming up will need, each fetch reading only
+    /// lines fetched before: the head slot of the flow FETCH_SLOT places ahead; the slot
+    /// after it, for the one FETCH_NEXT places ahead if its quantum goes past its head
+    /// packet; and for the one FETCH_DATA places ahead, the bytes its quantum serves from
+    /// those two packets, and the descriptor and statistics of each packet it finishes.
     fn advance(&mut self) {
         self.ahead_at = (self.ahead_at + 1) % AHEAD;
         self.ahead_len -= 1;
         self.walk();
-        if self.ahead_len > FETCH_SLOT {
-            let g = self.ahead[(self.ahead_at + FETCH_SLOT) % AHEAD] as usize;
+        let prefix = self.prefix();
+        if let Some(g) = self.ahead_flow(FETCH_SLOT) {
             if let Some(s) = self.slots.get(self.flows[g].head as usize) {
                 prefetch(s);
             }
         }
-        if self.ahead_len > FETCH_DATA {
-            let g = self.ahead[(self.ahead_at + FETCH_DATA) % AHEAD] as usize;
+        if let Some(g) = self.ahead_flow(FETCH_NEXT) {
             let fl = &self.flows[g];
             if let Some(s) = self.slots.get(fl.head as usize) {
                 let quantum = self.classes[fl.class as usize].quantum as usize;
-                let from = (fl.served as usize).saturating_sub(self.prefix());
-                let to = (from + quantum).min(s.len as usize);
-                let base = s.data.0.as_ptr();
-                for at in (from..to).step_by(64) {
-                    prefetch(base.wrapping_add(at));
-                }
-                if s.len as usize + self.prefix() - fl.served as usize <= quantum {
-                    prefetch(&self.stats[g]);
+                if prefix + s.len as usize - fl.served as usize <= quantum {
                     if let Some(n) = self.slots.get(s.next as usize) {
                         prefetch(n);
                     }
                 }
+            }
+        }
+        if let Some(g) = self.ahead_flow(FETCH_DATA) {
+            let fl = &self.flows[g];
+            let mut left = self.classes[fl.class as usize].quantum as usize;
+            let (mut at, mut served) = (fl.head, fl.served as usize);
+            for _ in 0..2 {
+                let Some(s) = self.slots.get(at as usize) else {
+                    break;
+                };
+                let framed = prefix + s.len as usize;
+                let take = (framed - served).min(left);
+                let from = served.saturating_sub(prefix);
+                prefetch_lines(
+                    s.data.0.as_ptr(),
+                    from,
+                    (served + take).saturating_sub(prefix),
+                );
+                if served + take < framed {
+                    break;
+                }
+                prefetch(&self.stats[g]);
+                if let Some(p) = &s.packet {
+                    p.prefetch_for_free();
+                }
+                left -= take;
+                if left == 0 {
+                    break;
+                }
+                (at, served) = (s.next, 0);
             }
         }
     }
