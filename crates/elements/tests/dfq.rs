@@ -9,7 +9,9 @@
 use std::collections::HashMap;
 
 use sluice_core::{Packet, Router, Timestamp};
-use sluice_testkit::{config_error, fuzz_seeds, inject_packets, num, pull, read, router, taken};
+use sluice_testkit::{
+    config_error, fuzz_seeds, inject_packets, num, pull, read, router, taken, Kit,
+};
 
 /// A packet of flow `flow` (aggregate annotation), `len` bytes (at least 8): the flow id and
 /// a sequence number, then filler.
@@ -454,6 +456,119 @@ fn drops_are_counted_by_reason_and_flow() {
     assert_eq!(num(&mut r, "s.drops"), 6);
     assert!(param(&mut r, "s.flow", "0").ends_with(" 1"));
     assert!(param(&mut r, "s.flow", "2").ends_with(" 2"));
+}
+
+/// Flows 0, 1 and 5 with five 100-byte packets each, on a hot-swappable scheduler (quantum
+/// 96, so one batch leaves every head packet partly sent); the batch pulled before the swap.
+fn swap_setup() -> (Router, Vec<Packet>) {
+    let conf = "i :: Idle -> s :: DFQSched(FLOWS 8) -> d :: Discard(false)";
+    let mut r = Kit::sim().hot_swap().router(conf);
+    assert_eq!(param(&mut r, "s.quantum", "0"), "96");
+    let input = (0..5).flat_map(|k| [0, 1, 5].map(|f| pkt(f, k, 100)));
+    inject_packets(&mut r, "i", 0, input);
+    let first = pull(&mut r, "d", 0, 1);
+    assert_eq!(first.len(), 1);
+    assert_eq!(decode(first[0].data()).quanta.len(), 3);
+    (r, first)
+}
+
+#[test]
+fn a_hot_swap_carries_the_queues_and_the_byte_streams_over() {
+    let (mut r, mut batches) = swap_setup();
+    r.write_path(
+        "hotconfig",
+        "i :: Idle -> s :: DFQSched(FLOWS 2) -> d :: Discard(false)",
+    )
+    .expect("new configuration installs");
+    r.run_until_idle();
+    batches.extend(drain_batches(&mut r));
+    let decoded: Vec<Decoded> = batches.iter().map(|b| decode(b.data())).collect();
+    let kept: Vec<Decoded> = decoded
+        .into_iter()
+        .map(|mut d| {
+            d.quanta.retain(|(f, _)| *f < 2);
+            d
+        })
+        .collect();
+    let flows = rebuild(&kept);
+    for f in 0..2u32 {
+        let want: Vec<Vec<u8>> = (0..5).map(|k| pkt(f, k, 100).data().to_vec()).collect();
+        assert_eq!(
+            flows[&f], want,
+            "flow {f} whole and in order across the swap"
+        );
+    }
+    assert_eq!(num(&mut r, "s.packets"), 10);
+    assert!(read(&mut r, "s.drop_details").starts_with("5 no such flow"));
+    assert_eq!(num(&mut r, "s.drops"), 5);
+    assert!(param(&mut r, "s.flow", "0").starts_with("510 5 0 0 "));
+    assert_eq!(num(&mut r, "s.length"), 0);
+}
+
+#[test]
+fn a_hot_swap_to_packet_mode_drops_only_the_partly_sent_heads() {
+    let (mut r, _) = swap_setup();
+    r.write_path(
+        "hotconfig",
+        "i :: Idle -> s :: DFQSched(FLOWS 8, MODE PACKET) -> d :: Discard(false)",
+    )
+    .unwrap();
+    r.run_until_idle();
+    let mut got: Vec<(u32, u8)> = Vec::new();
+    loop {
+        let b = pull(&mut r, "d", 0, 32);
+        if b.is_empty() {
+            break;
+        }
+        got.extend(b.iter().map(|p| (p.anno().aggregate, p.data()[7])));
+    }
+    for f in [0, 1, 5] {
+        let seqs: Vec<u8> = got.iter().filter(|g| g.0 == f).map(|g| g.1).collect();
+        assert_eq!(
+            seqs,
+            [1, 2, 3, 4],
+            "flow {f}: the four packets not yet begun"
+        );
+    }
+    assert!(read(&mut r, "s.drop_details").ends_with("3 partly sent before a hot swap"));
+    assert_eq!(num(&mut r, "s.drops"), 3);
+}
+
+#[test]
+fn a_hot_swap_of_the_demultiplexer_keeps_its_partial_packets() {
+    let (mut r, first) = swap_setup();
+    let rest = drain_batches(&mut r);
+    let conf = |args: &str| format!("j :: Idle -> m :: DFQDemux({args}) -> c :: TestCapture");
+    let mut m = Kit::sim().hot_swap().router(&conf(""));
+    inject_packets(
+        &mut m,
+        "j",
+        0,
+        first.iter().map(|b| Packet::from_bytes(b.data())),
+    );
+    assert_eq!(num(&mut m, "m.pending_flows"), 3);
+    m.write_path("hotconfig", &conf("MAP 0-7 100")).unwrap();
+    m.run_until_idle();
+    inject_packets(&mut m, "j", 0, rest);
+    let got = taken(&mut m, "c");
+    for f in [0u32, 1, 5] {
+        let want: Vec<Vec<u8>> = (0..5).map(|k| pkt(f, k, 100).data().to_vec()).collect();
+        let have: Vec<Vec<u8>> = got
+            .iter()
+            .filter(|p| p.anno().aggregate == 100 + f)
+            .map(|p| p.data().to_vec())
+            .collect();
+        assert_eq!(have, want, "flow {f} rebuilt whole across the swap");
+    }
+    assert_eq!((num(&mut m, "m.packets"), num(&mut m, "m.drops")), (15, 0));
+
+    // A flow no longer accepted loses its partial packet, counted.
+    let mut m = Kit::sim().hot_swap().router(&conf(""));
+    inject_packets(&mut m, "j", 0, first);
+    m.write_path("hotconfig", &conf("FLOWS 2")).unwrap();
+    m.run_until_idle();
+    assert_eq!(num(&mut m, "m.pending_flows"), 2);
+    assert!(read(&mut m, "m.drop_details").ends_with("1 partial packet at hot swap"));
 }
 
 #[test]

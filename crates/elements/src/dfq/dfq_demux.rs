@@ -32,6 +32,9 @@
 //! `pending_flows` (r, flows with bytes waiting), `drops`, `drop_details` (r, batches
 //! dropped, by reason, and partial packets left when the router stopped).
 //!
+//! Hot swap: the partial packets move to the new DFQDemux, with the counters; a flow no
+//! longer below FLOWS loses its partial packet, counted.
+//!
 //! Example: `FromDevice(eth1) -> Strip(14) -> DFQDemux(MAP 0-99 1000) -> ToDevice(eth2)`
 
 use std::collections::HashMap;
@@ -62,6 +65,8 @@ drop_reasons! {
         Full => "reassembly memory full",
         /// A partial packet still buffered when the router stopped.
         PartialAtStop => "partial packet at stop",
+        /// A partial packet of a flow no longer below FLOWS after a hot swap.
+        PartialAtSwap => "partial packet at hot swap",
     }
 }
 
@@ -247,6 +252,28 @@ impl Element for DFQDemux {
             }
         }
         out.flush(cx);
+    }
+
+    /// A hot swap carries the partial packets over, with the counters and drop counts; those
+    /// of flows no longer below FLOWS are dropped, counted ("partial packet at hot swap").
+    fn take_state(&mut self, old: &mut dyn Element, _cx: &mut Cx) {
+        let Some(old) = old.as_any_mut().downcast_mut::<DFQDemux>() else {
+            return;
+        };
+        self.drops.take(&mut old.drops);
+        self.batches += old.batches;
+        self.quanta += old.quanta;
+        self.packets += old.packets;
+        self.bytes += old.bytes;
+        for (f, b) in old.bufs.drain() {
+            if u64::from(f) < self.nflows {
+                self.pending += b.len();
+                self.bufs.insert(f, b);
+            } else {
+                self.drops.count(Reason::PartialAtSwap);
+            }
+        }
+        old.pending = 0;
     }
 
     fn cleanup(&mut self, _cx: &mut Cx) {

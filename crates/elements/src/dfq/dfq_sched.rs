@@ -42,6 +42,12 @@
 //! - `MODE PACKET`: for links to ordinary hosts. Packets leave unchanged, each once a quantum
 //!   has served its last byte, in the order the scheduler completes them.
 //!
+//! Hot swap: the queued packets move to the new DFQSched, each flow's in order with its
+//! arrival time, admitted as new arrivals (FLOWS, CAPACITY and LIMIT of the new configuration
+//! apply); a head packet partly sent in batches goes on from the byte where it stopped, or,
+//! when the new one is in packet mode, is dropped and counted. Counters and per-flow
+//! statistics carry over.
+//!
 //! Delay bound: with the reservations admitted on the link (`admitted`: the quanta of all
 //! flows, with their per-quantum and per-batch overhead in batch mode, fit in C·T bytes,
 //! C = BANDWIDTH) every cycle's batch leaves within T. A flow whose arrivals obey its
@@ -109,6 +115,8 @@ drop_reasons! {
         TooLong => "too long for the batch format",
         /// Still queued when the router stopped.
         HeldAtStop => "queued at stop",
+        /// Partly sent in batches before a hot swap to packet mode.
+        PartlySent => "partly sent before a hot swap",
     }
 }
 
@@ -708,6 +716,29 @@ impl DFQSched {
         }
     }
 
+    /// Queues packet `p` on the flow its aggregate annotation names, arrived at `at`, or
+    /// drops it, counting why; true if queued.
+    fn admit(&mut self, p: Packet, at: Timestamp) -> bool {
+        let f = p.anno().aggregate as usize;
+        let reason = if f >= self.nflows {
+            Reason::NoFlow
+        } else if self.prefix() > 0 && p.len() > usize::from(u16::MAX) {
+            Reason::TooLong
+        } else if self.flows[f].queued as usize >= self.capacity {
+            Reason::FlowFull
+        } else if self.queued >= self.limit {
+            Reason::Full
+        } else {
+            self.enqueue(f, p, at);
+            return true;
+        };
+        self.drops.count(reason);
+        if let Some(st) = self.stats.get_mut(f) {
+            st.drops += 1;
+        }
+        false
+    }
+
     /// Queues packet `p` (already admitted) on flow `f`.
     fn enqueue(&mut self, f: usize, p: Packet, now: Timestamp) {
         let len = p.len();
@@ -754,6 +785,19 @@ impl DFQSched {
                 State::Eligible => {}
             }
         }
+    }
+
+    /// Frees every packet held and empties the queues.
+    fn empty(&mut self) {
+        for fl in &mut self.flows {
+            fl.queued = 0;
+            fl.head = NONE;
+            fl.tail = NONE;
+        }
+        self.slots.clear();
+        self.free = NONE;
+        self.queued = 0;
+        self.ready.clear();
     }
 
     /// Flow `f`'s line for the `flow` and `flows` handlers.
@@ -889,35 +933,64 @@ impl Element for DFQSched {
     fn push(&mut self, _port: usize, batch: Batch, cx: &mut Cx) {
         let now = cx.now();
         self.start.get_or_insert(now);
-        let prefix = self.prefix();
         for p in batch.iter() {
             if let Some(fl) = self.flows.get(p.anno().aggregate as usize) {
                 prefetch(fl);
             }
         }
         for p in batch {
-            let f = p.anno().aggregate as usize;
-            let reason = if f >= self.nflows {
-                Some(Reason::NoFlow)
-            } else if prefix > 0 && p.len() > usize::from(u16::MAX) {
-                Some(Reason::TooLong)
-            } else if self.flows[f].queued as usize >= self.capacity {
-                Some(Reason::FlowFull)
-            } else if self.queued >= self.limit {
-                Some(Reason::Full)
-            } else {
-                None
-            };
-            if let Some(r) = reason {
-                self.drops.count(r);
-                if let Some(st) = self.stats.get_mut(f) {
-                    st.drops += 1;
-                }
-                continue;
-            }
-            self.enqueue(f, p, now);
+            self.admit(p, now);
         }
         if self.queued > 0 {
+            cx.set_notifier(self.empty_note, true);
+        }
+    }
+
+    /// A hot swap carries the queued packets over, each flow's in order with its arrival
+    /// time, as if they arrived again (so FLOWS, CAPACITY and LIMIT of the new configuration
+    /// apply, with their drop reasons), and a head packet partly sent in batches keeps its
+    /// place in the byte stream; completed packets waiting to be pulled, the counters, drop
+    /// counts and per-flow statistics come along. A packet partly sent in batches cannot be
+    /// sent whole in packet mode: it is dropped, counted ("partly sent before a hot swap").
+    fn take_state(&mut self, old: &mut dyn Element, cx: &mut Cx) {
+        let Some(old) = old.as_any_mut().downcast_mut::<DFQSched>() else {
+            return;
+        };
+        self.drops.take(&mut old.drops);
+        self.batches += old.batches;
+        self.bytes += old.bytes;
+        self.packets += old.packets;
+        for (st, o) in self.stats.iter_mut().zip(&mut old.stats) {
+            *st = std::mem::take(o);
+        }
+        let now = cx.now();
+        self.start.get_or_insert(now);
+        for p in std::mem::take(&mut old.ready) {
+            self.admit(p, now);
+        }
+        for f in 0..old.flows.len() {
+            let mut s = std::mem::replace(&mut old.flows[f].head, NONE);
+            let mut served = old.flows[f].served as usize;
+            while let Some(slot) = old.slots.get_mut(s as usize) {
+                s = slot.next;
+                let (Some(p), at) = (slot.packet.take(), slot.at) else {
+                    continue;
+                };
+                let carried = std::mem::take(&mut served);
+                if carried > 0 && old.mode == Mode::Batch && self.mode == Mode::Packet {
+                    self.drops.count(Reason::PartlySent);
+                    continue;
+                }
+                let g = p.anno().aggregate as usize;
+                let first = self.flows.get(g).is_some_and(|fl| fl.head == NONE);
+                if self.admit(p, at) && first && old.mode == self.mode {
+                    self.flows[g].served = carried as u32;
+                    self.flows[g].backlog -= carried as u64;
+                }
+            }
+        }
+        old.empty();
+        if self.queued + self.ready.len() > 0 {
             cx.set_notifier(self.empty_note, true);
         }
     }
@@ -951,14 +1024,8 @@ impl Element for DFQSched {
         self.drops.add(Reason::HeldAtStop, n as u64);
         for (fl, st) in self.flows.iter_mut().zip(&mut self.stats) {
             st.drops += u64::from(fl.queued);
-            fl.queued = 0;
-            fl.head = NONE;
-            fl.tail = NONE;
         }
-        self.slots.clear();
-        self.free = NONE;
-        self.queued = 0;
-        self.ready.clear();
+        self.empty();
     }
 
     fn handler_table(&self) -> Handlers {
