@@ -31,6 +31,12 @@
 //! binary search below it tests the partition, examining at most a few dozen routes per
 //! probe; when it stops early it keeps the longer (smaller, still exact) aggregate.
 //!
+//! A structure that can tell the aggregate itself at little more than a lookup's cost
+//! ([`Lpm::lookup_aggregate`]: DIR-24-8 widens the address's block while its neighbours have
+//! the same next hop, up to /16) answers the miss with it instead, and no search is made: its
+//! aggregates merge neighbouring routes with the same next hop but not ranges of the
+//! partition that are apart, and stop at /16.
+//!
 //! **Route changes.** A cached answer never outlives its route: a change to prefix `P` empties
 //! every entry whose aggregate overlaps `P`, in every set that an address of `P` can index (the
 //! sets agreeing with `P` on the chosen bits inside `P`'s length; other sets are never reached
@@ -368,7 +374,13 @@ impl<T> Cached<T> {
                 hi = mid;
             }
         }
-        let mask = mask_of(hi);
+        self.store(a, hi, set, nh);
+    }
+
+    /// Caches `a/len`, all of whose addresses have next hop `nh`, in set `set` (that of `a`).
+    #[inline]
+    fn store(&self, a: u32, len: u8, set: usize, nh: u32) {
+        let mask = mask_of(len);
         self.entries[set].set(Entry {
             tag: a & mask,
             mask,
@@ -460,6 +472,10 @@ impl<T: Lpm<Addr = u32>> Lpm for Cached<T> {
             return e.nh;
         }
         self.misses.set(self.misses.get() + 1);
+        if let Some((nh, len)) = self.inner.lookup_aggregate(a) {
+            self.store(a, len, set, nh);
+            return nh;
+        }
         let nh = self.inner.lookup(a);
         self.fill(a, set, nh);
         nh
@@ -491,11 +507,18 @@ impl<T: Lpm<Addr = u32>> Lpm for Cached<T> {
                 continue;
             }
             self.misses.set(self.misses.get() + n as u64);
+            // The structure's batch lookup overlaps the misses' memory accesses; the aggregate
+            // it can tell (re-reading what that lookup brought in) is cached at once, or else
+            // searched for.
             self.inner.lookup_batch(&miss_addr[..n], &mut miss_nh[..n]);
             for j in 0..n {
                 let (a, nh) = (miss_addr[j], miss_nh[j]);
                 out[miss_at[j]] = nh;
-                self.fill(a, self.index(a), nh);
+                let set = self.index(a);
+                match self.inner.lookup_aggregate(a) {
+                    Some((nh, len)) => self.store(a, len, set, nh),
+                    None => self.fill(a, set, nh),
+                }
             }
         }
     }
@@ -581,6 +604,7 @@ impl CacheCtl for Trie6 {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lookup::dir24::Dir24;
     use crate::lookup::radix::Radix;
     use crate::lookup::table::{Route, RouteTable};
 
@@ -663,9 +687,21 @@ mod tests {
     /// several cache sizes and through many choices of index bits.
     #[test]
     fn cached_equals_uncached_under_random_changes() {
-        for (seed, bits) in [(1u64, 1u8), (2, 3), (3, 6), (4, 10), (5, 12)] {
+        random_changes::<Radix>(&[(1, 1), (2, 3), (3, 6), (4, 10), (5, 12)]);
+    }
+
+    /// The same with DIR-24-8, whose misses cache the aggregates it finds itself (fewer
+    /// runs: each change of a short route rewrites up to 2^24 entries).
+    #[test]
+    fn cached_dir24_equals_uncached_under_random_changes() {
+        random_changes::<Dir24>(&[(2, 3), (4, 10)]);
+    }
+
+    /// Random changes and lookups for each `(seed, index bits)` (see above).
+    fn random_changes<T: Lpm<Addr = u32> + Default>(runs: &[(u64, u8)]) {
+        for &(seed, bits) in runs {
             let mut rng = Rng(seed * 0x9e37_79b9_7f4a_7c15);
-            let mut c = cached(bits);
+            let mut c = RouteTable::with(Cached::with_bits(T::default(), bits).unwrap());
             let mut reference: RouteTable<Linear> = RouteTable::default();
             let mut present: Vec<(u32, u8)> = Vec::new();
             for step in 0..6000 {

@@ -172,6 +172,13 @@ pub trait Lpm: Send {
             *o = self.lookup(*a);
         }
     }
+    /// The next hop of `addr` and the length of an aligned prefix around it across which
+    /// every address has that next hop (what a route cache can cache at once), when the
+    /// structure tells it at little more than a lookup's cost; `None` when it cannot.
+    fn lookup_aggregate(&self, addr: Self::Addr) -> Option<(u32, u8)> {
+        let _ = addr;
+        None
+    }
     /// Bytes of memory held by the structure.
     fn mem_bytes(&self) -> usize;
     /// Bytes of it that lookups read (all of it, unless part only serves updates).
