@@ -1,7 +1,7 @@
 //! Task list with stride scheduling, timers, and notifiers.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap};
 
 use crate::time::Timestamp;
 
@@ -159,35 +159,38 @@ impl TaskList {
 #[derive(Debug, Default)]
 pub struct TimerQueue {
     heap: BinaryHeap<Reverse<(Timestamp, u64, usize, usize)>>,
-    current: HashMap<(usize, usize), u64>,
-    housekeeping: HashSet<(usize, usize)>,
+    /// Per pending timer: the sequence number of its live heap entry, and whether it is
+    /// housekeeping.
+    current: HashMap<(usize, usize), (u64, bool)>,
     seq: u64,
 }
 
 impl TimerQueue {
     /// Schedules timer `id` of `elem` to fire at `at`, replacing any earlier schedule.
     pub fn schedule(&mut self, elem: usize, id: usize, at: Timestamp) {
-        self.housekeeping.remove(&(elem, id));
-        self.push(elem, id, at);
+        self.push(elem, id, at, false);
     }
 
     /// Schedules housekeeping timer `id` of `elem` to fire at `at`, replacing any earlier
     /// schedule.
     pub fn schedule_housekeeping(&mut self, elem: usize, id: usize, at: Timestamp) {
-        self.housekeeping.insert((elem, id));
-        self.push(elem, id, at);
+        self.push(elem, id, at, true);
     }
 
-    fn push(&mut self, elem: usize, id: usize, at: Timestamp) {
+    fn push(&mut self, elem: usize, id: usize, at: Timestamp, housekeeping: bool) {
         self.seq += 1;
-        self.current.insert((elem, id), self.seq);
+        self.current.insert((elem, id), (self.seq, housekeeping));
         self.heap.push(Reverse((at, self.seq, elem, id)));
+    }
+
+    /// True if heap entry `seq` of timer `id` of `elem` is its live one.
+    fn live(&self, elem: usize, id: usize, seq: u64) -> bool {
+        self.current.get(&(elem, id)).is_some_and(|c| c.0 == seq)
     }
 
     /// Cancels timer `id` of `elem`.
     pub fn cancel(&mut self, elem: usize, id: usize) {
         self.current.remove(&(elem, id));
-        self.housekeeping.remove(&(elem, id));
     }
 
     /// True if timer `id` of `elem` is pending.
@@ -196,8 +199,8 @@ impl TimerQueue {
     }
 
     fn drop_stale(&mut self) {
-        while let Some(Reverse((_, seq, e, id))) = self.heap.peek() {
-            if self.current.get(&(*e, *id)) == Some(seq) {
+        while let Some(&Reverse((_, seq, e, id))) = self.heap.peek() {
+            if self.live(e, id, seq) {
                 break;
             }
             self.heap.pop();
@@ -215,9 +218,7 @@ impl TimerQueue {
         self.drop_stale();
         self.heap
             .iter()
-            .filter(|Reverse((_, seq, e, id))| {
-                self.current.get(&(*e, *id)) == Some(seq) && !self.housekeeping.contains(&(*e, *id))
-            })
+            .filter(|&&Reverse((_, seq, e, id))| self.current.get(&(e, id)) == Some(&(seq, false)))
             .map(|Reverse((t, ..))| *t)
             .min()
     }
@@ -229,7 +230,6 @@ impl TimerQueue {
             Some(Reverse((t, ..))) if *t <= now => {
                 let Reverse((_, _, e, id)) = self.heap.pop()?;
                 self.current.remove(&(e, id));
-                self.housekeeping.remove(&(e, id));
                 Some((e, id))
             }
             _ => None,
@@ -244,15 +244,13 @@ impl TimerQueue {
         };
         let heap = std::mem::take(&mut self.heap);
         for Reverse((at, seq, e, id)) in heap {
-            if self.current.get(&(e, id)) != Some(&seq) {
+            if !self.live(e, id, seq) {
                 continue;
             }
             if mine(e) {
-                self.current.remove(&(e, id));
-                if self.housekeeping.remove(&(e, id)) {
-                    out.housekeeping.insert((e, id));
+                if let Some(c) = self.current.remove(&(e, id)) {
+                    out.current.insert((e, id), c);
                 }
-                out.current.insert((e, id), seq);
                 out.heap.push(Reverse((at, seq, e, id)));
             } else {
                 self.heap.push(Reverse((at, seq, e, id)));
@@ -264,14 +262,11 @@ impl TimerQueue {
     /// Takes over every pending timer of `other`.
     pub fn absorb(&mut self, mut other: TimerQueue) {
         other.drop_stale();
-        for std::cmp::Reverse((at, _, e, id)) in other.heap.into_vec() {
-            if !other.current.contains_key(&(e, id)) {
-                continue;
-            }
-            if other.housekeeping.contains(&(e, id)) {
-                self.schedule_housekeeping(e, id, at);
-            } else {
-                self.schedule(e, id, at);
+        for Reverse((at, seq, e, id)) in std::mem::take(&mut other.heap).into_vec() {
+            if let Some(&(live, housekeeping)) = other.current.get(&(e, id)) {
+                if live == seq {
+                    self.push(e, id, at, housekeeping);
+                }
             }
         }
     }
@@ -354,6 +349,18 @@ mod tests {
         assert_eq!(tq.pop_due(Timestamp(35)), None);
         assert_eq!(tq.pop_due(Timestamp(40)), Some((1, 0)));
         assert!(tq.is_empty());
+    }
+
+    #[test]
+    fn absorb_takes_only_the_live_schedule() {
+        let mut other = TimerQueue::default();
+        other.schedule(3, 1, Timestamp(10));
+        other.schedule(3, 1, Timestamp(50));
+        let mut tq = TimerQueue::default();
+        tq.absorb(other);
+        assert_eq!(tq.next_expiry(), Some(Timestamp(50)));
+        assert_eq!(tq.pop_due(Timestamp(49)), None);
+        assert_eq!(tq.pop_due(Timestamp(50)), Some((3, 1)));
     }
 
     #[test]
