@@ -172,7 +172,7 @@ def test_hot_swap_over_control_socket(sluice_bin, tmp_path):
         assert cl.read("d.count") == "5"
 
 
-@pytest.mark.parametrize("cls", ["Queue", "ThreadSafeQueue"])
+@pytest.mark.parametrize("cls", ["Queue", "ThreadSafeQueue", "CPUQueue"])
 def test_hot_swap_takes_packets_queued_between_threads(sluice_bin, tmp_path, cls):
     """A queue whose pusher and puller run on different threads is shared between them; a hot
     swap moves the packets it holds into its successor (of the same class) all the same."""

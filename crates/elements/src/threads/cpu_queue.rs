@@ -15,6 +15,9 @@
 //!
 //! Handlers: `length` (r, all rings), `capacity` (r, per ring), `drops` (r), `drop_details`
 //! (r, drops by reason), `reset_counts` (w).
+//!
+//! Hot swap: a CPUQueue takes its predecessor's packets, each thread's ring into the same
+//! thread's, and its drop counts; packets beyond a smaller capacity are dropped and counted.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -95,6 +98,25 @@ impl QueueState for PerThreadRings {
 
     fn storage(&self) -> (usize, usize) {
         (self.len(), self.capacity * self.rings.len())
+    }
+
+    /// Each old ring's packets go, in order, to the ring of the same thread (or of thread
+    /// number modulo the new number of rings), as far as it has room.
+    fn take_from(&self, old: &Self, cx: &mut Cx) -> u64 {
+        let mut beyond = 0;
+        for (i, from) in old.rings.iter().enumerate() {
+            let to = &self.rings[i % self.rings.len()];
+            let mut packets = Vec::with_capacity(from.len());
+            from.pop_many(from.len(), |p| packets.push(p));
+            let n = packets.len().min(self.capacity.saturating_sub(to.len()));
+            let mut it = packets.into_iter();
+            to.push_many(&mut it, n);
+            beyond += it.count() as u64;
+        }
+        if self.len() > 0 {
+            cx.set_notifier(self.note, true);
+        }
+        beyond
     }
 }
 

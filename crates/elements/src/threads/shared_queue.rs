@@ -207,7 +207,8 @@ impl<S: QueueState> Element for SharedQueue<S> {
     }
 
     fn take_state(&mut self, old: &mut dyn Element, cx: &mut Cx) {
-        if let Some(old) = old.as_any().downcast_ref::<SharedQueue<S>>() {
+        if let Some(old) = old.as_any_mut().downcast_mut::<SharedQueue<S>>() {
+            self.drops.take(&mut old.drops);
             if let (Some(new), Some(old)) = (&self.state, &old.state) {
                 let dropped = new.take_from(old, cx);
                 self.drops.add(Reason::Swap, dropped);
@@ -216,9 +217,9 @@ impl<S: QueueState> Element for SharedQueue<S> {
     }
 
     fn take_shared_state(&mut self, old: &dyn SharedElement, cx: &mut Cx) {
-        if let (Some(new), Some((old, _, _))) = (&self.state, shared_state::<S>(old)) {
-            let dropped = new.take_from(old, cx);
-            self.drops.add(Reason::Swap, dropped);
+        if let (Some(new), Some((old, full, swap))) = (&self.state, shared_state::<S>(old)) {
+            self.drops.add(Reason::Full, full);
+            self.drops.add(Reason::Swap, swap + new.take_from(old, cx));
         }
     }
 

@@ -23,9 +23,9 @@
 //! - `LATENCY` (time, default 20us): longest a packet waits for a batch to build up.
 //!   (Batching is off under `--simtime`, whose clock stands still while tasks run.)
 //!
-//! Hot swap: a ThreadSafeQueue takes the packets of its predecessor of the same name (those
-//! beyond its capacity are dropped and counted), when the old configuration ran on one
-//! thread.
+//! Hot swap: a ThreadSafeQueue takes the packets, drop counts and highwater length of its
+//! predecessor of the same name, whether one thread or several used it (packets beyond its
+//! capacity are dropped and counted).
 //!
 //! Handlers: `length` (r), `highwater_length` (r), `capacity` (r), `drops` (r),
 //! `drop_details` (r, drops by reason), `reset_counts` (w).
@@ -223,6 +223,8 @@ impl QueueState for QueueCore {
         if n > 0 {
             cx.set_notifier(self.note, true);
         }
+        let highwater = old.highwater.load(Ordering::Relaxed).max(self.ring.len());
+        self.highwater.fetch_max(highwater, Ordering::Relaxed);
         it.count() as u64
     }
 
