@@ -1144,10 +1144,11 @@ pub fn load_or_measure(
                 Ok(prof) => {
                     let cpus = current_cpus();
                     let caches = read_caches(Path::new("/sys/devices/system/cpu"), &cpus);
-                    if prof.same_topology(&cpus, &caches) && (explicit || prof.fresh()) {
+                    let same = prof.same_topology(&cpus, &caches);
+                    if same && (explicit || prof.fresh()) {
                         return Ok((current_crossing(prof, p, notes)?, Origin::Loaded(p.clone())));
                     }
-                    if prof.same_topology(&cpus, &caches) {
+                    if same {
                         notes.push(format!(
                             "{}: measured {:.1} h ago; measuring again (profiles older than {} \
                              s are, since effective cache capacities drift)",
@@ -1155,8 +1156,7 @@ pub fn load_or_measure(
                             prof.age_secs() as f64 / 3600.0,
                             MAX_AGE_SECS
                         ));
-                    }
-                    if explicit {
+                    } else if explicit {
                         notes.push(format!(
                             "{}: measured on other hardware ({}, CPUs {:?}); used as given",
                             p.display(),
@@ -1164,12 +1164,13 @@ pub fn load_or_measure(
                             prof.cpus
                         ));
                         return Ok((prof, Origin::Loaded(p.clone())));
+                    } else {
+                        notes.push(format!(
+                            "{}: measured on other hardware ({}); measuring again",
+                            p.display(),
+                            prof.host
+                        ));
                     }
-                    notes.push(format!(
-                        "{}: measured on other hardware ({}); measuring again",
-                        p.display(),
-                        prof.host
-                    ));
                 }
                 Err(e) => {
                     if explicit {
